@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Toolgate's one entry point for a fresh Debian/Ubuntu machine.
+#
+#   scripts/dev.sh app    install what is missing, build, and launch the app
+#   scripts/dev.sh test   install what is missing, build once, and run every test suite
+#
+# Safe to run again: each step skips what is already there.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+TAURI_DRIVER_VERSION=2.1.0
+NODE_MIN_MAJOR=20
+NODE_MIN_MINOR=19
+APT_PACKAGES=(
+  build-essential pkg-config libssl-dev libdbus-1-dev
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
+  xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools ca-certificates
+)
+
+step() { printf '\n==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_system_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    step "Installing system packages: ${missing[*]}"
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  fi
+}
+
+node_is_recent() {
+  command -v node >/dev/null || return 1
+  local v major minor
+  v="$(node -p 'process.versions.node')"
+  major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
+  [ "$major" -gt "$NODE_MIN_MAJOR" ] || { [ "$major" -eq "$NODE_MIN_MAJOR" ] && [ "$minor" -ge "$NODE_MIN_MINOR" ]; }
+}
+
+install_node() {
+  node_is_recent && return
+  step "Installing Node.js ${NODE_MIN_MAJOR}.${NODE_MIN_MINOR}+ (Debian's npm, then Node from the npm registry)"
+  command -v npm >/dev/null || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
+  as_root npm install --global --no-audit --no-fund node@22
+  hash -r
+  node_is_recent || die "Node.js ${NODE_MIN_MAJOR}.${NODE_MIN_MINOR} or newer is needed; found $(node --version 2>/dev/null || echo none)"
+}
+
+check_rust() {
+  command -v cargo >/dev/null || die "Rust is missing: install it with rustup (https://rustup.rs), then run this again"
+}
+
+install_tauri_driver() {
+  if ! command -v tauri-driver >/dev/null; then
+    step "Installing tauri-driver $TAURI_DRIVER_VERSION"
+    cargo install tauri-driver --locked --version "$TAURI_DRIVER_VERSION"
+  fi
+}
+
+npm_install() {
+  # `npm ci` refuses lockfiles that cannot list other platforms' optional CLI binaries; `npm install`
+  # with the committed lockfile installs the same versions and leaves it unchanged.
+  step "Installing npm packages in $1"
+  (cd "$1" && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; })
+}
+
+install_all() {
+  install_system_packages
+  install_node
+  check_rust
+  npm_install ui
+  npm_install mcp-servers
+}
+
+build_app() {
+  step "Building the app (tauri build --debug)"
+  ui/node_modules/.bin/tauri build --debug --no-bundle
+}
+
+# Runs "$@" in a private D-Bus session with an unlocked, throw-away gnome-keyring and an X server,
+# as a desktop session would provide. Nothing touches the user's own keyring.
+in_desktop_session() {
+  dbus-run-session -- xvfb-run -a -s "-screen 0 1280x900x24" bash -c '
+    set -euo pipefail
+    export XDG_DATA_HOME="$(mktemp -d)"
+    eval "$(printf toolgate | gnome-keyring-daemon --unlock --components=secrets)"
+    export GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
+    "$@"
+  ' bash "$@"
+}
+
+run_tests() {
+  step "Checking Rust formatting and lints"
+  cargo fmt --all -- --check
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+
+  step "UI: lint, type check, unit tests"
+  (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
+
+  step "Rust: unit, keychain, tool-loop and WebDriver tests (in a desktop session)"
+  rm -rf artifacts
+  in_desktop_session cargo test --workspace --exclude toolgate --locked
+
+  step "Artifacts"
+  ls -l artifacts/
+}
+
+case "${1:-}" in
+  app)
+    install_all
+    build_app
+    step "Launching Toolgate"
+    if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+      die "no graphical session (DISPLAY is not set); run this from your desktop"
+    fi
+    exec target/debug/toolgate-app
+    ;;
+  test)
+    install_all
+    install_tauri_driver
+    build_app
+    run_tests
+    ;;
+  *)
+    echo "usage: scripts/dev.sh app | scripts/dev.sh test" >&2
+    exit 2
+    ;;
+esac

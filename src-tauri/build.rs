@@ -1,0 +1,22 @@
+// Declares the app's own commands so capabilities can allow exactly these and nothing else.
+fn main() {
+    let commands = &[
+        "list_servers",
+        "restart_server",
+        "call_tool",
+        "get_provider",
+        "set_provider",
+        "set_api_key",
+        "clear_api_key",
+        "send_message",
+        "answer_approval",
+        "pending_approvals",
+        "reset_conversation",
+    ];
+    let attributes = tauri_build::Attributes::new()
+        .app_manifest(tauri_build::AppManifest::new().commands(commands));
+    if let Err(e) = tauri_build::try_build(attributes) {
+        eprintln!("tauri-build failed: {e:#}");
+        std::process::exit(1);
+    }
+}

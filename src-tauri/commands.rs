@@ -1,0 +1,221 @@
+//! The commands the web-view may call. Each one adapts a core crate; none holds logic of its own.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Runtime, State};
+use toolgate_agent::{Agent, Decision, PendingCall, TurnEvent};
+use toolgate_llm::{HttpProvider, WireFormat};
+use toolgate_mcp::{ServerSnapshot, ToolOutput};
+use toolgate_secrets::SecretStore;
+use toolgate_settings::{ProviderKind, ProviderSettings};
+
+use crate::AppState;
+
+/// An error the UI can show as it is: what went wrong and what to do.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandError {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+macro_rules! command_error {
+    ($($source:ty => $kind:literal),* $(,)?) => {$(
+        impl From<$source> for CommandError {
+            fn from(e: $source) -> Self {
+                Self { kind: $kind, message: e.to_string() }
+            }
+        }
+    )*};
+}
+
+command_error! {
+    toolgate_settings::SettingsError => "settings",
+    toolgate_secrets::SecretError => "keychain",
+    toolgate_llm::LlmError => "provider",
+    toolgate_mcp::McpError => "server",
+    toolgate_agent::GateError => "approval",
+    toolgate_agent::AgentError => "provider",
+    tauri::Error => "internal",
+}
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// Runs a keychain operation off the async runtime: Secret Service calls block.
+async fn keychain<T: Send + 'static>(
+    secrets: Arc<dyn SecretStore>,
+    op: impl FnOnce(&dyn SecretStore) -> std::result::Result<T, toolgate_secrets::SecretError>
+        + Send
+        + 'static,
+) -> Result<T> {
+    tauri::async_runtime::spawn_blocking(move || op(secrets.as_ref()))
+        .await
+        .map_err(CommandError::from)?
+        .map_err(CommandError::from)
+}
+
+#[tauri::command]
+pub async fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerSnapshot>> {
+    Ok(state.servers.snapshot().await)
+}
+
+#[tauri::command]
+pub async fn restart_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
+    state.servers.start(&server_id).await;
+    Ok(())
+}
+
+/// A call the user makes by hand from the window: the user is the one asking, so it needs no
+/// approval.
+#[tauri::command]
+pub async fn call_tool(
+    state: State<'_, AppState>,
+    server_id: String,
+    tool: String,
+    arguments: Value,
+) -> Result<ToolOutput> {
+    Ok(state
+        .servers
+        .call_tool(&server_id, &tool, arguments)
+        .await?)
+}
+
+/// The provider settings and whether a key is set; never the key.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderView {
+    #[serde(flatten)]
+    pub settings: ProviderSettings,
+    pub key_set: bool,
+    /// Why the keychain could not be read, if it could not.
+    pub key_error: Option<String>,
+}
+
+async fn provider_view(state: &AppState, settings: ProviderSettings) -> ProviderView {
+    let name = settings.kind.secret_name();
+    let (key_set, key_error) = match keychain(state.secrets.clone(), move |s| {
+        toolgate_secrets::is_set(s, name)
+    })
+    .await
+    {
+        Ok(set) => (set, None),
+        Err(e) => (false, Some(e.message)),
+    };
+    ProviderView {
+        settings,
+        key_set,
+        key_error,
+    }
+}
+
+#[tauri::command]
+pub async fn get_provider(state: State<'_, AppState>) -> Result<ProviderView> {
+    let settings = state.settings().provider.clone();
+    Ok(provider_view(&state, settings).await)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInput {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+}
+
+#[tauri::command]
+pub async fn set_provider<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    provider: ProviderInput,
+) -> Result<ProviderView> {
+    let saved = state.update_settings(&app, |s| {
+        s.provider = ProviderSettings {
+            kind: provider.kind,
+            base_url: provider.base_url.trim().to_owned(),
+            model: provider.model.trim().to_owned(),
+        }
+    })?;
+    Ok(provider_view(&state, saved.provider).await)
+}
+
+/// Stores the key of the current provider in the OS keychain; the key goes nowhere else.
+#[tauri::command]
+pub async fn set_api_key(state: State<'_, AppState>, key: String) -> Result<ProviderView> {
+    let key = key.trim().to_owned();
+    if key.is_empty() {
+        return Err(CommandError {
+            kind: "settings",
+            message: "the API key is empty; paste the key from your provider's console".into(),
+        });
+    }
+    let settings = state.settings().provider.clone();
+    let name = settings.kind.secret_name();
+    keychain(state.secrets.clone(), move |s| s.set(name, &key)).await?;
+    Ok(provider_view(&state, settings).await)
+}
+
+#[tauri::command]
+pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
+    let settings = state.settings().provider.clone();
+    let name = settings.kind.secret_name();
+    keychain(state.secrets.clone(), move |s| s.delete(name)).await?;
+    Ok(provider_view(&state, settings).await)
+}
+
+/// Runs one turn of the conversation. Progress, approval requests and the answer arrive on
+/// `on_event`; the command returns the final answer.
+#[tauri::command]
+pub async fn send_message(
+    state: State<'_, AppState>,
+    text: String,
+    on_event: Channel<TurnEvent>,
+) -> Result<String> {
+    let settings = state.settings().provider.clone();
+    let name = settings.kind.secret_name();
+    let key = keychain(state.secrets.clone(), move |s| s.get(name))
+        .await?
+        .ok_or_else(|| CommandError::from(toolgate_llm::LlmError::NoKey))?;
+    let format = match settings.kind {
+        ProviderKind::Anthropic => WireFormat::Anthropic,
+        ProviderKind::Openai => WireFormat::OpenAi,
+    };
+    let provider = HttpProvider::new(format, &settings.base_url, key)?;
+    let agent = Agent::new(state.servers.clone(), state.gate.clone());
+    let mut history = state.conversation.lock().await;
+    let before = history.len();
+    let emit = move |event: TurnEvent| {
+        let _ = on_event.send(event);
+    };
+    let result = agent
+        .run_turn(&provider, &settings.model, &mut history, &text, &emit)
+        .await;
+    if result.is_err() {
+        // A failed turn leaves the conversation as it was, so the next message starts clean.
+        history.truncate(before);
+    }
+    Ok(result?)
+}
+
+#[tauri::command]
+pub async fn answer_approval(
+    state: State<'_, AppState>,
+    id: String,
+    decision: Decision,
+) -> Result<()> {
+    Ok(state.gate.answer(&id, decision)?)
+}
+
+#[tauri::command]
+pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<PendingCall>> {
+    Ok(state.gate.waiting())
+}
+
+#[tauri::command]
+pub async fn reset_conversation(state: State<'_, AppState>) -> Result<()> {
+    state.gate.deny_all("the conversation was cleared");
+    state.conversation.lock().await.clear();
+    Ok(())
+}

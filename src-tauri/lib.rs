@@ -1,0 +1,83 @@
+//! The desktop shell: window, tray, settings storage and IPC. Everything else is in the core
+//! crates under `crates/`; the commands here only adapt them to Tauri.
+
+mod commands;
+mod state;
+mod tray;
+
+use tauri::{Emitter, Manager, RunEvent, WindowEvent};
+
+pub use state::AppState;
+
+/// Event sent to the web-view whenever a server's status or tools change.
+pub const SERVERS_CHANGED: &str = "servers-changed";
+
+pub fn run() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,toolgate=debug".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_store::Builder::default().build())
+        .setup(|app| {
+            let state = AppState::load(app.handle())?;
+            let servers = state.servers.clone();
+            let configs = state.settings().servers.clone();
+            app.manage(state);
+
+            // Tell the web-view about every status change, then start the servers.
+            let handle = app.handle().clone();
+            let mut changes = servers.subscribe();
+            tauri::async_runtime::spawn(async move {
+                while changes.changed().await.is_ok() {
+                    let _ = handle.emit(SERVERS_CHANGED, ());
+                }
+            });
+            tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
+
+            tray::create(app.handle())?;
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the window keeps Toolgate running in the tray; Quit is in the tray menu.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::list_servers,
+            commands::restart_server,
+            commands::call_tool,
+            commands::get_provider,
+            commands::set_provider,
+            commands::set_api_key,
+            commands::clear_api_key,
+            commands::send_message,
+            commands::answer_approval,
+            commands::pending_approvals,
+            commands::reset_conversation,
+        ])
+        .build(tauri::generate_context!());
+
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("Toolgate could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|handle, event| {
+        if let RunEvent::Exit = event {
+            // Last chance to stop every server process before the runtime goes away.
+            if let Some(state) = handle.try_state::<AppState>() {
+                state.gate.deny_all("Toolgate is quitting");
+                tauri::async_runtime::block_on(state.servers.stop_all());
+            }
+        }
+    });
+}

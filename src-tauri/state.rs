@@ -1,0 +1,121 @@
+//! What the app holds while it runs, and where settings are stored.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tauri::{AppHandle, Manager, Runtime};
+use tauri_plugin_store::StoreExt;
+use toolgate_agent::Gate;
+use toolgate_llm::Message;
+use toolgate_mcp::ServerManager;
+use toolgate_secrets::{Keychain, SecretStore};
+use toolgate_settings::{Settings, SettingsError};
+
+/// The file `tauri-plugin-store` keeps in the app's data folder.
+pub const STORE_FILE: &str = "settings.json";
+const SETTINGS_KEY: &str = "settings";
+
+pub struct AppState {
+    pub servers: Arc<ServerManager>,
+    pub gate: Arc<Gate>,
+    pub secrets: Arc<dyn SecretStore>,
+    settings: Mutex<Settings>,
+    /// The one conversation of the walking skeleton; its lock also keeps turns one at a time.
+    pub conversation: tokio::sync::Mutex<Vec<Message>>,
+}
+
+/// Where the set-up installs the example server when Toolgate runs from its source folder.
+fn local_example_servers() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers");
+    dir.is_dir().then_some(dir)
+}
+
+impl AppState {
+    /// Loads the settings, or writes the first-run defaults when there are none.
+    pub fn load<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Self> {
+        let settings = match read_settings(app) {
+            Ok(Some(settings)) => settings,
+            Ok(None) => {
+                let defaults = Settings::first_run(toolgate_settings::example_server(
+                    local_example_servers().as_deref(),
+                ));
+                write_settings(app, &defaults)?;
+                defaults
+            }
+            Err(e) => {
+                // Keep the unreadable file for the user, and start from the defaults.
+                let backup = back_up_store(app);
+                tracing::error!(error = %e, backup = ?backup, "settings unreadable; defaults loaded");
+                let defaults = Settings::first_run(toolgate_settings::example_server(
+                    local_example_servers().as_deref(),
+                ));
+                write_settings(app, &defaults)?;
+                defaults
+            }
+        };
+        Ok(Self {
+            servers: ServerManager::new(),
+            gate: Arc::new(Gate::default()),
+            secrets: Arc::new(Keychain::default()),
+            settings: Mutex::new(settings),
+            conversation: tokio::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn settings(&self) -> MutexGuard<'_, Settings> {
+        self.settings.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Applies a change, validates it, stores it; on any failure nothing changes.
+    pub fn update_settings<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        change: impl FnOnce(&mut Settings),
+    ) -> Result<Settings, crate::commands::CommandError> {
+        let mut current = self.settings();
+        let mut next = current.clone();
+        change(&mut next);
+        next.validate()?;
+        write_settings(app, &next)?;
+        *current = next.clone();
+        Ok(next)
+    }
+}
+
+fn read_settings<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Option<Settings>> {
+    let store = app.store(STORE_FILE)?;
+    match store.get(SETTINGS_KEY) {
+        None => Ok(None),
+        Some(value) => Ok(Some(Settings::from_json(value)?)),
+    }
+}
+
+fn write_settings<R: Runtime>(
+    app: &AppHandle<R>,
+    settings: &Settings,
+) -> Result<(), SettingsError> {
+    let store = app
+        .store(STORE_FILE)
+        .map_err(|e| SettingsError::Malformed(e.to_string()))?;
+    let value: Value =
+        serde_json::to_value(settings).map_err(|e| SettingsError::Malformed(e.to_string()))?;
+    store.set(SETTINGS_KEY, value);
+    store.save().map_err(|e| SettingsError::Invalid {
+        field: STORE_FILE.to_owned(),
+        reason: format!("could not be saved: {e}"),
+    })
+}
+
+fn back_up_store<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
+    let path = app.path().app_data_dir().ok()?.join(STORE_FILE);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let backup = path.with_extension(format!("unreadable-{stamp}.json"));
+    std::fs::copy(&path, &backup).ok()?;
+    if let Ok(store) = app.store(STORE_FILE) {
+        store.delete(SETTINGS_KEY);
+    }
+    Some(backup)
+}

@@ -1,0 +1,277 @@
+//! The real built app in WebKit, driven through tauri-driver and WebKitWebDriver.
+//!
+//! Run by the README's test command, which builds the app with `tauri build --debug`, starts Xvfb
+//! and a D-Bus session with an unlocked gnome-keyring, and puts `tauri-driver` on the PATH. The
+//! test gives the app a fresh data folder (a first run), points it at the scripted provider through
+//! the Provider form, stores a key in the real keychain, calls a tool by hand, sends a message,
+//! approves the tool call, and sees the final answer. A screenshot is saved in `artifacts/`.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+use toolgate_tests::{fixtures::anthropic, repo_root, Scripted, ScriptedProvider};
+
+const KEY: &str = "sk-ant-e2e-0000-1111-2222";
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn app_binary() -> PathBuf {
+    let path = std::env::var_os("TOOLGATE_APP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
+    assert!(
+        path.is_file(),
+        "{} is missing: the README's test command builds it with `tauri build --debug --no-bundle`",
+        path.display()
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
+    assert!(
+        std::env::var_os("DISPLAY").is_some(),
+        "no DISPLAY: run this test through the README's test command (it starts Xvfb)"
+    );
+    let (port, native) = (free_port(), free_port());
+    let child = Command::new("tauri-driver")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native.to_string(),
+        ])
+        // A fresh data folder makes this the app's first run; the keyring daemon is unaffected.
+        .env("XDG_DATA_HOME", data_home.join("data"))
+        .env("XDG_CONFIG_HOME", data_home.join("config"))
+        .env("XDG_CACHE_HOME", data_home.join("cache"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting tauri-driver (cargo install tauri-driver --locked)")?;
+    let driver = Driver(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            bail!("tauri-driver did not listen on port {port}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok((driver, port))
+}
+
+async fn click(c: &Client, css: &str) -> Result<()> {
+    c.wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(css))
+        .await
+        .with_context(|| format!("waiting for {css}"))?
+        .click()
+        .await
+        .with_context(|| format!("clicking {css}"))?;
+    Ok(())
+}
+
+async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
+    let element = c
+        .wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(css))
+        .await
+        .with_context(|| format!("waiting for {css}"))?;
+    element.clear().await?;
+    element.send_keys(text).await?;
+    Ok(())
+}
+
+/// Waits until the element's text contains `needle`, and returns the text.
+async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<String> {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if let Ok(elements) = c.find_all(Locator::Css(css)).await {
+            for element in elements {
+                last = element.text().await.unwrap_or_default();
+                if last.contains(needle) {
+                    return Ok(last);
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    bail!("{css} never contained {needle:?}; last text: {last:?}")
+}
+
+async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
+    let dir = repo_root().join("artifacts");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(name);
+    std::fs::write(&path, c.screenshot().await?)?;
+    Ok(path)
+}
+
+async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
+    // First run: the welcome screen asks for a provider key.
+    wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
+
+    // The example server is running with its tools, and a tool can be called by hand.
+    click(c, "[data-testid=tab-servers]").await?;
+    wait_text(
+        c,
+        "[data-testid=server-everything] [data-testid=server-status]",
+        "running",
+        60,
+    )
+    .await?;
+    click(c, "[data-testid=server-everything] [data-testid=tool-echo]").await?;
+    fill(
+        c,
+        "[data-testid=try-arguments]",
+        r#"{"message": "called by hand"}"#,
+    )
+    .await?;
+    click(c, "[data-testid=try-call]").await?;
+    wait_text(c, "[data-testid=try-result]", "Echo: called by hand", 20).await?;
+
+    // Point the provider at the scripted server and store a key in the keychain.
+    click(c, "[data-testid=tab-provider]").await?;
+    fill(c, "#provider-base-url", &provider.anthropic_base_url()).await?;
+    fill(c, "#provider-model", "claude-sonnet-4-5").await?;
+    click(c, "#provider-save").await?;
+    wait_text(c, "[role=status]", "Provider saved", 10).await?;
+    fill(c, "#api-key", KEY).await?;
+    click(c, "#api-key-save").await?;
+    wait_text(c, "#key-status", "Key set", 10).await?;
+
+    // Chat: the model asks for a tool, the call is held, approved, run, and the answer shows.
+    click(c, "[data-testid=tab-chat]").await?;
+    fill(c, "#chat-input", "Please echo a greeting").await?;
+    click(c, "#chat-send").await?;
+    wait_text(
+        c,
+        "[data-testid=approval-card] [data-testid=approval-state]",
+        "Waiting",
+        20,
+    )
+    .await?;
+    wait_text(c, "[data-testid=approval-tool]", "echo", 5).await?;
+    wait_text(
+        c,
+        "[data-testid=approval-arguments]",
+        "hello from toolgate e2e",
+        5,
+    )
+    .await?;
+    click(c, "[data-testid=approve]").await?;
+    wait_text(
+        c,
+        "[data-testid=tool-output]",
+        "Echo: hello from toolgate e2e",
+        20,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=assistant-message]",
+        "The server said hello back.",
+        20,
+    )
+    .await?;
+    let shot = save_screenshot(c, "e2e-chat.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    Ok(())
+}
+
+#[tokio::test]
+async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::message(
+            vec![
+                anthropic::text_block("I'll ask the echo tool."),
+                anthropic::tool_use_block(
+                    "toolu_e2e_1",
+                    "echo",
+                    json!({"message": "hello from toolgate e2e"}),
+                ),
+            ],
+            "tool_use",
+        )),
+        Scripted::ok(anthropic::text("The server said hello back.")),
+    ])
+    .await;
+
+    let data_home = std::env::temp_dir().join(format!("toolgate-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data_home);
+    let (_driver, port) = start_driver(&data_home)?;
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), json!("wry"));
+    caps.insert(
+        "tauri:options".into(),
+        json!({"application": app_binary().to_string_lossy()}),
+    );
+    let client = ClientBuilder::rustls()?
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .context("opening a WebDriver session on the app")?;
+
+    let outcome = scenario(&client, &provider).await;
+    if outcome.is_err() {
+        let _ = save_screenshot(&client, "e2e-failure.png").await;
+    }
+    let _ = client.close().await;
+    outcome?;
+
+    // The key went to the OS keychain (read back by another process) and to the provider.
+    let stored = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "toolgate",
+            "username",
+            "provider.anthropic.api_key",
+        ])
+        .output()
+        .context("secret-tool")?;
+    assert_eq!(String::from_utf8_lossy(&stored.stdout).trim(), KEY);
+    let settings =
+        std::fs::read_to_string(data_home.join("data/dev.toolgate.desktop/settings.json"))?;
+    assert!(
+        !settings.contains(KEY),
+        "the key must never reach the settings file"
+    );
+    assert!(settings.contains(&provider.anthropic_base_url()));
+
+    let sent = provider.received();
+    assert_eq!(sent.len(), 2, "one request per model round");
+    assert_eq!(sent[0].headers["x-api-key"], KEY);
+    let result = &sent[1].body["messages"][2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_e2e_1");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Echo: hello from toolgate e2e"),
+        "the real server's output went back to the model: {result}"
+    );
+    std::fs::remove_dir_all(&data_home).ok();
+    Ok(())
+}

@@ -1,0 +1,84 @@
+import { useCallback, useEffect, useState } from "react";
+import {
+  errorMessage,
+  getProvider,
+  listServers,
+  onServersChanged,
+  type ProviderView,
+  type ServerSnapshot,
+} from "./ipc";
+import ChatPanel from "./components/ChatPanel";
+import ProviderPanel from "./components/ProviderPanel";
+import ServersPanel from "./components/ServersPanel";
+
+type Tab = "chat" | "servers" | "provider";
+const TABS: { id: Tab; label: string }[] = [
+  { id: "chat", label: "Chat" },
+  { id: "servers", label: "Servers & tools" },
+  { id: "provider", label: "Provider" },
+];
+
+export default function App() {
+  const [tab, setTab] = useState<Tab>("chat");
+  const [servers, setServers] = useState<ServerSnapshot[]>([]);
+  const [provider, setProviderView] = useState<ProviderView | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  const refreshServers = useCallback(() => {
+    listServers().then(setServers, (e) => setLoadError(errorMessage(e)));
+  }, []);
+
+  useEffect(() => {
+    refreshServers();
+    getProvider().then(setProviderView, (e) => setLoadError(errorMessage(e)));
+    const unlisten = onServersChanged(refreshServers);
+    return () => {
+      unlisten.then((f) => f());
+    };
+  }, [refreshServers]);
+
+  const onTabKey = (e: React.KeyboardEvent, index: number) => {
+    const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+    if (step) setTab(TABS[(index + step + TABS.length) % TABS.length].id);
+  };
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <h1>Toolgate</h1>
+        <nav role="tablist" aria-label="Sections">
+          {TABS.map((t, i) => (
+            <button
+              key={t.id}
+              role="tab"
+              id={`tab-${t.id}`}
+              data-testid={`tab-${t.id}`}
+              aria-selected={tab === t.id}
+              tabIndex={tab === t.id ? 0 : -1}
+              onClick={() => setTab(t.id)}
+              onKeyDown={(e) => onTabKey(e, i)}
+            >
+              {t.label}
+            </button>
+          ))}
+        </nav>
+      </header>
+      {loadError && (
+        <p className="error" role="alert">
+          {loadError}
+        </p>
+      )}
+      <main>
+        <section role="tabpanel" aria-labelledby="tab-chat" hidden={tab !== "chat"}>
+          <ChatPanel provider={provider} servers={servers} onOpenProvider={() => setTab("provider")} />
+        </section>
+        <section role="tabpanel" aria-labelledby="tab-servers" hidden={tab !== "servers"}>
+          <ServersPanel servers={servers} />
+        </section>
+        <section role="tabpanel" aria-labelledby="tab-provider" hidden={tab !== "provider"}>
+          {provider && <ProviderPanel provider={provider} onChange={setProviderView} />}
+        </section>
+      </main>
+    </div>
+  );
+}

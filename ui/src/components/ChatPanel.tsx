@@ -1,0 +1,183 @@
+import { useRef, useState } from "react";
+import {
+  answerApproval,
+  errorMessage,
+  resetConversation,
+  sendMessage,
+  type PendingCall,
+  type ProviderView,
+  type ServerSnapshot,
+  type TurnEvent,
+  type Usage,
+} from "../ipc";
+import ApprovalCard from "./ApprovalCard";
+
+type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
+
+type Item =
+  | { type: "user"; text: string }
+  | { type: "assistant"; text: string; usage?: Usage }
+  | { type: "tool"; call: PendingCall; state: ToolState; output?: string }
+  | { type: "error"; text: string };
+
+interface Props {
+  provider: ProviderView | null;
+  servers: ServerSnapshot[];
+  onOpenProvider: () => void;
+}
+
+export default function ChatPanel({ provider, servers, onOpenProvider }: Props) {
+  const [items, setItems] = useState<Item[]>([]);
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLTextAreaElement>(null);
+
+  const toolCount = servers
+    .filter((s) => s.status.state === "running")
+    .reduce((n, s) => n + s.tools.length, 0);
+
+  const updateTool = (callId: string, change: Partial<Extract<Item, { type: "tool" }>>) =>
+    setItems((all) =>
+      all.map((it) => (it.type === "tool" && it.call.callId === callId ? { ...it, ...change } : it)),
+    );
+
+  const onEvent = (event: TurnEvent) => {
+    switch (event.kind) {
+      case "assistantText":
+        setItems((all) => [...all, { type: "assistant", text: event.text }]);
+        break;
+      case "approvalRequested": {
+        const { kind: _kind, ...call } = event;
+        void _kind;
+        setItems((all) => [...all, { type: "tool", call, state: "waiting" }]);
+        break;
+      }
+      case "toolStarted":
+        updateTool(event.callId, { state: "running" });
+        break;
+      case "toolFinished":
+        updateTool(event.callId, { state: event.isError ? "failed" : "done", output: event.output });
+        break;
+      case "toolDenied":
+        updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
+        break;
+      case "finished":
+        setItems((all) => [...all, { type: "assistant", text: event.text, usage: event.usage }]);
+        break;
+      case "failed":
+        break; // The command's rejection carries the same message; shown once, below.
+    }
+  };
+
+  const send = async () => {
+    const message = text.trim();
+    if (!message || busy) return;
+    setText("");
+    setBusy(true);
+    setItems((all) => [...all, { type: "user", text: message }]);
+    try {
+      await sendMessage(message, onEvent);
+    } catch (e) {
+      setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
+    } finally {
+      setBusy(false);
+      input.current?.focus();
+    }
+  };
+
+  const answer = async (call: PendingCall, approve: boolean, reason: string | null) => {
+    try {
+      await answerApproval(call.id, approve ? { decision: "approve" } : { decision: "deny", reason });
+      updateTool(call.callId, { state: approve ? "running" : "denied" });
+    } catch (e) {
+      setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
+    }
+  };
+
+  const clear = async () => {
+    await resetConversation();
+    setItems([]);
+  };
+
+  return (
+    <div className="panel chat">
+      {provider && !provider.keySet && (
+        <div className="welcome" data-testid="first-run">
+          <h2>Welcome to Toolgate</h2>
+          <p>
+            To chat with a model, add a provider and its API key. The key is kept in your OS keychain,
+            nowhere else.
+          </p>
+          <p className="muted">
+            Your MCP servers already work without a key: {toolCount} tools are ready under Servers &amp;
+            tools, where you can call them by hand.
+          </p>
+          <button type="button" onClick={onOpenProvider} data-testid="open-provider">
+            Add a provider key
+          </button>
+        </div>
+      )}
+      <ol className="messages" aria-live="polite">
+        {items.map((item, i) => (
+          <li key={i} className={`msg ${item.type}`}>
+            {item.type === "user" && <p data-testid="user-message">{item.text}</p>}
+            {item.type === "assistant" && (
+              <>
+                <p data-testid="assistant-message">{item.text}</p>
+                {item.usage && (
+                  <span className="muted small">
+                    {item.usage.inputTokens} in · {item.usage.outputTokens} out tokens
+                  </span>
+                )}
+              </>
+            )}
+            {item.type === "tool" && (
+              <ApprovalCard
+                call={item.call}
+                state={item.state}
+                output={item.output}
+                onAnswer={(approve, reason) => answer(item.call, approve, reason)}
+              />
+            )}
+            {item.type === "error" && (
+              <p className="error" role="alert" data-testid="chat-error">
+                {item.text}
+              </p>
+            )}
+          </li>
+        ))}
+      </ol>
+      <form
+        className="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          send();
+        }}
+      >
+        <label htmlFor="chat-input" className="sr-only">
+          Message
+        </label>
+        <textarea
+          id="chat-input"
+          ref={input}
+          value={text}
+          rows={2}
+          placeholder={busy ? "Working…" : "Ask something (Enter sends, Shift+Enter for a new line)"}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              send();
+            }
+          }}
+        />
+        <button id="chat-send" type="submit" disabled={busy || !text.trim()}>
+          Send
+        </button>
+        <button type="button" onClick={clear} disabled={busy}>
+          New chat
+        </button>
+      </form>
+    </div>
+  );
+}

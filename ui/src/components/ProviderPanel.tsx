@@ -1,0 +1,106 @@
+import { useState } from "react";
+import {
+  clearApiKey,
+  DEFAULT_BASE_URLS,
+  errorMessage,
+  setApiKey,
+  setProvider,
+  type ProviderKind,
+  type ProviderView,
+} from "../ipc";
+
+interface Props {
+  provider: ProviderView;
+  onChange: (view: ProviderView) => void;
+}
+
+export default function ProviderPanel({ provider, onChange }: Props) {
+  const [kind, setKind] = useState<ProviderKind>(provider.kind);
+  const [baseUrl, setBaseUrl] = useState(provider.baseUrl);
+  const [model, setModel] = useState(provider.model);
+  const [key, setKey] = useState("");
+  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+
+  const run = async (action: () => Promise<ProviderView>, done: string) => {
+    try {
+      onChange(await action());
+      setMessage({ text: done, error: false });
+    } catch (e) {
+      setMessage({ text: errorMessage(e), error: true });
+    }
+  };
+
+  const changeKind = (next: ProviderKind) => {
+    // Switching format with the other format's default URL would only produce errors.
+    if (baseUrl === DEFAULT_BASE_URLS[kind]) setBaseUrl(DEFAULT_BASE_URLS[next]);
+    setKind(next);
+  };
+
+  return (
+    <div className="panel narrow">
+      <h2>Model provider</h2>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          run(() => setProvider({ kind, baseUrl, model }), "Provider saved.");
+        }}
+      >
+        <label htmlFor="provider-kind">API format</label>
+        <select id="provider-kind" value={kind} onChange={(e) => changeKind(e.target.value as ProviderKind)}>
+          <option value="anthropic">Anthropic Messages</option>
+          <option value="openai">OpenAI Chat Completions (or compatible: Ollama, LM Studio, vLLM…)</option>
+        </select>
+        <label htmlFor="provider-base-url">Base URL</label>
+        <input id="provider-base-url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} spellCheck={false} />
+        <label htmlFor="provider-model">Model</label>
+        <input id="provider-model" value={model} onChange={(e) => setModel(e.target.value)} spellCheck={false} />
+        <button id="provider-save" type="submit">
+          Save provider
+        </button>
+      </form>
+
+      <h3>API key</h3>
+      <p id="key-status" className={provider.keySet ? "ok" : "muted"}>
+        {provider.keyError
+          ? `Keychain problem: ${provider.keyError}`
+          : provider.keySet
+            ? "Key set (stored in the OS keychain)"
+            : "No key set"}
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          run(() => setApiKey(key), "Key saved to the keychain.").then(() => setKey(""));
+        }}
+      >
+        <label htmlFor="api-key">New key</label>
+        <input
+          id="api-key"
+          type="password"
+          autoComplete="off"
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          placeholder="Paste your API key"
+        />
+        <div className="row">
+          <button id="api-key-save" type="submit" disabled={!key.trim()}>
+            Save key
+          </button>
+          <button
+            id="api-key-clear"
+            type="button"
+            disabled={!provider.keySet}
+            onClick={() => run(clearApiKey, "Key removed from the keychain.")}
+          >
+            Clear key
+          </button>
+        </div>
+      </form>
+      {message && (
+        <p role="status" className={message.error ? "error" : "ok"}>
+          {message.text}
+        </p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,131 @@
+import { useState } from "react";
+import {
+  callTool,
+  errorMessage,
+  restartServer,
+  type ServerSnapshot,
+  type ServerStatus,
+  type ToolInfo,
+  type ToolOutput,
+} from "../ipc";
+
+export function statusLabel(status: ServerStatus): string {
+  return status.state === "failed" ? `failed: ${status.reason}` : status.state;
+}
+
+export default function ServersPanel({ servers }: { servers: ServerSnapshot[] }) {
+  if (servers.length === 0) return <p className="panel muted">No MCP servers are configured.</p>;
+  return (
+    <div className="panel">
+      {servers.map((s) => (
+        <ServerCard key={s.id} server={s} />
+      ))}
+    </div>
+  );
+}
+
+function ServerCard({ server }: { server: ServerSnapshot }) {
+  const [tool, setTool] = useState<ToolInfo | null>(null);
+  return (
+    <article className="card" data-testid={`server-${server.id}`}>
+      <header className="row spread">
+        <h2>{server.name}</h2>
+        <span className={`badge ${server.status.state}`} data-testid="server-status">
+          {statusLabel(server.status)}
+        </span>
+      </header>
+      <div className="row">
+        <span className="muted">{server.tools.length} tools</span>
+        <button type="button" onClick={() => restartServer(server.id)}>
+          Restart
+        </button>
+      </div>
+      <ul className="tools">
+        {server.tools.map((t) => (
+          <li key={t.name}>
+            <button
+              type="button"
+              className="link"
+              data-testid={`tool-${t.name}`}
+              aria-pressed={tool?.name === t.name}
+              onClick={() => setTool(t)}
+            >
+              {t.name}
+            </button>
+            {t.readOnly && <span className="badge small">read-only</span>}
+            {t.destructive && <span className="badge small danger">destructive</span>}
+            <span className="muted"> {t.description}</span>
+          </li>
+        ))}
+      </ul>
+      {tool && <TryTool serverId={server.id} tool={tool} />}
+    </article>
+  );
+}
+
+function exampleArguments(tool: ToolInfo): string {
+  const props = (tool.inputSchema.properties ?? {}) as Record<string, { type?: string }>;
+  const example: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(props)) {
+    example[name] = schema.type === "number" || schema.type === "integer" ? 0 : schema.type === "boolean" ? false : "";
+  }
+  return JSON.stringify(example, null, 2);
+}
+
+function TryTool({ serverId, tool }: { serverId: string; tool: ToolInfo }) {
+  const [args, setArgs] = useState(() => exampleArguments(tool));
+  const [output, setOutput] = useState<ToolOutput | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = async () => {
+    setError(null);
+    setOutput(null);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(args);
+    } catch (e) {
+      setError(`The arguments are not valid JSON: ${errorMessage(e)}`);
+      return;
+    }
+    setBusy(true);
+    try {
+      setOutput(await callTool(serverId, tool.name, parsed));
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="try" key={tool.name}>
+      <label htmlFor={`args-${serverId}`}>Arguments for {tool.name} (JSON)</label>
+      <textarea
+        id={`args-${serverId}`}
+        data-testid="try-arguments"
+        value={args}
+        rows={5}
+        spellCheck={false}
+        onChange={(e) => setArgs(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) run();
+        }}
+      />
+      <button type="button" data-testid="try-call" onClick={run} disabled={busy}>
+        {busy ? "Calling…" : "Call tool"}
+      </button>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {output && (
+        // Tool output is untrusted: shown as text, never as HTML.
+        <pre data-testid="try-result" className={output.isError ? "result error" : "result"}>
+          {output.text}
+        </pre>
+      )}
+    </div>
+  );
+}

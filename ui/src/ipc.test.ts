@@ -1,0 +1,41 @@
+// Exercises the real typed IPC module against Tauri's IPC mock: command names and argument
+// names must match what the Rust commands expect.
+import { afterEach, describe, expect, it } from "vitest";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import { answerApproval, callTool, errorMessage, setProvider } from "./ipc";
+
+afterEach(() => clearMocks());
+
+describe("ipc", () => {
+  it("sends call_tool with the argument names the command declares", async () => {
+    const seen: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      seen.push({ cmd, args });
+      return { isError: false, text: "Echo: hi", raw: {} };
+    });
+    const out = await callTool("everything", "echo", { message: "hi" });
+    expect(out.text).toBe("Echo: hi");
+    expect(seen).toEqual([
+      { cmd: "call_tool", args: { serverId: "everything", tool: "echo", arguments: { message: "hi" } } },
+    ]);
+  });
+
+  it("answers an approval with the serde shape of Decision", async () => {
+    let received: unknown;
+    mockIPC((_cmd, args) => {
+      received = args;
+    });
+    await answerApproval("id-1", { decision: "deny", reason: "no" });
+    expect(received).toEqual({ id: "id-1", decision: { decision: "deny", reason: "no" } });
+  });
+
+  it("turns a command error into its message", async () => {
+    mockIPC(() => {
+      throw { kind: "settings", message: "provider.baseUrl: must start with http://" };
+    });
+    await expect(setProvider({ kind: "openai", baseUrl: "x", model: "m" })).rejects.toMatchObject({
+      kind: "settings",
+    });
+    expect(errorMessage({ kind: "settings", message: "bad" })).toBe("bad");
+  });
+});

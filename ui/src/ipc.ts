@@ -1,0 +1,124 @@
+// The one module that talks to the Rust backend. Components import these typed functions and
+// never call `invoke` themselves, so every command name and argument is checked here.
+
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+
+export type ServerStatus =
+  | { state: "stopped" }
+  | { state: "starting" }
+  | { state: "running" }
+  | { state: "failed"; reason: string };
+
+export interface ToolInfo {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+  destructive: boolean;
+}
+
+export interface ServerSnapshot {
+  id: string;
+  name: string;
+  enabled: boolean;
+  status: ServerStatus;
+  tools: ToolInfo[];
+}
+
+export interface ToolOutput {
+  isError: boolean;
+  text: string;
+  raw: unknown;
+}
+
+export type ProviderKind = "anthropic" | "openai";
+
+export interface ProviderSettings {
+  kind: ProviderKind;
+  baseUrl: string;
+  model: string;
+}
+
+export interface ProviderView extends ProviderSettings {
+  keySet: boolean;
+  keyError: string | null;
+}
+
+export interface PendingCall {
+  id: string;
+  callId: string;
+  serverId: string;
+  serverName: string;
+  tool: string;
+  arguments: unknown;
+  readOnly: boolean;
+  destructive: boolean;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type TurnEvent =
+  | { kind: "assistantText"; text: string }
+  | ({ kind: "approvalRequested" } & PendingCall)
+  | { kind: "toolStarted"; callId: string }
+  | { kind: "toolFinished"; callId: string; isError: boolean; output: string }
+  | { kind: "toolDenied"; callId: string; reason: string | null }
+  | { kind: "finished"; text: string; usage: Usage }
+  | { kind: "failed"; message: string };
+
+export type Decision = { decision: "approve" } | { decision: "deny"; reason: string | null };
+
+/** The error every command rejects with. */
+export interface CommandError {
+  kind: string;
+  message: string;
+}
+
+/** A readable message from whatever a command rejected with. */
+export function errorMessage(e: unknown): string {
+  if (e && typeof e === "object" && "message" in e) return String((e as CommandError).message);
+  return String(e);
+}
+
+export const DEFAULT_BASE_URLS: Record<ProviderKind, string> = {
+  anthropic: "https://api.anthropic.com",
+  openai: "https://api.openai.com/v1",
+};
+
+export const listServers = () => invoke<ServerSnapshot[]>("list_servers");
+
+export const restartServer = (serverId: string) => invoke<void>("restart_server", { serverId });
+
+export const callTool = (serverId: string, tool: string, args: unknown) =>
+  invoke<ToolOutput>("call_tool", { serverId, tool, arguments: args });
+
+export const getProvider = () => invoke<ProviderView>("get_provider");
+
+export const setProvider = (provider: ProviderSettings) =>
+  invoke<ProviderView>("set_provider", { provider });
+
+export const setApiKey = (key: string) => invoke<ProviderView>("set_api_key", { key });
+
+export const clearApiKey = () => invoke<ProviderView>("clear_api_key");
+
+/** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
+export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): Promise<string> {
+  const channel = new Channel<TurnEvent>();
+  channel.onmessage = onEvent;
+  return invoke<string>("send_message", { text, onEvent: channel });
+}
+
+export const answerApproval = (id: string, decision: Decision) =>
+  invoke<void>("answer_approval", { id, decision });
+
+export const pendingApprovals = () => invoke<PendingCall[]>("pending_approvals");
+
+export const resetConversation = () => invoke<void>("reset_conversation");
+
+/** Calls `onChange` whenever a server's status or tool list changes. */
+export const onServersChanged = (onChange: () => void): Promise<UnlistenFn> =>
+  listen("servers-changed", () => onChange());
