@@ -65,19 +65,26 @@ install_tauri_driver() {
   fi
 }
 
-npm_install() {
-  # `npm ci` refuses lockfiles that cannot list other platforms' optional CLI binaries; `npm install`
-  # with the committed lockfile installs the same versions and leaves it unchanged.
+# Installs the exact versions of a folder's committed lockfile.
+npm_ci() {
   step "Installing npm packages in $1"
-  (cd "$1" && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; })
+  (cd "$1" && npm ci --no-audit --no-fund)
+}
+
+# For ui/: `npm ci` refuses its lockfile, which cannot list the Tauri CLI's binaries for other
+# platforms (this registry mirror does not serve them). `npm install` with the committed lockfile
+# installs the same versions and leaves the lockfile unchanged.
+npm_install_locked() {
+  step "Installing npm packages in $1"
+  (cd "$1" && npm install --no-audit --no-fund)
 }
 
 install_all() {
   install_system_packages
   install_node
   check_rust
-  npm_install ui
-  npm_install mcp-servers
+  npm_install_locked ui
+  npm_ci mcp-servers
 }
 
 build_app() {

@@ -16,7 +16,7 @@ pub fn run() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,toolgate=debug".into()),
+                .unwrap_or_else(|_| "info,rmcp=warn,toolgate=debug".into()),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -35,22 +35,12 @@ impl AppState {
     pub fn load<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Self> {
         let settings = match read_settings(app) {
             Ok(Some(settings)) => settings,
-            Ok(None) => {
-                let defaults = Settings::first_run(toolgate_settings::example_server(
-                    local_example_servers().as_deref(),
-                ));
-                write_settings(app, &defaults)?;
-                defaults
-            }
+            Ok(None) => first_run(app)?,
             Err(e) => {
                 // Keep the unreadable file for the user, and start from the defaults.
                 let backup = back_up_store(app);
                 tracing::error!(error = %e, backup = ?backup, "settings unreadable; defaults loaded");
-                let defaults = Settings::first_run(toolgate_settings::example_server(
-                    local_example_servers().as_deref(),
-                ));
-                write_settings(app, &defaults)?;
-                defaults
+                first_run(app)?
             }
         };
         Ok(Self {
@@ -80,6 +70,15 @@ impl AppState {
         *current = next.clone();
         Ok(next)
     }
+}
+
+/// Writes and returns the settings of a first run.
+fn first_run<R: Runtime>(app: &AppHandle<R>) -> Result<Settings, SettingsError> {
+    let defaults = Settings::first_run(toolgate_settings::example_server(
+        local_example_servers().as_deref(),
+    ));
+    write_settings(app, &defaults)?;
+    Ok(defaults)
 }
 
 fn read_settings<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Option<Settings>> {

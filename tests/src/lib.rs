@@ -186,3 +186,44 @@ pub fn npm_server_entry(package: &str) -> PathBuf {
     );
     path
 }
+
+/// Where to look for a marker in a process: its command line or its environment.
+#[derive(Debug, Clone, Copy)]
+pub enum ProcField {
+    Cmdline,
+    Environ,
+}
+
+/// Process ids (other than this one) whose command line or environment contains `needle`.
+/// Used to prove that no server process outlives the app or the manager that started it.
+pub fn processes_with(needle: &str, field: ProcField) -> Vec<u32> {
+    let file = match field {
+        ProcField::Cmdline => "cmdline",
+        ProcField::Environ => "environ",
+    };
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/{file}"))
+                .map(|bytes| String::from_utf8_lossy(&bytes).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Waits up to `seconds` for [`processes_with`] to find nothing; returns what is left.
+pub fn wait_until_gone(needle: &str, field: ProcField, seconds: u64) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    loop {
+        let left = processes_with(needle, field);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

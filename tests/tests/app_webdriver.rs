@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
-use toolgate_tests::{fixtures::anthropic, repo_root, Scripted, ScriptedProvider};
+use toolgate_tests::{
+    fixtures::anthropic, processes_with, repo_root, ProcField, Scripted, ScriptedProvider,
+};
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
 
@@ -76,6 +78,17 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         std::thread::sleep(Duration::from_millis(100));
     }
     Ok((driver, port))
+}
+
+/// The app and MCP server processes of this test. They are told apart from other runs by their
+/// environment, inherited from tauri-driver, which names this test's data folder.
+fn app_processes(marker: &str) -> Vec<u32> {
+    let of_this_test = processes_with(marker, ProcField::Environ);
+    processes_with("toolgate-app", ProcField::Cmdline)
+        .into_iter()
+        .chain(processes_with("server-everything", ProcField::Cmdline))
+        .filter(|pid| of_this_test.contains(pid))
+        .collect()
 }
 
 async fn click(c: &Client, css: &str) -> Result<()> {
@@ -234,11 +247,32 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .context("opening a WebDriver session on the app")?;
 
     let outcome = scenario(&client, &provider).await;
+    let marker = data_home.to_string_lossy().into_owned();
+    let running = app_processes(&marker);
     if outcome.is_err() {
         let _ = save_screenshot(&client, "e2e-failure.png").await;
     }
     let _ = client.close().await;
     outcome?;
+    assert!(
+        running.len() >= 2,
+        "the app and its server were found running: {running:?}"
+    );
+
+    // Ending the session ends the app, and its MCP servers must go with it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let left = loop {
+        let left = app_processes(&marker);
+        if left.is_empty() || Instant::now() > deadline {
+            break left;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        left,
+        Vec::<u32>::new(),
+        "no app or server process outlives the session"
+    );
 
     // The key went to the OS keychain (read back by another process) and to the provider.
     let stored = Command::new("secret-tool")

@@ -10,7 +10,10 @@ use toolgate_agent::{Agent, Decision, Gate, TurnEvent};
 use toolgate_llm::{HttpProvider, Message, WireFormat};
 use toolgate_mcp::{ServerManager, ServerStatus};
 use toolgate_settings::ServerConfig;
-use toolgate_tests::{fixtures, npm_server_entry, Scripted, ScriptedProvider};
+use toolgate_tests::{
+    fixtures, npm_server_entry, processes_with, wait_until_gone, ProcField, Scripted,
+    ScriptedProvider,
+};
 
 fn filesystem_server(root: &Path) -> ServerConfig {
     ServerConfig {
@@ -190,7 +193,17 @@ async fn anthropic_turn_runs_the_approved_call_and_never_the_denied_one() {
         "The user denied this tool call: not that one"
     );
 
+    let marker = root.to_string_lossy().into_owned();
+    assert!(
+        !processes_with(&marker, ProcField::Cmdline).is_empty(),
+        "the server runs"
+    );
     servers.stop_all().await;
+    assert_eq!(
+        wait_until_gone(&marker, ProcField::Cmdline, 5),
+        Vec::<u32>::new(),
+        "no server process outlives stop_all"
+    );
     std::fs::remove_dir_all(&root).ok();
 }
 

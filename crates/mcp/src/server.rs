@@ -210,20 +210,26 @@ impl ServerManager {
 
     /// Starts one configured server (stopping it first if it runs).
     pub async fn start(&self, id: &str) {
-        let (config, stderr) = {
+        let (config, stderr, previous) = {
             let mut entries = self.entries.lock().await;
             let Some(entry) = entries.get_mut(id) else {
                 return;
             };
-            if let Some(mut service) = entry.service.take() {
-                let _ = service.close().await;
-            }
             entry.peer = None;
+            entry.tools.clear();
             entry.status = ServerStatus::Starting;
             lock_lines(&entry.stderr).clear();
-            (entry.config.clone(), entry.stderr.clone())
+            (
+                entry.config.clone(),
+                entry.stderr.clone(),
+                entry.service.take(),
+            )
         };
         self.changed();
+        // Shut the old process down without holding the lock: it may take seconds.
+        if let Some(mut service) = previous {
+            let _ = service.close().await;
+        }
         let outcome = tokio::time::timeout(STARTUP_TIMEOUT, connect(&config, stderr.clone())).await;
         let outcome = match outcome {
             Ok(result) => result,
