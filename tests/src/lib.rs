@@ -216,14 +216,14 @@ pub fn processes_with(needle: &str, field: ProcField) -> Vec<u32> {
         .collect()
 }
 
-/// Waits up to `seconds` for [`processes_with`] to find nothing; returns what is left.
-pub fn wait_until_gone(needle: &str, field: ProcField, seconds: u64) -> Vec<u32> {
+/// Polls `probe` until it finds no process, for up to `seconds`; returns what is left.
+pub async fn wait_until_none(seconds: u64, probe: impl Fn() -> Vec<u32>) -> Vec<u32> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
     loop {
-        let left = processes_with(needle, field);
+        let left = probe();
         if left.is_empty() || std::time::Instant::now() > deadline {
             return left;
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }

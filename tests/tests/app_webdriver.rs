@@ -15,7 +15,8 @@ use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use toolgate_tests::{
-    fixtures::anthropic, processes_with, repo_root, ProcField, Scripted, ScriptedProvider,
+    fixtures::anthropic, processes_with, repo_root, wait_until_none, ProcField, Scripted,
+    ScriptedProvider,
 };
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
@@ -260,16 +261,8 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     );
 
     // Ending the session ends the app, and its MCP servers must go with it.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let left = loop {
-        let left = app_processes(&marker);
-        if left.is_empty() || Instant::now() > deadline {
-            break left;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
     assert_eq!(
-        left,
+        wait_until_none(10, || app_processes(&marker)).await,
         Vec::<u32>::new(),
         "no app or server process outlives the session"
     );

@@ -11,7 +11,7 @@ use toolgate_llm::{HttpProvider, Message, WireFormat};
 use toolgate_mcp::{ServerManager, ServerStatus};
 use toolgate_settings::ServerConfig;
 use toolgate_tests::{
-    fixtures, npm_server_entry, processes_with, wait_until_gone, ProcField, Scripted,
+    fixtures, npm_server_entry, processes_with, wait_until_none, ProcField, Scripted,
     ScriptedProvider,
 };
 
@@ -200,7 +200,7 @@ async fn anthropic_turn_runs_the_approved_call_and_never_the_denied_one() {
     );
     servers.stop_all().await;
     assert_eq!(
-        wait_until_gone(&marker, ProcField::Cmdline, 5),
+        wait_until_none(5, || processes_with(&marker, ProcField::Cmdline)).await,
         Vec::<u32>::new(),
         "no server process outlives stop_all"
     );

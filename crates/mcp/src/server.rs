@@ -218,7 +218,8 @@ impl ServerManager {
             entry.peer = None;
             entry.tools.clear();
             entry.status = ServerStatus::Starting;
-            lock_lines(&entry.stderr).clear();
+            // A fresh buffer: the old process's reader may still be appending to the previous one.
+            entry.stderr = Arc::default();
             (
                 entry.config.clone(),
                 entry.stderr.clone(),
