@@ -19,6 +19,7 @@ APT_PACKAGES=(
   build-essential pkg-config libssl-dev libdbus-1-dev
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
   xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools ca-certificates
+  python3 python3-venv
 )
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -79,12 +80,28 @@ npm_install_locked() {
   (cd "$1" && npm install --no-audit --no-fund)
 }
 
+# Python MCP servers the tests run (mcp-server-time), pinned in mcp-servers/requirements.txt, in a
+# virtual environment of their own so nothing touches the system's Python.
+python_servers() {
+  local venv=mcp-servers/.venv
+  if [ ! -x "$venv/bin/mcp-server-time" ] || ! cmp -s mcp-servers/requirements.txt "$venv/.installed"; then
+    step "Installing Python MCP servers into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r mcp-servers/requirements.txt
+    cp mcp-servers/requirements.txt "$venv/.installed"
+  fi
+}
+
 install_all() {
   install_system_packages
   install_node
   check_rust
   npm_install_locked ui
   npm_ci mcp-servers
+}
+
+install_test_servers() {
+  python_servers
 }
 
 build_app() {
@@ -112,7 +129,7 @@ run_tests() {
   step "UI: lint, type check, unit tests"
   (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 
-  step "Rust: unit, keychain, tool-loop and WebDriver tests (in a desktop session)"
+  step "Rust: unit, keychain, supervision, tool-loop and WebDriver tests (in a desktop session)"
   rm -rf artifacts
   in_desktop_session cargo test --workspace --exclude toolgate --locked
 
@@ -132,6 +149,7 @@ case "${1:-}" in
     ;;
   test)
     install_all
+    install_test_servers
     install_tauri_driver
     build_app
     run_tests

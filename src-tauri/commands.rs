@@ -64,8 +64,7 @@ pub async fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerSnapsh
 
 #[tauri::command]
 pub async fn restart_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
-    state.servers.start(&server_id).await;
-    Ok(())
+    Ok(state.servers.restart(&server_id).await?)
 }
 
 /// A call the user makes by hand from the window: the user is the one asking, so it needs no

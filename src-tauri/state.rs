@@ -7,7 +7,7 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_store::StoreExt;
 use toolgate_agent::Gate;
 use toolgate_llm::Message;
-use toolgate_mcp::ServerManager;
+use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_secrets::{Keychain, SecretStore};
 use toolgate_settings::{Settings, SettingsError};
 
@@ -43,8 +43,16 @@ impl AppState {
                 first_run(app)?
             }
         };
+        let paths = app.path();
+        let servers = ServerManager::new(ManagerOptions {
+            // Each server's stderr, as <id>.log, rotated.
+            log_dir: paths.app_log_dir().ok().map(|d| d.join("servers")),
+            // Running server processes, so a killed Toolgate's leftovers are stopped next time.
+            state_dir: paths.app_data_dir().ok(),
+            ..ManagerOptions::default()
+        });
         Ok(Self {
-            servers: ServerManager::new(),
+            servers,
             gate: Arc::new(Gate::default()),
             secrets: Arc::new(Keychain::default()),
             settings: Mutex::new(settings),

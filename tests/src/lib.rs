@@ -227,3 +227,56 @@ pub async fn wait_until_none(seconds: u64, probe: impl Fn() -> Vec<u32>) -> Vec<
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// A command installed by the set-up into the Python test environment (`mcp-servers/.venv`).
+pub fn python_server_bin(name: &str) -> PathBuf {
+    let path = example_servers_dir().join(".venv/bin").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: run the README's test command, which installs the test servers",
+        path.display()
+    );
+    path
+}
+
+/// The misbehaving MCP server written for the tests (`tests/fault_server.py`).
+pub fn fault_server_script() -> PathBuf {
+    repo_root().join("tests/fault_server.py")
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked; good enough for a test server).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
+}
+
+/// The parent pid of a process, from `/proc/<pid>/stat`.
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Live (non-zombie) processes whose parent is `parent`.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(parent) && is_alive(*pid))
+        .collect()
+}
+
+/// Whether a process exists and has not exited (a zombie has).
+pub fn is_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = s[s.rfind(')')? + 1..].to_owned();
+            rest.split_whitespace().next().map(|state| state != "Z")
+        })
+        .unwrap_or(false)
+}

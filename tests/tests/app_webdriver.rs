@@ -146,12 +146,12 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     // First run: the welcome screen asks for a provider key.
     wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
 
-    // The example server is running with its tools, and a tool can be called by hand.
+    // The example server is ready with its tools, and a tool can be called by hand.
     click(c, "[data-testid=tab-servers]").await?;
     wait_text(
         c,
         "[data-testid=server-everything] [data-testid=server-status]",
-        "running",
+        "ready",
         60,
     )
     .await?;

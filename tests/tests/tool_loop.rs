@@ -9,33 +9,31 @@ use serde_json::{json, Value};
 use toolgate_agent::{Agent, Decision, Gate, TurnEvent};
 use toolgate_llm::{HttpProvider, Message, WireFormat};
 use toolgate_mcp::{ServerManager, ServerStatus};
-use toolgate_settings::ServerConfig;
+use toolgate_settings::{ServerConfig, Transport};
 use toolgate_tests::{
     fixtures, npm_server_entry, processes_with, wait_until_none, ProcField, Scripted,
     ScriptedProvider,
 };
 
 fn filesystem_server(root: &Path) -> ServerConfig {
-    ServerConfig {
-        id: "files".into(),
-        name: "Files".into(),
-        command: "node".into(),
-        args: vec![
+    let mut config = ServerConfig::stdio(
+        "files",
+        "node",
+        [
             npm_server_entry("@modelcontextprotocol/server-filesystem")
                 .to_string_lossy()
                 .into_owned(),
             root.to_string_lossy().into_owned(),
         ],
-        env: Default::default(),
-        cwd: None,
-        enabled: true,
-    }
+    );
+    config.name = "Files".into();
+    config
 }
 
 fn everything_server() -> ServerConfig {
     let config = toolgate_settings::example_server(Some(&toolgate_tests::example_servers_dir()));
-    assert_eq!(
-        config.command, "node",
+    assert!(
+        matches!(&config.transport, Transport::Stdio { command, .. } if command == "node"),
         "the set-up installs the example server locally"
     );
     config
@@ -81,12 +79,12 @@ async fn run_turn(
 async fn anthropic_turn_runs_the_approved_call_and_never_the_denied_one() {
     let root = temp_dir("loop-anthropic");
     let (approved, denied) = (root.join("approved.txt"), root.join("denied.txt"));
-    let servers = ServerManager::new();
+    let servers = ServerManager::new(Default::default());
     servers
         .start_all(&[filesystem_server(&root), everything_server()])
         .await;
     for s in servers.snapshot().await {
-        assert_eq!(s.status, ServerStatus::Running, "{} should run", s.id);
+        assert_eq!(s.status, ServerStatus::Ready, "{} should run", s.id);
     }
 
     use fixtures::anthropic::*;
@@ -209,7 +207,7 @@ async fn anthropic_turn_runs_the_approved_call_and_never_the_denied_one() {
 
 #[tokio::test]
 async fn openai_turn_feeds_results_and_errors_back_as_tool_messages() {
-    let servers = ServerManager::new();
+    let servers = ServerManager::new(Default::default());
     servers.start_all(&[everything_server()]).await;
 
     use fixtures::openai::*;

@@ -7,15 +7,33 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 export type ServerStatus =
   | { state: "stopped" }
   | { state: "starting" }
-  | { state: "running" }
+  | { state: "ready" }
+  | { state: "restarting"; attempt: number; retryInMs: number; reason: string }
   | { state: "failed"; reason: string };
 
 export interface ToolInfo {
   name: string;
+  title: string | null;
   description: string;
   inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown> | null;
   readOnly: boolean;
   destructive: boolean;
+  idempotent: boolean;
+  openWorld: boolean;
+}
+
+export interface ResourceInfo {
+  uri: string;
+  name: string;
+  description: string | null;
+  mimeType: string | null;
+}
+
+export interface PromptInfo {
+  name: string;
+  description: string | null;
+  arguments: string[];
 }
 
 export interface ServerSnapshot {
@@ -23,7 +41,11 @@ export interface ServerSnapshot {
   name: string;
   enabled: boolean;
   status: ServerStatus;
+  implementation: string | null;
+  protocolVersion: string | null;
   tools: ToolInfo[];
+  resources: ResourceInfo[];
+  prompts: PromptInfo[];
 }
 
 export interface ToolOutput {

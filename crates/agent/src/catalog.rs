@@ -28,7 +28,7 @@ impl Catalog {
         let running = || {
             servers
                 .iter()
-                .filter(|s| s.enabled && s.status == ServerStatus::Running)
+                .filter(|s| s.enabled && s.status == ServerStatus::Ready)
         };
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for tool in running().flat_map(|s| &s.tools) {
@@ -79,24 +79,22 @@ mod tests {
             name: id.to_uppercase(),
             enabled: true,
             status,
+            implementation: None,
+            protocol_version: None,
             tools: tools
                 .iter()
-                .map(|n| ToolInfo {
-                    name: (*n).into(),
-                    description: String::new(),
-                    input_schema: json!({"type": "object"}),
-                    read_only: false,
-                    destructive: false,
-                })
+                .map(|n| ToolInfo::new(*n, "", json!({"type": "object"})))
                 .collect(),
+            resources: vec![],
+            prompts: vec![],
         }
     }
 
     #[test]
     fn only_colliding_names_are_prefixed_and_resolve_back() {
         let catalog = Catalog::from_servers(&[
-            server("a", ServerStatus::Running, &["echo", "add"]),
-            server("b", ServerStatus::Running, &["echo"]),
+            server("a", ServerStatus::Ready, &["echo", "add"]),
+            server("b", ServerStatus::Ready, &["echo"]),
             server("c", ServerStatus::Starting, &["secret"]),
         ]);
         let names: Vec<_> = catalog.specs().into_iter().map(|s| s.name).collect();

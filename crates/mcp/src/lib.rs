@@ -1,16 +1,41 @@
 //! Supervision of MCP servers over rmcp.
 //!
-//! [`ServerManager`] starts each enabled server as a child process speaking MCP over stdio,
-//! performs the handshake, lists its tools, routes tool calls to it with a timeout, and stops it
-//! cleanly. Each server runs in its own process group so that stopping a launcher such as `npx`
-//! also stops the server it started. Its stderr is kept (the last lines) so a failure can say why.
+//! [`ServerManager`] runs every configured server: a child process speaking MCP over stdio, or a
+//! remote server over Streamable HTTP. It performs the handshake (both protocol eras), lists
+//! tools, resources and prompts across all pages, keeps them current when a server says its list
+//! changed, routes tool calls with timeouts that progress resets and cancellation that reaches the
+//! server, and publishes status, progress and log messages to subscribers.
+//!
+//! Supervision is the point of the crate:
+//! - a server that crashes fails its calls at once and is restarted with backoff;
+//! - a server that hangs is caught by the timeouts;
+//! - junk on a server's stdout is logged and skipped;
+//! - stderr is kept in memory (for failure reasons) and in a rotated log file;
+//! - no server outlives the app: each runs in its own process group, stopped by closing stdin,
+//!   then SIGTERM, then SIGKILL; on Linux the kernel kills it if the app dies; and processes left
+//!   by a run that was killed anyway are swept up at the next start (see [`orphans`]).
+//! - commands are found on the login shell's PATH, which an app launched from a desktop menu
+//!   does not inherit (see [`HostEnv`]).
 //!
 //! This crate knows nothing of models, approval or windows: callers decide *whether* a call may
-//! run; this crate only runs it.
+//! run; this crate only runs it. Requests a server makes of the client (sampling, elicitation)
+//! go to a [`ServerRequests`] handler the caller provides.
 
-mod server;
+mod client;
+mod host_env;
+mod logs;
+mod manager;
+pub mod orphans;
+mod stdio;
+mod types;
 
-pub use server::{ServerManager, ServerSnapshot, ServerStatus, ToolInfo, ToolOutput};
+pub use client::{DeclineServerRequests, ServerRequests};
+pub use host_env::HostEnv;
+pub use manager::{ManagerOptions, ServerManager};
+pub use types::{
+    CallOptions, LogLevel, PromptInfo, ResourceInfo, ServerEvent, ServerSnapshot, ServerStatus,
+    ToolInfo, ToolOutput,
+};
 
 /// Why a server or a call failed, in words for the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,16 +48,26 @@ pub enum McpError {
     UnknownTool { server: String, tool: String },
     #[error("tool arguments must be a JSON object, got {0}")]
     BadArguments(String),
-    #[error("server '{server}' did not answer the call to '{tool}' within {seconds} s")]
+    #[error("server '{server}' did not answer the call to '{tool}' within {seconds} s; the call was cancelled")]
     Timeout {
         server: String,
         tool: String,
         seconds: u64,
     },
+    #[error("the call to '{tool}' was cancelled")]
+    Cancelled { tool: String },
+    #[error("server '{server}' stopped while the call to '{tool}' was running")]
+    ServerExited { server: String, tool: String },
     #[error("server '{server}' failed the call to '{tool}': {detail}")]
     Call {
         server: String,
         tool: String,
+        detail: String,
+    },
+    #[error("server '{server}' could not {what}: {detail}")]
+    Request {
+        server: String,
+        what: &'static str,
         detail: String,
     },
 }

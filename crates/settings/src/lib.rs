@@ -8,12 +8,12 @@
 //! so this crate stays free of any UI or file-format choice.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 /// The current schema version. Bump it together with a migration in [`Settings::from_json`].
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything the user configures, except secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,27 +24,183 @@ pub struct Settings {
     pub provider: ProviderSettings,
 }
 
-/// One MCP server started as a child process speaking MCP over stdio.
+/// One MCP server: how to reach it, and how to supervise it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerConfig {
-    /// Stable identifier, unique among servers; used to route tool calls.
+    /// Stable identifier, unique among servers; used to route tool calls and name log files.
     pub id: String,
     /// Name shown to the user.
     pub name: String,
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    #[serde(default)]
-    pub cwd: Option<String>,
-    #[serde(default = "enabled_by_default")]
+    #[serde(flatten)]
+    pub transport: Transport,
+    #[serde(default = "yes")]
     pub enabled: bool,
+    /// How long the server may take from start to a listed set of tools. Generous by default
+    /// because `npx` and `uvx` may first fetch the package.
+    #[serde(default = "default_startup_timeout")]
+    pub startup_timeout_secs: u64,
+    /// The default limit for one tool call, reset by each progress notification.
+    #[serde(default = "default_call_timeout")]
+    pub call_timeout_secs: u64,
+    /// The limit for one call however much progress it reports.
+    #[serde(default = "default_max_call_timeout")]
+    pub max_call_timeout_secs: u64,
+    /// Restart the server, with backoff, when it exits on its own.
+    #[serde(default = "yes")]
+    pub auto_restart: bool,
+    /// Folders offered to the server when it asks for `roots/list`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<PathBuf>,
 }
 
-fn enabled_by_default() -> bool {
+/// How Toolgate talks to a server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "camelCase")]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON-RPC on stdin and stdout.
+    #[serde(rename_all = "camelCase")]
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+    /// A remote server speaking MCP's Streamable HTTP transport.
+    #[serde(rename_all = "camelCase")]
+    Http {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+fn yes() -> bool {
     true
+}
+fn default_startup_timeout() -> u64 {
+    60
+}
+fn default_call_timeout() -> u64 {
+    60
+}
+fn default_max_call_timeout() -> u64 {
+    600
+}
+
+impl ServerConfig {
+    /// A stdio server with every supervision setting at its default.
+    pub fn stdio(
+        id: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let id = id.into();
+        Self::with_transport(
+            id.clone(),
+            id,
+            Transport::Stdio {
+                command: command.into(),
+                args: args.into_iter().map(Into::into).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A Streamable HTTP server with every supervision setting at its default.
+    pub fn http(id: impl Into<String>, url: impl Into<String>) -> Self {
+        let id = id.into();
+        Self::with_transport(
+            id.clone(),
+            id,
+            Transport::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+        )
+    }
+
+    pub fn with_transport(id: String, name: String, transport: Transport) -> Self {
+        Self {
+            id,
+            name,
+            transport,
+            enabled: true,
+            startup_timeout_secs: default_startup_timeout(),
+            call_timeout_secs: default_call_timeout(),
+            max_call_timeout_secs: default_max_call_timeout(),
+            auto_restart: true,
+            roots: Vec::new(),
+        }
+    }
+
+    /// Checks this entry alone; `at` names a field for the error, e.g. `servers[2].command`.
+    fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        if self.id.trim().is_empty() {
+            return Err(invalid(at("id"), "must not be empty"));
+        }
+        if !self
+            .id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                at("id"),
+                format!("'{}' may use only letters, digits, '-' and '_'", self.id),
+            ));
+        }
+        match &self.transport {
+            Transport::Stdio { command, .. } if command.trim().is_empty() => {
+                return Err(invalid(
+                    at("command"),
+                    "must name the program that starts the server, for example npx",
+                ));
+            }
+            Transport::Http { url, .. }
+                if !(url.starts_with("http://") || url.starts_with("https://")) =>
+            {
+                return Err(invalid(
+                    at("url"),
+                    format!("'{url}' must start with http:// or https://"),
+                ));
+            }
+            _ => {}
+        }
+        for (field, secs) in [
+            ("startupTimeoutSecs", self.startup_timeout_secs),
+            ("callTimeoutSecs", self.call_timeout_secs),
+            ("maxCallTimeoutSecs", self.max_call_timeout_secs),
+        ] {
+            if !(1..=86_400).contains(&secs) {
+                return Err(invalid(
+                    at(field),
+                    format!("{secs} is out of range; give a number of seconds from 1 to 86400"),
+                ));
+            }
+        }
+        if self.max_call_timeout_secs < self.call_timeout_secs {
+            return Err(invalid(
+                at("maxCallTimeoutSecs"),
+                "must be at least callTimeoutSecs",
+            ));
+        }
+        if let Some((i, root)) = self
+            .roots
+            .iter()
+            .enumerate()
+            .find(|(_, r)| !r.is_absolute())
+        {
+            return Err(invalid(
+                at(&format!("roots[{i}]")),
+                format!("'{}' must be an absolute folder path", root.display()),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The wire format a provider speaks.
@@ -140,8 +296,36 @@ impl Settings {
                 found: u32::try_from(found).unwrap_or(u32::MAX),
             });
         }
-        let settings: Settings =
-            serde_json::from_value(value).map_err(|e| SettingsError::Malformed(e.to_string()))?;
+        let mut value = value;
+        if found < 2 {
+            migrate_v1(&mut value);
+        }
+        // Read the servers one by one, so an error can name the entry it is about.
+        let servers = match value
+            .get_mut("servers")
+            .map(serde_json::Value::take)
+            .unwrap_or_default()
+        {
+            serde_json::Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    serde_json::from_value::<ServerConfig>(item)
+                        .map_err(|e| invalid(format!("servers[{i}]"), e.to_string()))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            serde_json::Value::Null => Vec::new(),
+            _ => return Err(invalid("servers", "must be a list")),
+        };
+        let provider = serde_json::from_value::<ProviderSettings>(
+            value.get("provider").cloned().unwrap_or_default(),
+        )
+        .map_err(|e| invalid("provider", e.to_string()))?;
+        let settings = Settings {
+            version: SCHEMA_VERSION,
+            servers,
+            provider,
+        };
         settings.validate()?;
         Ok(settings)
     }
@@ -151,33 +335,26 @@ impl Settings {
         let mut seen = std::collections::BTreeSet::new();
         for (i, server) in self.servers.iter().enumerate() {
             let at = |f: &str| format!("servers[{i}].{f}");
-            if server.id.trim().is_empty() {
-                return Err(invalid(at("id"), "must not be empty"));
-            }
-            if !server
-                .id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            {
-                return Err(invalid(
-                    at("id"),
-                    format!("'{}' may use only letters, digits, '-' and '_'", server.id),
-                ));
-            }
+            server.validate(&at)?;
             if !seen.insert(server.id.as_str()) {
                 return Err(invalid(
                     at("id"),
                     format!("'{}' is used by another server", server.id),
                 ));
             }
-            if server.command.trim().is_empty() {
-                return Err(invalid(
-                    at("command"),
-                    "must name the program that starts the server, for example npx",
-                ));
-            }
         }
         self.provider.validate()
+    }
+}
+
+/// Version 1 had only stdio servers, with `command` and `args` at the top of each entry.
+fn migrate_v1(value: &mut serde_json::Value) {
+    if let Some(servers) = value.get_mut("servers").and_then(|s| s.as_array_mut()) {
+        for server in servers.iter_mut().filter_map(|s| s.as_object_mut()) {
+            server
+                .entry("transport")
+                .or_insert_with(|| serde_json::Value::from("stdio"));
+        }
     }
 }
 
@@ -220,15 +397,9 @@ pub fn example_server(local_install: Option<&Path>) -> ServerConfig {
             ],
         ),
     };
-    ServerConfig {
-        id: "everything".to_owned(),
-        name: "Everything (example)".to_owned(),
-        command,
-        args,
-        env: BTreeMap::new(),
-        cwd: None,
-        enabled: true,
-    }
+    let mut config = ServerConfig::stdio("everything", command, args);
+    config.name = "Everything (example)".to_owned();
+    config
 }
 
 #[cfg(test)]
@@ -236,14 +407,13 @@ mod tests {
     use super::*;
 
     fn server(id: &str, command: &str) -> ServerConfig {
-        ServerConfig {
-            id: id.into(),
-            name: id.into(),
-            command: command.into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-            enabled: true,
+        ServerConfig::stdio(id, command, Vec::<String>::new())
+    }
+
+    fn command_of(s: &ServerConfig) -> &str {
+        match &s.transport {
+            Transport::Stdio { command, .. } => command,
+            Transport::Http { url, .. } => url,
         }
     }
 
@@ -253,7 +423,7 @@ mod tests {
         s.validate().expect("first-run settings are valid");
         let json = serde_json::to_value(&s).expect("serializes");
         assert_eq!(Settings::from_json(json).expect("reads back"), s);
-        assert_eq!(s.servers[0].command, "npx");
+        assert_eq!(command_of(&s.servers[0]), "npx");
         assert!(s.servers[0].enabled);
     }
 
@@ -287,6 +457,57 @@ mod tests {
     }
 
     #[test]
+    fn rejects_bad_transports_and_timeouts_naming_the_field() {
+        let read = |server: serde_json::Value| {
+            Settings::from_json(serde_json::json!({
+                "version": 2,
+                "servers": [{"id": "ok", "name": "ok", "transport": "stdio", "command": "node"}, server],
+                "provider": ProviderSettings::defaults_for(ProviderKind::Openai),
+            }))
+            .unwrap_err()
+            .to_string()
+        };
+        let err = read(
+            serde_json::json!({"id": "w", "name": "w", "transport": "websocket", "url": "ws://x"}),
+        );
+        assert!(
+            err.starts_with("servers[1]: unknown variant `websocket`"),
+            "{err}"
+        );
+        let err = read(
+            serde_json::json!({"id": "h", "name": "h", "transport": "http", "url": "ftp://x"}),
+        );
+        assert!(err.starts_with("servers[1].url:"), "{err}");
+        let err = read(
+            serde_json::json!({"id": "s", "name": "s", "transport": "stdio", "command": "x", "callTimeoutSecs": 0}),
+        );
+        assert!(err.starts_with("servers[1].callTimeoutSecs:"), "{err}");
+        let err = read(
+            serde_json::json!({"id": "s", "name": "s", "transport": "stdio", "command": "x", "roots": ["rel/dir"]}),
+        );
+        assert!(err.starts_with("servers[1].roots[0]:"), "{err}");
+        let err = read(
+            serde_json::json!({"id": "ok", "name": "again", "transport": "http", "url": "http://x"}),
+        );
+        assert_eq!(err, "servers[1].id: 'ok' is used by another server");
+    }
+
+    #[test]
+    fn migrates_version_1_stdio_entries() {
+        let s = Settings::from_json(serde_json::json!({
+            "version": 1,
+            "servers": [{"id": "fs", "name": "Files", "command": "npx", "args": ["-y", "x"], "enabled": false}],
+            "provider": ProviderSettings::defaults_for(ProviderKind::Anthropic),
+        }))
+        .expect("a version 1 file still reads");
+        assert_eq!(s.version, SCHEMA_VERSION);
+        assert_eq!(command_of(&s.servers[0]), "npx");
+        assert!(!s.servers[0].enabled);
+        assert!(s.servers[0].auto_restart);
+        assert_eq!(s.servers[0].call_timeout_secs, 60);
+    }
+
+    #[test]
     fn refuses_settings_from_a_newer_version() {
         let err = Settings::from_json(serde_json::json!({"version": 99})).unwrap_err();
         assert_eq!(err, SettingsError::TooNew { found: 99 });
@@ -299,8 +520,11 @@ mod tests {
         std::fs::create_dir_all(&entry).expect("mkdir");
         std::fs::write(entry.join("index.js"), "").expect("write");
         let s = example_server(Some(&dir));
-        assert_eq!(s.command, "node");
-        assert!(s.args[0].ends_with("dist/index.js"));
+        let Transport::Stdio { command, args, .. } = &s.transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(command, "node");
+        assert!(args[0].ends_with("dist/index.js"));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -33,7 +33,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
   const input = useRef<HTMLTextAreaElement>(null);
 
   const toolCount = servers
-    .filter((s) => s.status.state === "running")
+    .filter((s) => s.status.state === "ready")
     .reduce((n, s) => n + s.tools.length, 0);
 
   const updateTool = (callId: string, change: Partial<Extract<Item, { type: "tool" }>>) =>

@@ -10,7 +10,14 @@ import {
 } from "../ipc";
 
 export function statusLabel(status: ServerStatus): string {
-  return status.state === "failed" ? `failed: ${status.reason}` : status.state;
+  switch (status.state) {
+    case "failed":
+      return `failed: ${status.reason}`;
+    case "restarting":
+      return `restarting (attempt ${status.attempt}) after: ${status.reason}`;
+    default:
+      return status.state;
+  }
 }
 
 export default function ServersPanel({ servers }: { servers: ServerSnapshot[] }) {

@@ -1,0 +1,237 @@
+//! Toolgate's side of an MCP connection: what it tells a server about itself, and how it answers
+//! the server's requests and notifications.
+//!
+//! Roots, sampling and logging are deprecated for the 2026-07-28 protocol era (SEP-2577), but they
+//! are how every server of the 2025-11-25 era (all Node servers on npm today) works, so we keep
+//! offering them.
+#![allow(deprecated)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode,
+    ErrorData, Implementation, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, Root, RootsCapabilities, SamplingCapability,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, RoleClient};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::types::{LogLevel, ServerEvent};
+
+/// Requests a server makes of the client. The app and the CLI provide the answers; this crate
+/// only delivers the requests. Both are advertised to servers, so an implementation that cannot
+/// ask anyone should decline, as [`DeclineServerRequests`] does.
+#[async_trait]
+pub trait ServerRequests: Send + Sync + 'static {
+    /// `sampling/createMessage`: the server asks the user's model to write something.
+    async fn create_message(
+        &self,
+        server: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData>;
+
+    /// `elicitation/create`: the server asks the user for input.
+    async fn elicit(
+        &self,
+        server: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData>;
+}
+
+/// Declines every request cleanly: elicitation with `decline`, sampling with the error the spec
+/// suggests for a user's refusal. Used until the approval gate handles these requests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DeclineServerRequests;
+
+#[async_trait]
+impl ServerRequests for DeclineServerRequests {
+    async fn create_message(
+        &self,
+        server: &str,
+        _params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        tracing::info!(server, "declined a sampling request");
+        Err(ErrorData::new(
+            ErrorCode(-1),
+            "Toolgate declined the sampling request: it does not yet let servers use the model",
+            None,
+        ))
+    }
+
+    async fn elicit(
+        &self,
+        server: &str,
+        _params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
+        tracing::info!(server, "declined an elicitation request");
+        Ok(ElicitResult::new(ElicitationAction::Decline))
+    }
+}
+
+/// Which list a server said has changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+/// One connection's handler. Cheap: it holds channels and shared state only.
+pub(crate) struct Client {
+    pub server: String,
+    pub roots: Arc<RwLock<Vec<PathBuf>>>,
+    pub events: broadcast::Sender<ServerEvent>,
+    pub list_changed: mpsc::UnboundedSender<ListKind>,
+    pub requests: Arc<dyn ServerRequests>,
+}
+
+/// What Toolgate tells every server about itself: its name and version, and that it offers
+/// roots (with change notifications), sampling and elicitation (answered by [`ServerRequests`]).
+pub(crate) fn client_info() -> ClientConfig {
+    let mut capabilities = ClientCapabilities::default();
+    let mut roots = RootsCapabilities::default();
+    roots.list_changed = Some(true);
+    capabilities.roots = Some(roots);
+    capabilities.sampling = Some(SamplingCapability::default());
+    capabilities.elicitation = Some(ElicitationCapability::default());
+    let mut implementation = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
+    implementation.title = Some("Toolgate".to_owned());
+    ClientConfig::new(capabilities, implementation)
+}
+
+pub(crate) fn root_uri(path: &std::path::Path) -> String {
+    // Paths are absolute (settings validation ensures it); a URI needs its spaces and the like
+    // escaped.
+    let mut uri = String::from("file://");
+    for byte in path.to_string_lossy().bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(char::from(byte))
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri
+}
+
+fn level(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        client_info()
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .roots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|path| {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.display().to_string());
+                Root::new(root_uri(path)).with_name(name)
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.requests.create_message(&self.server, params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.requests.elicit(&self.server, params).await
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.events.send(ServerEvent::Progress {
+            server: self.server.clone(),
+            token: params.progress_token.0.to_string(),
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+        });
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.server, level = ?params.level, "log: {}", params.data);
+        let _ = self.events.send(ServerEvent::Log {
+            server: self.server.clone(),
+            level: level(params.level),
+            logger: params.logger,
+            data: params.data,
+        });
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(ListKind::Tools);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(ListKind::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(ListKind::Prompts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_uris_escape_what_a_uri_cannot_hold() {
+        assert_eq!(
+            root_uri(std::path::Path::new("/home/a b/projects/é")),
+            "file:///home/a%20b/projects/%C3%A9"
+        );
+    }
+
+    #[test]
+    fn client_info_is_truthful() {
+        let info = serde_json::to_value(client_info()).expect("serializes");
+        assert_eq!(info["clientInfo"]["name"], "toolgate");
+        assert_eq!(info["clientInfo"]["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(info["capabilities"]["roots"]["listChanged"], true);
+        assert!(info["capabilities"]["sampling"].is_object());
+        assert!(info["capabilities"]["elicitation"].is_object());
+    }
+}

@@ -1,0 +1,262 @@
+//! A stdio server's process: spawned in its own group, its output sorted, and stopped for sure.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::broadcast;
+
+use crate::host_env::HostEnv;
+use crate::logs::ServerLog;
+use crate::orphans::{group_members, signal_group, ProcessId, Signal};
+use crate::types::ServerEvent;
+
+/// Room for one read of the server's stdout in flight to rmcp; a larger message just waits.
+const PIPE_BUFFER: usize = 256 * 1024;
+/// The largest message accepted from a server. Tool results can be big (files, images), but a
+/// server that never ends its line must not take all memory.
+pub(crate) const MESSAGE_LIMIT: usize = 64 * 1024 * 1024;
+
+pub(crate) struct StdioSpec<'a> {
+    pub server: &'a str,
+    pub command: &'a str,
+    pub args: &'a [String],
+    pub env: &'a BTreeMap<String, String>,
+    pub cwd: Option<&'a Path>,
+}
+
+/// A running server process and the two ends rmcp talks through.
+pub(crate) struct Spawned {
+    pub process: StdioProcess,
+    /// The server's stdout with everything that is not JSON-RPC taken out.
+    pub reader: DuplexStream,
+    pub writer: ChildStdin,
+}
+
+pub(crate) struct StdioProcess {
+    child: Child,
+    pub leader: ProcessId,
+}
+
+pub(crate) fn spawn(
+    spec: &StdioSpec<'_>,
+    host: &HostEnv,
+    log: &ServerLog,
+    events: &broadcast::Sender<ServerEvent>,
+) -> Result<Spawned, String> {
+    let program: PathBuf = host.resolve(spec.command, spec.cwd)?;
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(spec.args)
+        .env("PATH", host.path_var())
+        .envs(spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so stopping it stops whatever it started (npx starts node, uvx python).
+        .process_group(0)
+        // A last resort should this handle be dropped without `stop`.
+        .kill_on_drop(true);
+    if let Some(cwd) = spec.cwd {
+        command.current_dir(cwd);
+    }
+    die_with_parent(&mut command);
+    let mut child = command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!(
+            "could not start '{}': the program or its interpreter was not found",
+            program.display()
+        ),
+        std::io::ErrorKind::PermissionDenied => format!(
+            "could not start '{}': permission denied (is it executable?)",
+            program.display()
+        ),
+        _ => format!("could not start '{}': {e}", program.display()),
+    })?;
+    let pid = child.id().unwrap_or(0);
+    let leader = ProcessId::of(pid).unwrap_or(ProcessId { pid, start: 0 });
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err("the server's standard streams could not be opened".to_owned());
+    };
+    log.mark(&format!("started {} (pid {pid})", program.display()));
+
+    let (server, log_err, events_err) = (spec.server.to_owned(), log.clone(), events.clone());
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::debug!(server = %server, "stderr: {line}");
+            log_err.push(&line);
+            let _ = events_err.send(ServerEvent::Output {
+                server: server.clone(),
+                line,
+            });
+        }
+    });
+
+    let (reader, mut to_rmcp) = tokio::io::duplex(PIPE_BUFFER);
+    let (server, log_out, events_out) = (spec.server.to_owned(), log.clone(), events.clone());
+    tokio::spawn(async move {
+        let mut stdout = BufReader::new(stdout);
+        let mut line = Vec::new();
+        let mut oversized = false;
+        loop {
+            // fill_buf/consume rather than read_until, so a runaway line cannot take all memory.
+            let (take, complete) = match stdout.fill_buf().await {
+                Ok(buf) if !buf.is_empty() => {
+                    let newline = buf.iter().position(|b| *b == b'\n');
+                    let take = newline.map_or(buf.len(), |i| i + 1);
+                    if !oversized && line.len() + take > MESSAGE_LIMIT {
+                        oversized = true;
+                        line.clear();
+                    }
+                    if !oversized {
+                        line.extend_from_slice(&buf[..take]);
+                    }
+                    (take, newline.is_some())
+                }
+                _ => break,
+            };
+            stdout.consume(take);
+            if !complete {
+                continue;
+            }
+            if oversized {
+                oversized = false;
+                let text = format!(
+                    "(stdout) a message larger than {} MiB was dropped; the call it answered will time out",
+                    MESSAGE_LIMIT / (1024 * 1024)
+                );
+                tracing::warn!(server = %server, "{text}");
+                log_out.push(&text);
+                continue;
+            }
+            if looks_like_json(&line) {
+                if to_rmcp.write_all(&line).await.is_err() {
+                    break;
+                }
+            } else {
+                // A stray print would otherwise corrupt the stream; keep it where users look.
+                let text = String::from_utf8_lossy(&line);
+                let text = format!("(stdout, not JSON-RPC, skipped) {}", text.trim_end());
+                tracing::debug!(server = %server, "{text}");
+                log_out.push(&text);
+                let _ = events_out.send(ServerEvent::Output {
+                    server: server.clone(),
+                    line: text,
+                });
+            }
+            line.clear();
+        }
+        // Dropping the writer ends rmcp's stream: the connection closes and calls in flight fail.
+    });
+
+    Ok(Spawned {
+        process: StdioProcess { child, leader },
+        reader,
+        writer: stdin,
+    })
+}
+
+/// A cheap test that keeps every JSON-RPC message (an object, or a batch) and drops the log lines
+/// and banners servers print by mistake. Malformed JSON that passes is skipped by rmcp.
+fn looks_like_json(line: &[u8]) -> bool {
+    let trimmed = line.trim_ascii();
+    matches!(
+        (trimmed.first(), trimmed.last()),
+        (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
+    )
+}
+
+/// Linux: the kernel sends SIGKILL to the server when the thread that spawned it exits, so a
+/// killed app cannot leave it running. Tokio's worker threads live as long as the runtime, and
+/// servers are only spawned from async tasks, never from `spawn_blocking` threads that come and
+/// go.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the child between fork and exec. It only makes the system
+    // calls prctl and getppid, both async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)?;
+            // The parent may have died before the signal was armed.
+            if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(parent) {
+                return Err(std::io::Error::other(
+                    "Toolgate exited while starting the server",
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut tokio::process::Command) {}
+
+impl StdioProcess {
+    /// Stops the server after its stdin has been closed: waits `grace` for it to exit, then
+    /// sends SIGTERM to its group, waits again, then SIGKILL. Whatever else is left in its group
+    /// (a launcher's child) is stopped too. Returns how the server exited.
+    pub async fn stop(mut self, grace: Duration) -> Option<ExitStatus> {
+        let pgid = self.leader.pid;
+        let mut status = tokio::time::timeout(grace, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if status.is_none() {
+            signal_group(pgid, Signal::Term);
+            status = tokio::time::timeout(grace, self.child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+        }
+        if status.is_none() {
+            signal_group(pgid, Signal::Kill);
+            status = self.child.wait().await.ok();
+        }
+        // The leader is reaped; members still alive keep the group id from being reused.
+        if !group_members(pgid).is_empty() {
+            signal_group(pgid, Signal::Term);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if !group_members(pgid).is_empty() {
+                signal_group(pgid, Signal::Kill);
+            }
+        }
+        status
+    }
+}
+
+/// Words for how a process ended.
+pub(crate) fn describe_exit(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) if s.code().is_some() => format!("it exited with code {}", s.code().unwrap_or(0)),
+        Some(s) => match s.signal() {
+            Some(9) => "it was killed (SIGKILL)".to_owned(),
+            Some(15) => "it was terminated (SIGTERM)".to_owned(),
+            Some(n) => format!("it was killed by signal {n}"),
+            None => "it exited".to_owned(),
+        },
+        None => "it exited".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_rpc_lines_pass_and_prints_do_not() {
+        assert!(looks_like_json(b"{\"jsonrpc\":\"2.0\"}\n"));
+        assert!(looks_like_json(b"  [{}]  \r\n"));
+        assert!(!looks_like_json(b"hello from a debug print\n"));
+        assert!(!looks_like_json(b"{not json\n"));
+        assert!(!looks_like_json(b"\n"));
+    }
+}

@@ -1,0 +1,309 @@
+//! What the manager tells its callers: statuses, tool lists, call results and live events.
+
+use std::time::Duration;
+
+use rmcp::model::{Prompt, Resource, Tool};
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum ServerStatus {
+    Stopped,
+    Starting,
+    Ready,
+    /// Exited on its own; waiting `retry_in_ms` before start-up attempt `attempt`.
+    #[serde(rename_all = "camelCase")]
+    Restarting {
+        attempt: u32,
+        retry_in_ms: u64,
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerStatus::Stopped => f.write_str("stopped"),
+            ServerStatus::Starting => f.write_str("starting"),
+            ServerStatus::Ready => f.write_str("ready"),
+            ServerStatus::Restarting {
+                attempt, reason, ..
+            } => write!(f, "restarting (attempt {attempt}) after: {reason}"),
+            ServerStatus::Failed { reason } => write!(f, "failed: {reason}"),
+        }
+    }
+}
+
+/// A tool as a server describes it, with its annotations (hints, never guarantees).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: Value,
+    pub output_schema: Option<Value>,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl ToolInfo {
+    /// A tool with no annotations.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+            open_world: false,
+        }
+    }
+}
+
+impl From<Tool> for ToolInfo {
+    fn from(t: Tool) -> Self {
+        let a = t.annotations.as_ref();
+        Self {
+            name: t.name.to_string(),
+            title: t.title.clone().or_else(|| a.and_then(|a| a.title.clone())),
+            description: t.description.as_deref().unwrap_or("").to_owned(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+            output_schema: t
+                .output_schema
+                .as_ref()
+                .map(|s| Value::Object((**s).clone())),
+            read_only: a.and_then(|a| a.read_only_hint).unwrap_or(false),
+            // The spec's default for destructiveHint is true, but only when readOnlyHint is false;
+            // we show a badge only for what the server states.
+            destructive: a.and_then(|a| a.destructive_hint).unwrap_or(false),
+            idempotent: a.and_then(|a| a.idempotent_hint).unwrap_or(false),
+            open_world: a.and_then(|a| a.open_world_hint).unwrap_or(false),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+}
+
+impl From<Resource> for ResourceInfo {
+    fn from(r: Resource) -> Self {
+        Self {
+            uri: r.uri,
+            name: r.name,
+            description: r.description,
+            mime_type: r.mime_type,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub arguments: Vec<String>,
+}
+
+impl From<Prompt> for PromptInfo {
+    fn from(p: Prompt) -> Self {
+        Self {
+            name: p.name,
+            description: p.description,
+            arguments: p
+                .arguments
+                .unwrap_or_default()
+                .into_iter()
+                .map(|a| a.name)
+                .collect(),
+        }
+    }
+}
+
+/// What the UI and the loop see of one server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerSnapshot {
+    pub id: String,
+    pub name: String,
+    pub enabled: bool,
+    pub status: ServerStatus,
+    /// `serverInfo` from the handshake, e.g. `mcp-servers/everything 2.0.0`.
+    pub implementation: Option<String>,
+    pub protocol_version: Option<String>,
+    pub tools: Vec<ToolInfo>,
+    pub resources: Vec<ResourceInfo>,
+    pub prompts: Vec<PromptInfo>,
+}
+
+/// The result of a tool call, kept whole, with a text rendering for the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutput {
+    pub is_error: bool,
+    /// Text blocks joined; other blocks named by kind, so the model knows they exist.
+    pub text: String,
+    /// The full `CallToolResult` as the server sent it: every content block (text, image,
+    /// audio, embedded resource, resource link), `structuredContent` and `isError`.
+    pub raw: Value,
+}
+
+impl ToolOutput {
+    pub(crate) fn from_result(raw: Value) -> Self {
+        let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let mut parts = Vec::new();
+        for block in raw
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let str_of = |key: &str| block.get(key).and_then(Value::as_str);
+            match str_of("type") {
+                Some("text") => parts.push(str_of("text").unwrap_or("").to_owned()),
+                Some("resource_link") => parts.push(format!(
+                    "[resource link {}]",
+                    str_of("uri").unwrap_or("(no uri)")
+                )),
+                Some("resource") => {
+                    let inner = block.get("resource");
+                    match inner.and_then(|r| r.get("text")).and_then(Value::as_str) {
+                        Some(text) => parts.push(text.to_owned()),
+                        None => parts.push(format!(
+                            "[resource {}]",
+                            inner
+                                .and_then(|r| r.get("uri"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("(no uri)")
+                        )),
+                    }
+                }
+                Some(kind) => {
+                    let mime = str_of("mimeType")
+                        .map(|m| format!(" {m}"))
+                        .unwrap_or_default();
+                    parts.push(format!("[{kind}{mime}]"));
+                }
+                None => {}
+            }
+        }
+        if parts.is_empty() {
+            if let Some(structured) = raw.get("structuredContent") {
+                parts.push(structured.to_string());
+            }
+        }
+        Self {
+            is_error,
+            text: parts.join("\n"),
+            raw,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+/// Something a server did that a subscriber may want to show as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ServerEvent {
+    /// A server's status, tools, resources or prompts changed; read a fresh snapshot.
+    #[serde(rename_all = "camelCase")]
+    Changed { server: String },
+    #[serde(rename_all = "camelCase")]
+    Progress {
+        server: String,
+        /// The progress token of the request, as the server sent it.
+        token: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A `notifications/message` log entry.
+    #[serde(rename_all = "camelCase")]
+    Log {
+        server: String,
+        level: LogLevel,
+        logger: Option<String>,
+        data: Value,
+    },
+    /// One line the server wrote to stderr (or to stdout that was not JSON-RPC).
+    #[serde(rename_all = "camelCase")]
+    Output { server: String, line: String },
+}
+
+/// Per-call options. The defaults come from the server's configuration.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Overrides the server's call timeout; progress notifications reset it.
+    pub timeout: Option<Duration>,
+    /// Overrides the server's limit on one call however much progress it reports.
+    pub max_timeout: Option<Duration>,
+    /// Cancelling it cancels the call: the server is sent `notifications/cancelled`.
+    pub cancel: Option<CancellationToken>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tool_output_joins_text_and_names_other_blocks() {
+        let out = ToolOutput::from_result(json!({
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "demo://r/1", "name": "r1"},
+                {"type": "resource", "resource": {"uri": "demo://r/2", "text": "inner text"}},
+                {"type": "resource", "resource": {"uri": "demo://r/3", "blob": "AAAA"}}
+            ],
+            "isError": false
+        }));
+        assert_eq!(
+            out.text,
+            "hello\n[image image/png]\n[audio audio/wav]\n[resource link demo://r/1]\ninner text\n[resource demo://r/3]"
+        );
+        assert!(!out.is_error);
+    }
+
+    #[test]
+    fn tool_output_falls_back_to_structured_content() {
+        let out = ToolOutput::from_result(json!({
+            "content": [], "structuredContent": {"sum": 3}, "isError": true
+        }));
+        assert_eq!(out.text, r#"{"sum":3}"#);
+        assert!(out.is_error);
+    }
+}

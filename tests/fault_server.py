@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""A misbehaving MCP server for Toolgate's tests (stdio, newline-delimited JSON-RPC).
+
+Standard library only, so CI needs nothing beyond python3. Usage:
+
+    fault_server.py [MODE]
+
+MODE (default `ok`):
+  ok            behaves; the fault tools below can still be called
+  junk-start    prints non-JSON lines before answering initialize and before every message
+  slow-start    sleeps $SLOW_START_SECONDS (default 3) before reading anything
+  exit-at-once  writes two lines to stderr and exits 1 before reading anything
+  hang-start    reads stdin but never answers anything, initialize included
+  list-changed  0.5 s after notifications/initialized, adds `late_tool` and
+                sends notifications/tools/list_changed
+  stubborn      like ok, but keeps running after stdin closes and ignores SIGTERM,
+                as a wedged server does: only SIGKILL ends it
+
+Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS).
+tools/list returns at most PAGE_SIZE tools per page, so a host that ignores
+nextCursor misses tools. stderr gets `recv <method>` for every message and
+`cancelled <id>` for every notifications/cancelled, which tests read to prove
+what reached the server.
+"""
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+
+MODES = ("ok", "junk-start", "slow-start", "exit-at-once", "hang-start", "list-changed",
+         "stubborn")
+PAGE_SIZE = 2
+JUNK_LINES = ("hello from a debug print", "{not json", "[debug] 42 > 41")
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "ok"
+out_lock = threading.Lock()  # slow calls and the list-changed timer write from other threads
+cancelled = set()            # request ids the host cancelled; they must never be answered
+
+TOOLS = [
+    {"name": "echo", "description": "Returns the `text` argument.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "crash", "description": "The server exits with code 3 without answering.",
+     "inputSchema": {"type": "object"}},
+    {"name": "hang", "description": "Never answers this call; other requests still are.",
+     "inputSchema": {"type": "object"}},
+    {"name": "big", "description": "Returns a text of exactly `bytes` bytes (default 20000000).",
+     "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer"}}}},
+    {"name": "slow", "description": "Answers after `seconds`; sends progress every `interval` "
+                                    "seconds when _meta.progressToken is set.",
+     "inputSchema": {"type": "object", "properties": {
+         "seconds": {"type": "number"}, "interval": {"type": "number"}}}},
+    {"name": "junk", "description": "Prints non-JSON lines to stdout, then answers.",
+     "inputSchema": {"type": "object"}},
+]
+LATE_TOOL = {"name": "late_tool", "description": "Appears after start-up (list-changed mode).",
+             "inputSchema": {"type": "object"}}
+
+
+def log(line):
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def write_raw(text):
+    # One write and a flush per line, so a reader never sees half a message
+    # sitting in our buffer while we wait on stdin.
+    with out_lock:
+        sys.stdout.buffer.write(text.encode("utf-8") + b"\n")
+        sys.stdout.buffer.flush()
+
+
+def junk():
+    for line in JUNK_LINES:
+        write_raw(line)
+
+
+def send(msg):
+    if mode == "junk-start":
+        junk()
+    write_raw(json.dumps(msg, separators=(",", ":")))
+
+
+def reply(rid, result):
+    if rid in cancelled:
+        return  # the spec says a cancelled request gets no response
+    send({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def error(rid, code, message):
+    send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+
+def text_result(text):
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def list_tools(rid, params):
+    cursor = params.get("cursor")
+    try:
+        start = int(cursor) if cursor is not None else 0
+        if start < 0 or start > len(TOOLS):
+            raise ValueError
+    except (TypeError, ValueError):
+        return error(rid, -32602, "invalid cursor: %r" % (cursor,))
+    result = {"tools": TOOLS[start:start + PAGE_SIZE]}
+    if start + PAGE_SIZE < len(TOOLS):
+        # Opaque on purpose: a host must pass back what it got, not compute offsets.
+        result["nextCursor"] = str(start + PAGE_SIZE)
+    reply(rid, result)
+
+
+def run_slow(rid, args, token):
+    seconds = float(args.get("seconds", 5))
+    interval = max(float(args.get("interval", 0.5)), 0.01)
+    steps = max(1, math.ceil(seconds / interval))
+    deadline = time.monotonic() + seconds
+    for step in range(1, steps + 1):
+        time.sleep(max(0.0, min(interval, deadline - time.monotonic())))
+        if rid in cancelled:
+            return  # stop the progress stream too: the host no longer wants it
+        if token is not None:
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": step, "total": steps,
+                             "message": "step %d of %d" % (step, steps)}})
+    reply(rid, text_result("slept %g s" % seconds))
+
+
+def call_tool(rid, params):
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name == "echo":
+        reply(rid, text_result(str(args.get("text", ""))))
+    elif name == "crash":
+        log("crashing in the middle of call %s" % rid)
+        os._exit(3)  # no cleanup, no flush of stdout: like a segfault as seen by the host
+    elif name == "hang":
+        pass  # the host's timeout or cancellation is what's under test
+    elif name == "big":
+        reply(rid, text_result("x" * int(args.get("bytes", 20_000_000))))
+    elif name == "slow":
+        token = (params.get("_meta") or {}).get("progressToken")
+        # A thread keeps the server answering pings, cancellations and other
+        # calls while this one is in flight.
+        threading.Thread(target=run_slow, args=(rid, args, token), daemon=True).start()
+    elif name == "junk":
+        junk()
+        reply(rid, text_result("answered after junk"))
+    elif name == "late_tool" and LATE_TOOL in TOOLS:
+        reply(rid, text_result("late tool called"))
+    else:
+        # Unknown tool is a protocol error, not an isError result (MCP spec, tools).
+        error(rid, -32602, "Unknown tool: %s" % name)
+
+
+def add_late_tool():
+    time.sleep(0.5)
+    TOOLS.append(LATE_TOOL)
+    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
+def handle(msg):
+    method = msg.get("method")
+    rid = msg.get("id")
+    log("recv %s" % (method if method is not None else "response %s" % rid))
+    if mode == "hang-start" or method is None:
+        return  # hang-start answers nothing; responses to us are unexpected and ignored
+    if "id" not in msg:  # a notification
+        if method == "notifications/cancelled":
+            cid = (msg.get("params") or {}).get("requestId")
+            cancelled.add(cid)
+            log("cancelled %s" % cid)
+        elif method == "notifications/initialized" and mode == "list-changed":
+            threading.Thread(target=add_late_tool, daemon=True).start()
+        return
+    params = msg.get("params") or {}
+    if method == "initialize":
+        wanted = params.get("protocolVersion")
+        reply(rid, {
+            "protocolVersion": wanted if wanted in ("2025-11-25", "2025-06-18") else "2025-11-25",
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "fault-server", "version": "1"},
+        })
+    elif method == "ping":
+        reply(rid, {})
+    elif method == "tools/list":
+        list_tools(rid, params)
+    elif method == "tools/call":
+        call_tool(rid, params)
+    else:
+        error(rid, -32601, "Method not found: %s" % method)
+
+
+def main():
+    if mode not in MODES:
+        log("usage: fault_server.py [%s]" % "|".join(MODES))
+        sys.exit(2)
+    if mode == "exit-at-once":
+        log("fatal: config file /nope missing")
+        log("hint: run with a valid --config")
+        sys.exit(1)
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "slow-start":
+        time.sleep(float(os.environ.get("SLOW_START_SECONDS", "3")))
+    if mode == "junk-start":
+        junk()  # before anything is read, as a chatty start-up banner would
+    for raw in sys.stdin.buffer:
+        line = raw.decode("utf-8", "replace").strip()
+        if not line:
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            log("recv unparsable line")
+            error(None, -32700, "Parse error")
+            continue
+        if isinstance(msg, dict):
+            handle(msg)
+    # stdin closed: the host is done with us. Daemon threads (slow, timer) die with us.
+    if mode == "stubborn":
+        # Silent: writing to the closed stderr pipe would end us by a broken pipe.
+        while True:
+            time.sleep(3600)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
