@@ -12,6 +12,7 @@ fn main() {
         "answer_approval",
         "pending_approvals",
         "reset_conversation",
+        "tool_catalog",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -172,7 +172,10 @@ pub async fn send_message(
     text: String,
     on_event: Channel<TurnEvent>,
 ) -> Result<String> {
-    let settings = state.settings().provider.clone();
+    let (settings, tools) = {
+        let all = state.settings();
+        (all.provider.clone(), all.tools.clone())
+    };
     let name = settings.kind.secret_name();
     let key = keychain(state.secrets.clone(), move |s| s.get(name))
         .await?
@@ -182,7 +185,8 @@ pub async fn send_message(
         ProviderKind::Openai => WireFormat::OpenAi,
     };
     let provider = HttpProvider::new(format, &settings.base_url, key)?;
-    let agent = Agent::new(state.servers.clone(), state.gate.clone());
+    let agent = Agent::new(state.servers.clone(), state.gate.clone())
+        .with_tools(tools, settings.tool_target());
     let mut history = state.conversation.lock().await;
     let before = history.len();
     let emit = move |event: TurnEvent| {
@@ -196,6 +200,38 @@ pub async fn send_message(
         history.truncate(before);
     }
     Ok(result?)
+}
+
+/// Every tool of the ready servers: the name the model sees, or why it is hidden; and how much of
+/// the current provider's allowance the visible ones use.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCatalogView {
+    tools: Vec<toolgate_catalog::ListedTool>,
+    budget: Option<toolgate_catalog::Budget>,
+    /// Why no tool list can be sent as the settings stand, if so.
+    problem: Option<String>,
+}
+
+#[tauri::command]
+pub async fn tool_catalog(state: State<'_, AppState>) -> Result<ToolCatalogView> {
+    let (tools, target) = {
+        let all = state.settings();
+        (all.tools.clone(), all.provider.tool_target())
+    };
+    let view = match toolgate_agent::catalog_of(&state.servers.snapshot().await, &tools) {
+        Ok(catalog) => ToolCatalogView {
+            tools: catalog.listing().to_vec(),
+            budget: Some(catalog.budget(target)),
+            problem: catalog.check(target).err().map(|e| e.to_string()),
+        },
+        Err(e) => ToolCatalogView {
+            tools: Vec::new(),
+            budget: None,
+            problem: Some(e.to_string()),
+        },
+    };
+    Ok(view)
 }
 
 #[tauri::command]

@@ -61,6 +61,7 @@ pub fn run() {
             commands::answer_approval,
             commands::pending_approvals,
             commands::reset_conversation,
+            commands::tool_catalog,
         ])
         .build(tauri::generate_context!());
 

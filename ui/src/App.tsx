@@ -3,6 +3,8 @@ import {
   errorMessage,
   getProvider,
   listServers,
+  toolCatalog,
+  type ToolCatalogView,
   onServersChanged,
   type ProviderView,
   type ServerSnapshot,
@@ -21,11 +23,13 @@ const TABS: { id: Tab; label: string }[] = [
 export default function App() {
   const [tab, setTab] = useState<Tab>("chat");
   const [servers, setServers] = useState<ServerSnapshot[]>([]);
+  const [catalog, setCatalog] = useState<ToolCatalogView | null>(null);
   const [provider, setProviderView] = useState<ProviderView | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
 
   const refreshServers = useCallback(() => {
     listServers().then(setServers, (e) => setLoadError(errorMessage(e)));
+    toolCatalog().then(setCatalog, (e) => setLoadError(errorMessage(e)));
   }, []);
 
   useEffect(() => {
@@ -73,7 +77,7 @@ export default function App() {
           <ChatPanel provider={provider} servers={servers} onOpenProvider={() => setTab("provider")} />
         </section>
         <section role="tabpanel" aria-labelledby="tab-servers" hidden={tab !== "servers"}>
-          <ServersPanel servers={servers} />
+          <ServersPanel servers={servers} catalog={catalog} />
         </section>
         <section role="tabpanel" aria-labelledby="tab-provider" hidden={tab !== "provider"}>
           {provider && <ProviderPanel provider={provider} onChange={setProviderView} />}

@@ -48,6 +48,37 @@ export interface ServerSnapshot {
   prompts: PromptInfo[];
 }
 
+export type HiddenReason =
+  | { kind: "serverDisabled" }
+  | { kind: "disabledByUser" }
+  | { kind: "notIncluded" }
+  | { kind: "duplicateName" }
+  | { kind: "excluded"; pattern: string };
+
+export type ToolState =
+  | { state: "visible"; modelName: string }
+  | { state: "hidden"; reason: HiddenReason };
+
+export interface ListedTool {
+  serverId: string;
+  serverName: string;
+  tool: { name: string; title?: string; description: string };
+  state: ToolState;
+}
+
+export interface Budget {
+  tools: number;
+  limit: number;
+  estimatedTokens: number;
+}
+
+/** Every tool of the ready servers, with the name the model sees or why it is hidden. */
+export interface ToolCatalogView {
+  tools: ListedTool[];
+  budget: Budget | null;
+  problem: string | null;
+}
+
 export interface ToolOutput {
   isError: boolean;
   text: string;
@@ -112,6 +143,8 @@ export const DEFAULT_BASE_URLS: Record<ProviderKind, string> = {
 };
 
 export const listServers = () => invoke<ServerSnapshot[]>("list_servers");
+
+export const toolCatalog = () => invoke<ToolCatalogView>("tool_catalog");
 
 export const restartServer = (serverId: string) => invoke<void>("restart_server", { serverId });
 

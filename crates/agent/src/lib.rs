@@ -9,18 +9,20 @@
 //! The gate is the only way from a model's request to a server: nothing in this crate calls a tool
 //! without first awaiting the gate's one-shot answer for that call.
 
-mod catalog;
 mod gate;
+mod tools;
 
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_llm::{ChatRequest, LlmError, Message, Provider, ToolCall, Usage};
+use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
+use toolgate_llm::{ChatRequest, LlmError, Message, Provider, ToolCall, ToolSpec, Usage};
 use toolgate_mcp::ServerManager;
 
-pub use catalog::{Catalog, CatalogEntry};
 pub use gate::{Decision, Gate, GateError, PendingCall};
+pub use toolgate_catalog::Provider as ToolTarget;
+pub use tools::catalog_of;
 
 /// Rounds of model → tools → model before the loop gives up, so a model cannot spin forever.
 pub const MAX_ROUNDS: usize = 12;
@@ -59,6 +61,9 @@ pub enum AgentError {
     Llm(#[from] LlmError),
     #[error("the model kept calling tools for {MAX_ROUNDS} rounds without answering; stopped")]
     TooManyRounds,
+    /// The tool list cannot be sent: a name collision the settings forbid, or too many tools.
+    #[error(transparent)]
+    Tools(#[from] CatalogError),
 }
 
 /// Runs turns of one conversation against a set of MCP servers.
@@ -66,6 +71,8 @@ pub struct Agent {
     servers: Arc<ServerManager>,
     gate: Arc<Gate>,
     system: Option<String>,
+    tools: CatalogSettings,
+    target: ToolTarget,
 }
 
 impl Agent {
@@ -77,7 +84,24 @@ impl Agent {
                 "You are Toolgate's assistant. Use the tools when they help. The user approves every tool call; if one is denied, do not retry it, say what you would have done."
                     .to_owned(),
             ),
+            tools: CatalogSettings::default(),
+            target: ToolTarget::Anthropic,
         }
+    }
+
+    /// Which tools to offer, under which names (the user's tool settings), and the provider the
+    /// list must suit (its tool limit and schema rules).
+    pub fn with_tools(mut self, tools: CatalogSettings, target: ToolTarget) -> Self {
+        self.tools = tools;
+        self.target = target;
+        self
+    }
+
+    /// The tools for this turn, or a failure the user can act on.
+    async fn catalog(&self) -> Result<Catalog, AgentError> {
+        let catalog = catalog_of(&self.servers.snapshot().await, &self.tools)?;
+        catalog.check(self.target)?;
+        Ok(catalog)
     }
 
     /// Adds `user_text` to `history` and runs the loop until the model answers.
@@ -93,14 +117,31 @@ impl Agent {
         history.push(Message::User {
             text: user_text.to_owned(),
         });
-        let catalog = Catalog::from_servers(&self.servers.snapshot().await);
+        let catalog = match self.catalog().await {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                on_event(TurnEvent::Failed {
+                    message: e.to_string(),
+                });
+                return Err(e);
+            }
+        };
+        let specs: Vec<ToolSpec> = catalog
+            .entries()
+            .iter()
+            .map(|e| ToolSpec {
+                name: e.model_name.clone(),
+                description: e.tool.description.clone(),
+                input_schema: e.schema_for(self.target).into_owned(),
+            })
+            .collect();
         let mut usage = Usage::default();
         for _ in 0..MAX_ROUNDS {
             let request = ChatRequest {
                 model: model.to_owned(),
                 system: self.system.clone(),
                 messages: history.clone(),
-                tools: catalog.specs(),
+                tools: specs.clone(),
                 max_tokens: 4096,
             };
             let reply = match provider.complete(&request).await {
@@ -156,7 +197,12 @@ impl Agent {
             content,
             is_error: true,
         };
-        let Some(entry) = catalog.resolve(&call.name) else {
+        // Models sometimes swap `-` and `_` or change case; the catalog's names are unique even
+        // so, so the loose match can only find the tool meant.
+        let Some(entry) = catalog
+            .resolve(&call.name)
+            .or_else(|| catalog.resolve_loose(&call.name))
+        else {
             return error(format!(
                 "There is no tool named '{}'. Use one of the tools offered.",
                 call.name
@@ -175,8 +221,8 @@ impl Agent {
             server_name: entry.server_name.clone(),
             tool: entry.tool.name.clone(),
             arguments: call.arguments.clone(),
-            read_only: entry.tool.read_only,
-            destructive: entry.tool.destructive,
+            read_only: entry.annotations().read_only_hint == Some(true),
+            destructive: entry.annotations().destructive_hint == Some(true),
         });
         on_event(TurnEvent::ApprovalRequested(pending));
         match answer.await {

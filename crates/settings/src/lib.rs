@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 
 /// The current schema version. Bump it together with a migration in [`Settings::from_json`].
 pub const SCHEMA_VERSION: u32 = 2;
@@ -22,6 +23,9 @@ pub struct Settings {
     pub version: u32,
     pub servers: Vec<ServerConfig>,
     pub provider: ProviderSettings,
+    /// Which tools the model sees and under which names (see `toolgate-catalog`).
+    #[serde(default)]
+    pub tools: CatalogSettings,
 }
 
 /// One MCP server: how to reach it, and how to supervise it.
@@ -246,6 +250,17 @@ pub struct ProviderSettings {
 }
 
 impl ProviderSettings {
+    /// The rules the tool list must meet for this provider (tool limit, schema details).
+    pub fn tool_target(&self) -> toolgate_catalog::Provider {
+        match self.kind {
+            ProviderKind::Anthropic => toolgate_catalog::Provider::Anthropic,
+            ProviderKind::Openai if self.base_url.contains("://api.openai.com") => {
+                toolgate_catalog::Provider::OpenAi
+            }
+            ProviderKind::Openai => toolgate_catalog::Provider::OpenAiCompatible,
+        }
+    }
+
     pub fn defaults_for(kind: ProviderKind) -> Self {
         Self {
             kind,
@@ -282,6 +297,7 @@ impl Settings {
             version: SCHEMA_VERSION,
             servers: vec![example_server],
             provider: ProviderSettings::defaults_for(ProviderKind::Anthropic),
+            tools: CatalogSettings::default(),
         }
     }
 
@@ -321,10 +337,16 @@ impl Settings {
             value.get("provider").cloned().unwrap_or_default(),
         )
         .map_err(|e| invalid("provider", e.to_string()))?;
+        let tools = match value.get("tools") {
+            Some(tools) => serde_json::from_value::<CatalogSettings>(tools.clone())
+                .map_err(|e| invalid("tools", e.to_string()))?,
+            None => CatalogSettings::default(),
+        };
         let settings = Settings {
             version: SCHEMA_VERSION,
             servers,
             provider,
+            tools,
         };
         settings.validate()?;
         Ok(settings)
@@ -343,6 +365,9 @@ impl Settings {
                 ));
             }
         }
+        self.tools
+            .validate()
+            .map_err(|e| invalid("tools", e.to_string()))?;
         self.provider.validate()
     }
 }

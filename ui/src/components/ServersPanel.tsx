@@ -5,9 +5,30 @@ import {
   restartServer,
   type ServerSnapshot,
   type ServerStatus,
+  type ToolCatalogView,
   type ToolInfo,
   type ToolOutput,
+  type ToolState,
 } from "../ipc";
+
+/** How the model sees a tool: its name in the catalog, or why it is not offered. */
+export function modelNameLabel(state: ToolState | undefined): string {
+  if (!state) return "not offered (server not ready)";
+  if (state.state === "visible") return `model sees: ${state.modelName}`;
+  const reason = state.reason;
+  switch (reason.kind) {
+    case "serverDisabled":
+      return "hidden: server disabled";
+    case "disabledByUser":
+      return "hidden: turned off";
+    case "notIncluded":
+      return "hidden: not in the include patterns";
+    case "duplicateName":
+      return "hidden: duplicate name on this server";
+    case "excluded":
+      return `hidden: excluded by ${reason.pattern}`;
+  }
+}
 
 export function statusLabel(status: ServerStatus): string {
   switch (status.state) {
@@ -20,18 +41,43 @@ export function statusLabel(status: ServerStatus): string {
   }
 }
 
-export default function ServersPanel({ servers }: { servers: ServerSnapshot[] }) {
+export default function ServersPanel({
+  servers,
+  catalog,
+}: {
+  servers: ServerSnapshot[];
+  catalog: ToolCatalogView | null;
+}) {
   if (servers.length === 0) return <p className="panel muted">No MCP servers are configured.</p>;
   return (
     <div className="panel">
+      {catalog?.budget && (
+        <p className="muted" data-testid="tool-budget">
+          {catalog.budget.tools} of {catalog.budget.limit} tools offered to the model, about{" "}
+          {catalog.budget.estimatedTokens} tokens per request
+        </p>
+      )}
+      {catalog?.problem && (
+        <p className="error" role="alert" data-testid="tool-problem">
+          {catalog.problem}
+        </p>
+      )}
       {servers.map((s) => (
-        <ServerCard key={s.id} server={s} />
+        <ServerCard key={s.id} server={s} catalog={catalog} />
       ))}
     </div>
   );
 }
 
-function ServerCard({ server }: { server: ServerSnapshot }) {
+function ServerCard({
+  server,
+  catalog,
+}: {
+  server: ServerSnapshot;
+  catalog: ToolCatalogView | null;
+}) {
+  const stateOf = (name: string) =>
+    catalog?.tools.find((t) => t.serverId === server.id && t.tool.name === name)?.state;
   const [tool, setTool] = useState<ToolInfo | null>(null);
   return (
     <article className="card" data-testid={`server-${server.id}`}>
@@ -61,6 +107,10 @@ function ServerCard({ server }: { server: ServerSnapshot }) {
             </button>
             {t.readOnly && <span className="badge small">read-only</span>}
             {t.destructive && <span className="badge small danger">destructive</span>}
+            <span className="muted" data-testid={`model-name-${t.name}`}>
+              {" "}
+              ({modelNameLabel(stateOf(t.name))})
+            </span>
             <span className="muted"> {t.description}</span>
           </li>
         ))}
