@@ -54,6 +54,8 @@ TOOLS = [
          "seconds": {"type": "number"}, "interval": {"type": "number"}}}},
     {"name": "junk", "description": "Prints non-JSON lines to stdout, then answers.",
      "inputSchema": {"type": "object"}},
+    {"name": "wedge", "description": "Stops reading stdin and ignores SIGTERM, for good.",
+     "inputSchema": {"type": "object"}},
 ]
 LATE_TOOL = {"name": "late_tool", "description": "Appears after start-up (list-changed mode).",
              "inputSchema": {"type": "object"}}
@@ -145,6 +147,12 @@ def call_tool(rid, params):
         # A thread keeps the server answering pings, cancellations and other
         # calls while this one is in flight.
         threading.Thread(target=run_slow, args=(rid, args, token), daemon=True).start()
+    elif name == "wedge":
+        # Stuck for good: stdin is no longer read, so the host's writes fill the pipe and block,
+        # and SIGTERM is ignored. Only SIGKILL ends it.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(3600)
     elif name == "junk":
         junk()
         reply(rid, text_result("answered after junk"))

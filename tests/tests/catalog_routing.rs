@@ -186,10 +186,11 @@ async fn tool_settings_choose_what_the_model_is_sent_and_a_refresh_updates_the_c
             "late__junk",
             "late__late_tool",
             "late__slow",
+            "late__wedge",
         ]
     );
     let budget = catalog.budget(ToolTarget::OpenAi);
-    assert_eq!((budget.tools, budget.limit), (12, 128));
+    assert_eq!((budget.tools, budget.limit), (13, 128));
     assert!(budget.estimated_tokens > 0);
     servers.stop_all().await;
 }

@@ -443,8 +443,8 @@ async fn tools_are_listed_across_pages_and_refreshed_when_they_change() {
     let snap = snapshot_of(&servers, "paged").await;
     assert_eq!(
         tool_names(&snap),
-        ["echo", "crash", "hang", "big", "slow", "junk"],
-        "all three pages of two"
+        ["echo", "crash", "hang", "big", "slow", "junk", "wedge"],
+        "all four pages of two"
     );
     let snap = wait_for(&servers, "late", 5, |s| {
         tool_names(s).contains(&"late_tool")
@@ -771,6 +771,104 @@ async fn stop_ends_a_server_that_ignores_stdin_and_sigterm() {
     );
     assert_eq!(
         snapshot_of(&servers, "stubborn").await.status,
+        ServerStatus::Stopped
+    );
+}
+
+#[tokio::test]
+async fn a_wedged_server_cannot_hang_its_calls_or_its_stop() {
+    let servers = ServerManager::new(ManagerOptions {
+        stop_grace: Duration::from_millis(300),
+        ..ManagerOptions::default()
+    });
+    servers.start_all(&[fault("wedged", "ok")]).await;
+    let pids = processes_with(&tag("wedged"), ProcField::Environ);
+    // The call never answers, and from then on the server reads nothing.
+    let wedge = servers.call_tool_with(
+        "wedged",
+        "wedge",
+        json!({}),
+        CallOptions {
+            timeout: Some(Duration::from_millis(300)),
+            max_timeout: Some(Duration::from_millis(300)),
+            ..CallOptions::default()
+        },
+    );
+    assert!(matches!(wedge.await, Err(McpError::Timeout { .. })));
+    // Arguments far larger than a pipe's buffer: this write blocks for good.
+    let big = "x".repeat(1024 * 1024);
+    let stuck = servers.call_tool_with(
+        "wedged",
+        "echo",
+        json!({"text": big}),
+        CallOptions {
+            timeout: Some(Duration::from_millis(300)),
+            max_timeout: Some(Duration::from_millis(300)),
+            ..CallOptions::default()
+        },
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(20), stuck).await;
+    assert!(
+        matches!(outcome, Ok(Err(McpError::Timeout { .. }))),
+        "the call ends: {outcome:?}"
+    );
+    let stopped = tokio::time::timeout(Duration::from_secs(20), servers.stop_all()).await;
+    assert!(stopped.is_ok(), "stop_all returned");
+    let left = wait_until_none(5, || {
+        pids.iter()
+            .copied()
+            .filter(|p| toolgate_tests::is_alive(*p))
+            .collect()
+    })
+    .await;
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test]
+async fn stopping_a_server_while_it_starts_stops_its_process() {
+    let servers = manager();
+    servers.start_all(&[]).await;
+    let mut config = fault("starting", "hang-start");
+    config.startup_timeout_secs = 600;
+    config.enabled = false;
+    servers.start_all(&[config]).await;
+    let start = {
+        let servers = servers.clone();
+        tokio::spawn(async move { servers.start("starting").await })
+    };
+    // Wait for its process, then stop it mid-handshake.
+    let found = loop {
+        let pids = processes_with(&tag("starting"), ProcField::Environ);
+        if !pids.is_empty() {
+            break pids;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // A restart while starting replaces the process: never two at once.
+    let restart = {
+        let servers = servers.clone();
+        tokio::spawn(async move { servers.restart("starting").await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = processes_with(&tag("starting"), ProcField::Environ);
+    assert_eq!(during.len(), 1, "one process at a time: {during:?}");
+    assert!(
+        !during.contains(&found[0]),
+        "the first start's process is gone"
+    );
+    let stopped = tokio::time::timeout(Duration::from_secs(10), servers.stop("starting")).await;
+    assert!(
+        stopped.is_ok(),
+        "stop returns without waiting for the 600 s start-up timeout"
+    );
+    assert!(
+        processes_with(&tag("starting"), ProcField::Environ).is_empty(),
+        "no process once stop returns"
+    );
+    let _ = start.await;
+    let _ = restart.await;
+    assert_eq!(
+        snapshot_of(&servers, "starting").await.status,
         ServerStatus::Stopped
     );
 }

@@ -4,30 +4,29 @@
 //! the generation is still its own, so a stop, restart or reconfiguration that happened meanwhile
 //! always wins and stale tasks cannot resurrect a server.
 
-use std::collections::{BTreeMap, HashMap};
+mod calls;
+mod connect;
+
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientRequest, ProtocolVersion, ServerResult,
-};
-use rmcp::service::{Peer, PeerRequestOptions, QuitReason, RunningService, ServiceError};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
+use rmcp::service::{Peer, QuitReason};
+use rmcp::RoleClient;
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc, oneshot, watch, Mutex};
-use toolgate_settings::{ServerConfig, Transport};
+use tokio::sync::{broadcast, oneshot, watch, Mutex};
+use tokio_util::sync::CancellationToken;
+use toolgate_settings::ServerConfig;
 
-use crate::client::{Client, DeclineServerRequests, ListKind, ServerRequests};
+use self::connect::Connected;
+use crate::client::{DeclineServerRequests, ListKind, ServerRequests};
 use crate::host_env::HostEnv;
 use crate::logs::ServerLog;
 use crate::orphans::{self, Registry};
-use crate::stdio::{self, StdioProcess, StdioSpec};
+use crate::stdio::{self, StdioProcess};
 use crate::types::{
     CallOptions, PromptInfo, ResourceInfo, ServerEvent, ServerSnapshot, ServerStatus, ToolInfo,
     ToolOutput,
@@ -39,9 +38,6 @@ use crate::McpError;
 const MAX_RESTARTS: u32 = 5;
 /// A server up this long has recovered: its next crash starts the backoff afresh.
 const STABLE_AFTER: Duration = Duration::from_secs(60);
-/// Largest HTTP response or SSE event accepted: tool results can be large.
-const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
-
 /// How the manager is set up by the app or the CLI.
 pub struct ManagerOptions {
     /// Where each server's stderr goes, as `<id>.log`, rotated. None keeps it in memory only.
@@ -81,6 +77,8 @@ struct Entry {
     resources: Vec<ResourceInfo>,
     prompts: Vec<PromptInfo>,
     conn: Option<Conn>,
+    /// A start in progress, so a stop can cut it short and wait for its process to be gone.
+    starting: Option<Starting>,
     generation: u64,
     /// Crashes in a row, for the backoff.
     crashes: u32,
@@ -101,6 +99,51 @@ impl Conn {
     }
 }
 
+struct Starting {
+    cancel: CancellationToken,
+    /// Closed when the start has finished, its process stopped if it was cancelled.
+    done: watch::Receiver<()>,
+}
+
+/// What a stop took from an entry: to be shut down without holding the lock.
+#[derive(Default)]
+struct Retired {
+    conn: Option<Conn>,
+    starting: Option<Starting>,
+}
+
+impl Retired {
+    async fn finish(self) {
+        if let Some(mut starting) = self.starting {
+            starting.cancel.cancel();
+            while starting.done.changed().await.is_ok() {}
+        }
+        if let Some(conn) = self.conn {
+            conn.shut().await;
+        }
+    }
+}
+
+impl Entry {
+    /// Ends whatever runs or starts for this entry (to be finished outside the lock), with a new
+    /// generation so tasks of the old one leave the entry alone.
+    fn retire(&mut self, generation: u64, status: ServerStatus) -> Retired {
+        self.generation = generation;
+        self.status = status;
+        self.tools.clear();
+        self.resources.clear();
+        self.prompts.clear();
+        let starting = self.starting.take();
+        if let Some(s) = &starting {
+            s.cancel.cancel();
+        }
+        Retired {
+            conn: self.conn.take(),
+            starting,
+        }
+    }
+}
+
 /// Owns every MCP server. Create it with [`ServerManager::new`]; share the `Arc`.
 pub struct ServerManager {
     entries: Mutex<BTreeMap<String, Entry>>,
@@ -110,25 +153,9 @@ pub struct ServerManager {
     options: ManagerOptions,
     registry: StdMutex<Registry>,
     env: tokio::sync::OnceCell<HostEnv>,
+    /// Generations come from one counter, so an entry replaced by `start_all` never reuses one.
+    generations: AtomicU64,
     me: Weak<ServerManager>,
-}
-
-type Service = RunningService<RoleClient, Client>;
-
-/// A connection that has finished its handshake.
-struct Connected {
-    service: Service,
-    process: Option<StdioProcess>,
-    list_changed: mpsc::UnboundedReceiver<ListKind>,
-}
-
-/// Both eras of servers: those that answer `server/discover` (2026-07-28), and those that only
-/// know `initialize` (every Node server on npm today), which get 2025-11-25.
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
-    }
 }
 
 impl ServerManager {
@@ -152,6 +179,7 @@ impl ServerManager {
             options,
             registry,
             env: tokio::sync::OnceCell::new(),
+            generations: AtomicU64::new(1),
             me: me.clone(),
         })
     }
@@ -184,6 +212,10 @@ impl ServerManager {
             .await
     }
 
+    fn next_generation(&self) -> u64 {
+        self.generations.fetch_add(1, Ordering::Relaxed)
+    }
+
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -209,7 +241,8 @@ impl ServerManager {
                         resources: Vec::new(),
                         prompts: Vec::new(),
                         conn: None,
-                        generation: 0,
+                        starting: None,
+                        generation: self.next_generation(),
                         crashes: 0,
                     },
                 );
@@ -239,36 +272,46 @@ impl ServerManager {
     /// Starts one configured server (stopping it first if it runs) and waits until it is
     /// ready or has failed.
     pub fn start<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
-        // Boxed: a crash restarts the server from inside the task this spawns.
-        Box::pin(self.start_inner(id))
+        self.start_if(id, None)
     }
 
-    async fn start_inner(&self, id: &str) {
-        let (config, log, roots, generation, previous) = {
+    /// Starts a server if its generation is still `expected` (a restart scheduled after a crash
+    /// must not revive a server stopped meanwhile). Boxed: a crash restarts the server from inside
+    /// the task a start spawns.
+    fn start_if<'a>(&'a self, id: &'a str, expected: Option<u64>) -> BoxFuture<'a, ()> {
+        Box::pin(self.start_inner(id, expected))
+    }
+
+    async fn start_inner(&self, id: &str, expected: Option<u64>) {
+        let cancel = CancellationToken::new();
+        let (_done, done) = watch::channel(());
+        let (config, log, roots, generation, retired) = {
             let mut entries = self.entries.lock().await;
             let Some(entry) = entries.get_mut(id) else {
                 return;
             };
-            entry.generation += 1;
-            entry.status = ServerStatus::Starting;
-            entry.tools.clear();
-            entry.resources.clear();
-            entry.prompts.clear();
-            entry.log.clear();
+            if expected.is_some_and(|g| g != entry.generation) {
+                return;
+            }
+            let generation = self.next_generation();
+            let retired = entry.retire(generation, ServerStatus::Starting);
+            entry.starting = Some(Starting {
+                cancel: cancel.clone(),
+                done,
+            });
             (
                 entry.config.clone(),
                 entry.log.clone(),
                 entry.roots.clone(),
-                entry.generation,
-                entry.conn.take(),
+                generation,
+                retired,
             )
         };
         self.changed(id);
-        if let Some(conn) = previous {
-            conn.shut().await;
-        }
-        let timeout = Duration::from_secs(config.startup_timeout_secs);
-        let outcome = self.connect(&config, &log, roots, timeout).await;
+        retired.finish().await;
+        // Only now: the old process's last words must not explain the new one's failure.
+        log.clear();
+        let outcome = self.connect(&config, &log, roots, &cancel).await;
         let mut entries = self.entries.lock().await;
         let Some(entry) = entries.get_mut(id).filter(|e| e.generation == generation) else {
             // Stopped or restarted while starting: this connection is no longer wanted.
@@ -278,7 +321,8 @@ impl ServerManager {
             }
             return;
         };
-        match outcome {
+        entry.starting = None;
+        let retry = match outcome {
             Ok((connected, listed)) => {
                 tracing::info!(server = id, tools = listed.tools.len(), "server ready");
                 let peer = connected.service.peer().clone();
@@ -297,54 +341,52 @@ impl ServerManager {
                     stop_rx,
                 ));
                 entry.conn = Some(Conn { peer, stop, task });
+                None
             }
             Err(reason) => {
                 tracing::warn!(server = id, %reason, "server failed to start");
-                entry.status = ServerStatus::Failed { reason };
+                if entry.crashes > 0 {
+                    // A restart after a crash that fails (a port still taken, a fetch that
+                    // failed) counts as another crash and keeps backing off.
+                    self.back_off(entry, reason)
+                } else {
+                    entry.status = ServerStatus::Failed { reason };
+                    None
+                }
             }
-        }
+        };
         drop(entries);
         self.changed(id);
+        if let Some(delay) = retry {
+            self.restart_later(id, generation, delay);
+        }
     }
 
     /// Stops one server and leaves it stopped.
     pub async fn stop(&self, id: &str) -> Result<(), McpError> {
-        let conn = {
+        let retired = {
             let mut entries = self.entries.lock().await;
             let entry = entries
                 .get_mut(id)
                 .ok_or_else(|| McpError::UnknownServer(id.to_owned()))?;
-            entry.generation += 1;
-            entry.status = ServerStatus::Stopped;
-            entry.tools.clear();
-            entry.resources.clear();
-            entry.prompts.clear();
-            entry.conn.take()
+            entry.retire(self.next_generation(), ServerStatus::Stopped)
         };
         self.changed(id);
-        if let Some(conn) = conn {
-            conn.shut().await;
-        }
+        retired.finish().await;
         Ok(())
     }
 
-    /// Stops every server: closes stdin, waits, then terminates each process group.
+    /// Stops every server, starting ones included: closes stdin, waits, then terminates each
+    /// process group. Returns when every process is gone.
     pub async fn stop_all(&self) {
-        let conns: Vec<Conn> = {
+        let retired: Vec<Retired> = {
             let mut entries = self.entries.lock().await;
             entries
                 .values_mut()
-                .filter_map(|e| {
-                    e.generation += 1;
-                    e.status = ServerStatus::Stopped;
-                    e.tools.clear();
-                    e.resources.clear();
-                    e.prompts.clear();
-                    e.conn.take()
-                })
+                .map(|e| e.retire(self.next_generation(), ServerStatus::Stopped))
                 .collect()
         };
-        futures::future::join_all(conns.into_iter().map(Conn::shut)).await;
+        futures::future::join_all(retired.into_iter().map(Retired::finish)).await;
         self.changed("");
     }
 
@@ -410,221 +452,6 @@ impl ServerManager {
             .await
     }
 
-    /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on
-    /// timeout or cancellation the server is sent `notifications/cancelled`. If the server exits
-    /// meanwhile, the call fails at once.
-    pub async fn call_tool_with(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> Result<ToolOutput, McpError> {
-        let (peer, timeout, max_timeout) = {
-            let entries = self.entries.lock().await;
-            let entry = entries
-                .get(server)
-                .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
-            let peer = entry.conn.as_ref().map(|c| c.peer.clone()).ok_or_else(|| {
-                McpError::NotRunning {
-                    server: server.to_owned(),
-                    status: entry.status.to_string(),
-                }
-            })?;
-            if !entry.tools.iter().any(|t| t.name == tool) {
-                return Err(McpError::UnknownTool {
-                    server: server.to_owned(),
-                    tool: tool.to_owned(),
-                });
-            }
-            let timeout = options
-                .timeout
-                .unwrap_or(Duration::from_secs(entry.config.call_timeout_secs));
-            let max = options
-                .max_timeout
-                .unwrap_or(Duration::from_secs(entry.config.max_call_timeout_secs))
-                .max(timeout);
-            (peer, timeout, max)
-        };
-        let arguments = match arguments {
-            Value::Object(map) => map,
-            Value::Null => serde_json::Map::new(),
-            other => return Err(McpError::BadArguments(other.to_string())),
-        };
-        let failed = |detail: String| McpError::Call {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-            detail,
-        };
-        let exited = || McpError::ServerExited {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-        };
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
-        ));
-        let request_options = PeerRequestOptions::with_timeout(timeout)
-            .reset_timeout_on_progress()
-            .with_max_total_timeout(max_timeout);
-        let handle = peer
-            .send_cancellable_request(request, request_options)
-            .await
-            .map_err(|_| exited())?;
-        let mut guard = CancelOnDrop {
-            peer: Some(peer.clone()),
-            id: handle.id.clone(),
-        };
-        let cancel = options.cancel.unwrap_or_default();
-        let response = tokio::select! {
-            response = handle.await_response() => response,
-            () = cancel.cancelled() => {
-                guard.send("cancelled by the user");
-                return Err(McpError::Cancelled { tool: tool.to_owned() });
-            }
-        };
-        guard.peer = None;
-        let result = match response {
-            Ok(ServerResult::CallToolResult(result)) => result,
-            Ok(other) => {
-                return Err(failed(format!(
-                    "it answered with something other than a tool result: {}",
-                    serde_json::to_string(&other).unwrap_or_default()
-                )))
-            }
-            Err(ServiceError::Timeout { timeout }) => {
-                return Err(McpError::Timeout {
-                    server: server.to_owned(),
-                    tool: tool.to_owned(),
-                    seconds: timeout.as_secs(),
-                })
-            }
-            Err(ServiceError::TransportClosed) | Err(ServiceError::TransportSend(_)) => {
-                return Err(exited())
-            }
-            Err(ServiceError::McpError(error)) => return Err(failed(error.message.into_owned())),
-            Err(other) => return Err(failed(other.to_string())),
-        };
-        let raw = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
-        Ok(ToolOutput::from_result(raw))
-    }
-
-    /// Spawns or dials the server, performs the handshake and lists what it offers, all within
-    /// `timeout`. On failure the reason includes the server's last words on stderr.
-    async fn connect(
-        &self,
-        config: &ServerConfig,
-        log: &ServerLog,
-        roots: Arc<RwLock<Vec<PathBuf>>>,
-        timeout: Duration,
-    ) -> Result<(Connected, Listed), String> {
-        let (tx, list_changed) = mpsc::unbounded_channel();
-        let client = Client {
-            server: config.id.clone(),
-            roots,
-            events: self.events.clone(),
-            list_changed: tx,
-            requests: self.options.requests.clone(),
-        };
-        let deadline = tokio::time::Instant::now() + timeout;
-        let handshake = match &config.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                let spec = StdioSpec {
-                    server: &config.id,
-                    command,
-                    args,
-                    env,
-                    cwd: cwd.as_deref(),
-                };
-                let spawned = stdio::spawn(&spec, self.host_env().await, log, &self.events)?;
-                self.registry().insert(&config.id, spawned.process.leader);
-                let process = spawned.process;
-                let served = tokio::time::timeout_at(
-                    deadline,
-                    client.serve_with_lifecycle(
-                        AsyncRwTransport::new_client(spawned.reader, spawned.writer)
-                            .with_max_line_length(stdio::MESSAGE_LIMIT),
-                        lifecycle(),
-                    ),
-                )
-                .await;
-                match served {
-                    Ok(Ok(service)) => Ok((service, Some(process))),
-                    Ok(Err(e)) => Err((format!("the MCP handshake failed: {e}"), Some(process))),
-                    Err(_) => Err((
-                        format!(
-                            "no answer to the MCP handshake within {} s",
-                            timeout.as_secs()
-                        ),
-                        Some(process),
-                    )),
-                }
-            }
-            Transport::Http { url, headers } => {
-                let transport = http_transport(url, headers)?;
-                match tokio::time::timeout_at(
-                    deadline,
-                    client.serve_with_lifecycle(transport, lifecycle()),
-                )
-                .await
-                {
-                    Ok(Ok(service)) => Ok((service, None)),
-                    Ok(Err(e)) => Err((format!("connecting to {url} failed: {e}"), None)),
-                    Err(_) => Err((
-                        format!(
-                            "{url} did not answer the MCP handshake within {} s",
-                            timeout.as_secs()
-                        ),
-                        None,
-                    )),
-                }
-            }
-        };
-        let (mut service, process) = match handshake {
-            Ok(ok) => ok,
-            Err((reason, process)) => {
-                let exit = match process {
-                    // A short grace: a server that failed its handshake has nothing to finish.
-                    Some(p) => Some(
-                        self.stop_process(&config.id, p, Duration::from_millis(300))
-                            .await,
-                    ),
-                    None => None,
-                };
-                return Err(with_last_words(reason, exit, log));
-            }
-        };
-        match tokio::time::timeout_at(deadline, list_everything(service.peer())).await {
-            Ok(Ok(listed)) => Ok((
-                Connected {
-                    service,
-                    process,
-                    list_changed,
-                },
-                listed,
-            )),
-            outcome => {
-                let reason = match outcome {
-                    Ok(Err(e)) => format!("listing its tools failed: {e}"),
-                    _ => format!("it did not list its tools within {} s", timeout.as_secs()),
-                };
-                let _ = service.close().await;
-                let exit = match process {
-                    Some(p) => Some(
-                        self.stop_process(&config.id, p, self.options.stop_grace)
-                            .await,
-                    ),
-                    None => None,
-                };
-                Err(with_last_words(reason, exit, log))
-            }
-        }
-    }
-
     async fn stop_process(&self, id: &str, process: StdioProcess, grace: Duration) -> String {
         let leader = process.leader;
         let status = process.stop(grace).await;
@@ -633,19 +460,22 @@ impl ServerManager {
     }
 
     async fn close_connected(&self, id: &str, mut connected: Connected) {
-        let _ = connected.service.close().await;
+        let _ = connected
+            .service
+            .close_with_timeout(self.options.stop_grace)
+            .await;
         if let Some(p) = connected.process {
             self.stop_process(id, p, self.options.stop_grace).await;
         }
     }
 
     async fn crashed(&self, id: &str, generation: u64, reason: String, uptime: Duration) {
-        let restart_in = {
+        let retry = {
             let mut entries = self.entries.lock().await;
             let Some(entry) = entries.get_mut(id).filter(|e| e.generation == generation) else {
                 return;
             };
-            let reason = with_last_words(reason, None, &entry.log);
+            let reason = connect::with_last_words(reason, None, &entry.log);
             tracing::warn!(server = id, %reason, "server stopped unexpectedly");
             entry.conn = None;
             entry.tools.clear();
@@ -654,43 +484,48 @@ impl ServerManager {
             if uptime >= STABLE_AFTER {
                 entry.crashes = 0;
             }
-            entry.crashes += 1;
-            if entry.config.auto_restart && entry.crashes <= MAX_RESTARTS {
-                let delay = self.options.restart_delay * 2u32.pow(entry.crashes - 1);
-                entry.status = ServerStatus::Restarting {
-                    attempt: entry.crashes,
-                    retry_in_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                    reason,
-                };
-                Some(delay)
-            } else {
-                let reason = if entry.config.auto_restart {
-                    format!("{reason} (gave up after {MAX_RESTARTS} restarts; restart it by hand once fixed)")
-                } else {
-                    reason
-                };
-                entry.status = ServerStatus::Failed { reason };
-                None
-            }
+            self.back_off(entry, reason)
         };
         self.changed(id);
-        if let Some(delay) = restart_in {
-            let me = self.me.clone();
-            let id = id.to_owned();
-            tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                let Some(me) = me.upgrade() else { return };
-                let still_waiting = me
-                    .entries
-                    .lock()
-                    .await
-                    .get(&id)
-                    .is_some_and(|e| e.generation == generation);
-                if still_waiting {
-                    me.start(&id).await;
-                }
-            });
+        if let Some(delay) = retry {
+            self.restart_later(id, generation, delay);
         }
+    }
+
+    /// Counts a crash; sets the entry to restarting (returning the delay) or, past the limit or
+    /// without auto-restart, to failed.
+    fn back_off(&self, entry: &mut Entry, reason: String) -> Option<Duration> {
+        entry.crashes += 1;
+        if entry.config.auto_restart && entry.crashes <= MAX_RESTARTS {
+            let delay = self.options.restart_delay * 2u32.pow(entry.crashes - 1);
+            entry.status = ServerStatus::Restarting {
+                attempt: entry.crashes,
+                retry_in_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason,
+            };
+            Some(delay)
+        } else {
+            let reason = if entry.config.auto_restart {
+                format!(
+                    "{reason} (gave up after {MAX_RESTARTS} restarts; restart it by hand once fixed)"
+                )
+            } else {
+                reason
+            };
+            entry.status = ServerStatus::Failed { reason };
+            None
+        }
+    }
+
+    fn restart_later(&self, id: &str, generation: u64, delay: Duration) {
+        let me = self.me.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            if let Some(me) = me.upgrade() {
+                me.start_if(&id, Some(generation)).await;
+            }
+        });
     }
 
     /// Re-reads one list after the server said it changed.
@@ -762,10 +597,17 @@ async fn supervise(
     let ended = loop {
         tokio::select! {
             _ = &mut stop => {
+                // Closing the transport closes the server's stdin, unless a write to a server
+                // that stopped reading holds it: then the process is stopped regardless, which
+                // fails that write and lets the connection end.
                 cancel.cancel();
-                let _ = waiting.await;
+                let grace = manager.upgrade().map_or(Duration::ZERO, |m| m.options.stop_grace);
+                let closed = tokio::time::timeout(grace, &mut waiting).await.is_ok();
                 if let (Some(me), Some(p)) = (manager.upgrade(), process) {
                     me.stop_process(&id, p, me.options.stop_grace).await;
+                }
+                if !closed {
+                    let _ = tokio::time::timeout(grace, &mut waiting).await;
                 }
                 return;
             }
@@ -797,116 +639,4 @@ enum Lists {
     Tools(Vec<ToolInfo>),
     Resources(Vec<ResourceInfo>),
     Prompts(Vec<PromptInfo>),
-}
-
-/// What a server offers, read once it is connected.
-struct Listed {
-    implementation: Option<String>,
-    protocol_version: Option<String>,
-    tools: Vec<ToolInfo>,
-    resources: Vec<ResourceInfo>,
-    prompts: Vec<PromptInfo>,
-}
-
-async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError> {
-    let info = peer.peer_info();
-    let capabilities = info
-        .as_ref()
-        .map(|i| i.capabilities.clone())
-        .unwrap_or_default();
-    let tools = peer.list_all_tools().await?;
-    // Resources and prompts are extras: a server that fails to list them still serves tools.
-    let resources = if capabilities.resources.is_some() {
-        peer.list_all_resources().await.unwrap_or_else(|e| {
-            tracing::info!("listing resources failed: {e}");
-            Vec::new()
-        })
-    } else {
-        Vec::new()
-    };
-    let prompts = if capabilities.prompts.is_some() {
-        peer.list_all_prompts().await.unwrap_or_else(|e| {
-            tracing::info!("listing prompts failed: {e}");
-            Vec::new()
-        })
-    } else {
-        Vec::new()
-    };
-    Ok(Listed {
-        implementation: info
-            .as_ref()
-            .and_then(|i| i.server_info.as_ref())
-            .map(|s| format!("{} {}", s.name, s.version)),
-        protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()),
-        tools: tools.into_iter().map(ToolInfo::from).collect(),
-        resources: resources.into_iter().map(ResourceInfo::from).collect(),
-        prompts: prompts.into_iter().map(PromptInfo::from).collect(),
-    })
-}
-
-fn http_transport(
-    url: &str,
-    headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    let mut custom = HashMap::new();
-    for (name, value) in headers {
-        let name = reqwest::header::HeaderName::try_from(name.as_str())
-            .map_err(|_| format!("'{name}' is not a valid HTTP header name"))?;
-        // The value may hold a secret: never repeat it in an error.
-        let value = reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|_| {
-            format!("the value of header '{name}' is not a valid HTTP header value")
-        })?;
-        custom.insert(name, value);
-    }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    config.max_json_response_size = HTTP_MESSAGE_LIMIT;
-    config.max_sse_event_size = HTTP_MESSAGE_LIMIT;
-    Ok(StreamableHttpClientTransport::with_client(
-        reqwest::Client::new(),
-        config,
-    ))
-}
-
-/// Adds how the process ended and its last lines of output to a failure reason.
-fn with_last_words(reason: String, exit: Option<String>, log: &ServerLog) -> String {
-    let mut reason = reason;
-    if let Some(exit) = exit {
-        if !reason.contains(&exit) {
-            reason = format!("{reason} ({exit})");
-        }
-    }
-    let tail = log.tail(5);
-    if tail.is_empty() {
-        reason
-    } else {
-        format!("{reason}; its last output: {}", tail.join(" | "))
-    }
-}
-
-/// Sends `notifications/cancelled` for a request whose caller went away before it finished (a
-/// turn stopped, a window closed), so the server can stop working on it.
-struct CancelOnDrop {
-    peer: Option<Peer<RoleClient>>,
-    id: rmcp::model::RequestId,
-}
-
-impl CancelOnDrop {
-    fn send(&mut self, reason: &str) {
-        let Some(peer) = self.peer.take() else { return };
-        let notification = CancelledNotification::new(CancelledNotificationParam::new(
-            Some(self.id.clone()),
-            Some(reason.to_owned()),
-        ));
-        tokio::spawn(async move {
-            let _ = peer.send_notification(notification.into()).await;
-        });
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if self.peer.is_some() && tokio::runtime::Handle::try_current().is_ok() {
-            self.send("the caller stopped waiting");
-        }
-    }
 }

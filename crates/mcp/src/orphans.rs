@@ -9,9 +9,9 @@
 //!    since reused is never touched), and the next start sweeps up what a killed run left.
 //!
 //! The records of a Toolgate process that is still running are left alone, so two instances
-//! never stop each other's servers.
+//! never stop each other's servers. Records of an earlier boot are dropped without killing
+//! anything: nothing survives a reboot, and pids and start times repeat across boots.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -45,9 +45,18 @@ impl ProcessId {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Record {
+    /// `/proc/sys/kernel/random/boot_id` when the record was written.
+    boot: String,
     host: ProcessId,
-    /// Server id → the process group leader it runs as.
-    groups: BTreeMap<String, ProcessId>,
+    /// Each server process group: the server's id and the group's leader. A server restarted
+    /// while its old process is still being stopped briefly has two.
+    groups: Vec<(String, ProcessId)>,
+}
+
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
 }
 
 /// The running groups of this process, written to `<dir>/running-<pid>.json` on every change.
@@ -70,24 +79,23 @@ impl Registry {
         Self {
             file,
             record: host.map(|host| Record {
+                boot: boot_id(),
                 host,
-                groups: BTreeMap::new(),
+                groups: Vec::new(),
             }),
         }
     }
 
     pub fn insert(&mut self, server: &str, leader: ProcessId) {
         if let Some(r) = self.record.as_mut() {
-            r.groups.insert(server.to_owned(), leader);
+            r.groups.push((server.to_owned(), leader));
         }
         self.save();
     }
 
     pub fn remove(&mut self, server: &str, leader: ProcessId) {
         if let Some(r) = self.record.as_mut() {
-            if r.groups.get(server) == Some(&leader) {
-                r.groups.remove(server);
-            }
+            r.groups.retain(|(s, l)| !(s == server && *l == leader));
         }
         self.save();
     }
@@ -131,6 +139,10 @@ pub fn sweep(dir: &Path) -> Vec<(String, u32)> {
             let _ = std::fs::remove_file(&path);
             continue;
         };
+        if record.boot != boot_id() {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
         if record.host.is_alive() {
             continue;
         }
@@ -151,12 +163,23 @@ pub fn sweep(dir: &Path) -> Vec<(String, u32)> {
 
 /// Kills the group `leader` led, if it still exists and is still the same group.
 fn kill_group_if_ours(leader: ProcessId) -> bool {
+    if leader.pid <= 1 {
+        return false;
+    }
     let ours = match ProcessId::of(leader.pid) {
         // The leader runs: it is ours only if it started when ours did.
         Some(now) => now == leader,
-        // The leader is gone. While any member of its group lives, the kernel does not hand its
-        // number to a new process, so members found now are members of our group.
-        None => !group_members(leader.pid).is_empty(),
+        // The leader is gone. While a member of its group lives, the kernel does not hand the
+        // number to a new process, so a live member is ours, unless the group emptied and a new
+        // group took the number. Members of ours started no earlier than our leader; members of
+        // a group that predates it cannot be ours.
+        None => {
+            let members = group_members(leader.pid);
+            !members.is_empty()
+                && members
+                    .iter()
+                    .all(|pid| ProcessId::of(*pid).is_some_and(|p| p.start >= leader.start))
+        }
     };
     if ours {
         signal_group(leader.pid, Signal::Kill);
@@ -172,6 +195,10 @@ pub(crate) enum Signal {
 
 /// Sends a signal to every process in a group. A group that no longer exists is not an error.
 pub(crate) fn signal_group(pgid: u32, signal: Signal) {
+    // 0 would signal our own group, 1 is init.
+    if pgid <= 1 {
+        return;
+    }
     #[cfg(unix)]
     {
         use nix::sys::signal::{killpg, Signal as S};
@@ -209,6 +236,9 @@ fn proc_stat(pid: u32) -> Option<Stat> {
 
 /// Pids of the live processes in a group.
 pub fn group_members(pgid: u32) -> Vec<u32> {
+    if pgid <= 1 {
+        return Vec::new();
+    }
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -241,8 +271,9 @@ mod tests {
         let leader = ProcessId::of(left_over.id()).unwrap();
         // A host that has exited (pid 1's start time never matches a made-up one) ...
         let dead = Record {
+            boot: boot_id(),
             host: ProcessId { pid: 1, start: 1 },
-            groups: BTreeMap::from([("s".to_owned(), leader)]),
+            groups: vec![("s".to_owned(), leader)],
         };
         std::fs::write(
             dir.join("running-1.json"),
@@ -254,18 +285,31 @@ mod tests {
         mine.insert("t", ProcessId::of(live_hosts.id()).unwrap());
         // A record naming a pid whose start time differs: a reused pid, never killed.
         let reused = Record {
+            boot: boot_id(),
             host: ProcessId { pid: 1, start: 2 },
-            groups: BTreeMap::from([(
+            groups: vec![(
                 "r".to_owned(),
                 ProcessId {
                     pid: live_hosts.id(),
                     start: leader.start + 999_999,
                 },
-            )]),
+            )],
         };
         std::fs::write(
             dir.join("running-2.json"),
             serde_json::to_vec(&reused).unwrap(),
+        )
+        .unwrap();
+
+        // A record of an earlier boot: dropped, never acted on.
+        let old_boot = Record {
+            boot: "an-earlier-boot".to_owned(),
+            host: ProcessId { pid: 1, start: 3 },
+            groups: vec![("o".to_owned(), ProcessId::of(live_hosts.id()).unwrap())],
+        };
+        std::fs::write(
+            dir.join("running-3.json"),
+            serde_json::to_vec(&old_boot).unwrap(),
         )
         .unwrap();
 
@@ -283,6 +327,7 @@ mod tests {
             .join(format!("running-{}.json", std::process::id()))
             .exists());
         assert!(!dir.join("running-1.json").exists());
+        assert!(!dir.join("running-3.json").exists());
 
         mine.remove("t", ProcessId::of(live_hosts.id()).unwrap());
         assert!(!dir

@@ -47,6 +47,14 @@ pub(crate) fn spawn(
     log: &ServerLog,
     events: &broadcast::Sender<ServerEvent>,
 ) -> Result<Spawned, String> {
+    if let Some(cwd) = spec.cwd {
+        if !cwd.is_dir() {
+            return Err(format!(
+                "its working folder '{}' does not exist; fix cwd in the server's settings",
+                cwd.display()
+            ));
+        }
+    }
     let program: PathBuf = host.resolve(spec.command, spec.cwd)?;
     let mut command = tokio::process::Command::new(&program);
     command
@@ -161,14 +169,16 @@ pub(crate) fn spawn(
     })
 }
 
-/// A cheap test that keeps every JSON-RPC message (an object, or a batch) and drops the log lines
-/// and banners servers print by mistake. Malformed JSON that passes is skipped by rmcp.
+/// A cheap test that keeps every JSON-RPC message (an object, or a batch, naming `"jsonrpc"`) and
+/// drops the log lines and banners servers print by mistake, JSON loggers' lines included (rmcp
+/// would answer those with an error, which a server might log again). Malformed JSON that passes
+/// is skipped by rmcp.
 fn looks_like_json(line: &[u8]) -> bool {
     let trimmed = line.trim_ascii();
     matches!(
         (trimmed.first(), trimmed.last()),
         (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
-    )
+    ) && trimmed.windows(9).any(|w| w == b"\"jsonrpc\"")
 }
 
 /// Linux: the kernel sends SIGKILL to the server when the thread that spawned it exits, so a
@@ -254,7 +264,8 @@ mod tests {
     #[test]
     fn json_rpc_lines_pass_and_prints_do_not() {
         assert!(looks_like_json(b"{\"jsonrpc\":\"2.0\"}\n"));
-        assert!(looks_like_json(b"  [{}]  \r\n"));
+        assert!(looks_like_json(b"  [{\"jsonrpc\":\"2.0\"}]  \r\n"));
+        assert!(!looks_like_json(b"{\"level\":30,\"msg\":\"listening\"}\n"));
         assert!(!looks_like_json(b"hello from a debug print\n"));
         assert!(!looks_like_json(b"{not json\n"));
         assert!(!looks_like_json(b"\n"));

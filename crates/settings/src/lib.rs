@@ -327,7 +327,7 @@ impl Settings {
                 .enumerate()
                 .map(|(i, item)| {
                     serde_json::from_value::<ServerConfig>(item)
-                        .map_err(|e| invalid(format!("servers[{i}]"), e.to_string()))
+                        .map_err(|e| invalid(format!("servers[{i}]"), without_values(&e)))
                 })
                 .collect::<Result<Vec<_>, _>>()?,
             serde_json::Value::Null => Vec::new(),
@@ -336,10 +336,10 @@ impl Settings {
         let provider = serde_json::from_value::<ProviderSettings>(
             value.get("provider").cloned().unwrap_or_default(),
         )
-        .map_err(|e| invalid("provider", e.to_string()))?;
+        .map_err(|e| invalid("provider", without_values(&e)))?;
         let tools = match value.get("tools") {
             Some(tools) => serde_json::from_value::<CatalogSettings>(tools.clone())
-                .map_err(|e| invalid("tools", e.to_string()))?,
+                .map_err(|e| invalid("tools", without_values(&e)))?,
             None => CatalogSettings::default(),
         };
         let settings = Settings {
@@ -370,6 +370,29 @@ impl Settings {
             .map_err(|e| invalid("tools", e.to_string()))?;
         self.provider.validate()
     }
+}
+
+/// serde's message with the quoted values taken out: a misplaced `env` or `headers` value may be
+/// a secret, and these messages are shown and logged. Names in backticks (fields, variants) stay.
+fn without_values(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let mut out = String::with_capacity(message.len());
+    let mut in_quotes = false;
+    for c in message.chars() {
+        match (c, in_quotes) {
+            ('"', false) => {
+                in_quotes = true;
+                out.push_str("\"…");
+            }
+            ('"', true) => {
+                in_quotes = false;
+                out.push('"');
+            }
+            (_, true) => {}
+            (c, false) => out.push(c),
+        }
+    }
+    out
 }
 
 /// Version 1 had only stdio servers, with `command` and `args` at the top of each entry.
@@ -515,6 +538,23 @@ mod tests {
             serde_json::json!({"id": "ok", "name": "again", "transport": "http", "url": "http://x"}),
         );
         assert_eq!(err, "servers[1].id: 'ok' is used by another server");
+    }
+
+    #[test]
+    fn errors_never_repeat_a_value_that_may_be_a_secret() {
+        let err = Settings::from_json(serde_json::json!({
+            "version": 2,
+            "servers": [{"id": "h", "name": "h", "transport": "http", "url": "https://x",
+                         "headers": "Bearer sk-secret-123"}],
+            "provider": ProviderSettings::defaults_for(ProviderKind::Anthropic),
+        }))
+        .unwrap_err()
+        .to_string();
+        assert!(!err.contains("sk-secret"), "{err}");
+        assert!(
+            err.starts_with("servers[0]: invalid type: string \"…\""),
+            "{err}"
+        );
     }
 
     #[test]

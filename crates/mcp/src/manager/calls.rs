@@ -1,0 +1,161 @@
+//! Tool calls: timeouts reset by progress, cancellation that reaches the server, and errors that
+//! say what happened.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use rmcp::RoleClient;
+use serde_json::Value;
+
+use super::ServerManager;
+use crate::types::{CallOptions, ToolOutput};
+use crate::McpError;
+
+/// Time beyond a call's maximum after which we stop waiting even if the transport itself is stuck
+/// (a server that stopped reading its stdin blocks the cancellation rmcp sends on timeout).
+const STUCK_GRACE: Duration = Duration::from_secs(5);
+
+impl ServerManager {
+    /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on
+    /// timeout or cancellation the server is sent `notifications/cancelled`. If the server exits
+    /// meanwhile, the call fails at once.
+    pub async fn call_tool_with(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<ToolOutput, McpError> {
+        let (peer, timeout, max_timeout) = {
+            let entries = self.entries.lock().await;
+            let entry = entries
+                .get(server)
+                .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+            let peer = entry.conn.as_ref().map(|c| c.peer.clone()).ok_or_else(|| {
+                McpError::NotRunning {
+                    server: server.to_owned(),
+                    status: entry.status.to_string(),
+                }
+            })?;
+            if !entry.tools.iter().any(|t| t.name == tool) {
+                return Err(McpError::UnknownTool {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                });
+            }
+            let timeout = options
+                .timeout
+                .unwrap_or(Duration::from_secs(entry.config.call_timeout_secs));
+            let max = options
+                .max_timeout
+                .unwrap_or(Duration::from_secs(entry.config.max_call_timeout_secs))
+                .max(timeout);
+            (peer, timeout, max)
+        };
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => return Err(McpError::BadArguments(other.to_string())),
+        };
+        let failed = |detail: String| McpError::Call {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            detail,
+        };
+        let exited = || McpError::ServerExited {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
+        ));
+        let request_options = PeerRequestOptions::with_timeout(timeout)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(max_timeout);
+        let handle = peer
+            .send_cancellable_request(request, request_options)
+            .await
+            .map_err(|_| exited())?;
+        let mut guard = CancelOnDrop {
+            peer: Some(peer.clone()),
+            id: handle.id.clone(),
+        };
+        let cancel = options.cancel.unwrap_or_default();
+        let timed_out = || McpError::Timeout {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            seconds: max_timeout.as_secs(),
+        };
+        let response = tokio::select! {
+            response = tokio::time::timeout(max_timeout + STUCK_GRACE, handle.await_response()) => {
+                match response {
+                    Ok(response) => response,
+                    Err(_) => {
+                        guard.send("timed out");
+                        return Err(timed_out());
+                    }
+                }
+            }
+            () = cancel.cancelled() => {
+                guard.send("cancelled by the user");
+                return Err(McpError::Cancelled { tool: tool.to_owned() });
+            }
+        };
+        guard.peer = None;
+        let result = match response {
+            Ok(ServerResult::CallToolResult(result)) => result,
+            Ok(other) => {
+                return Err(failed(format!(
+                    "it answered with something other than a tool result: {}",
+                    serde_json::to_string(&other).unwrap_or_default()
+                )))
+            }
+            Err(ServiceError::Timeout { timeout }) => {
+                return Err(McpError::Timeout {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    seconds: timeout.as_secs(),
+                })
+            }
+            Err(ServiceError::TransportClosed) | Err(ServiceError::TransportSend(_)) => {
+                return Err(exited())
+            }
+            Err(ServiceError::McpError(error)) => return Err(failed(error.message.into_owned())),
+            Err(other) => return Err(failed(other.to_string())),
+        };
+        let raw = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
+        Ok(ToolOutput::from_result(raw))
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller went away before it finished (a
+/// turn stopped, a window closed), so the server can stop working on it.
+struct CancelOnDrop {
+    peer: Option<Peer<RoleClient>>,
+    id: rmcp::model::RequestId,
+}
+
+impl CancelOnDrop {
+    fn send(&mut self, reason: &str) {
+        let Some(peer) = self.peer.take() else { return };
+        let notification = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some(reason.to_owned()),
+        ));
+        tokio::spawn(async move {
+            let _ = peer.send_notification(notification.into()).await;
+        });
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.peer.is_some() && tokio::runtime::Handle::try_current().is_ok() {
+            self.send("the caller stopped waiting");
+        }
+    }
+}

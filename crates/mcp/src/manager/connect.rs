@@ -1,0 +1,292 @@
+//! Reaching a server: spawn or dial, handshake (both protocol eras), and the first listing of what
+//! it offers, all within the server's start-up timeout.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{Peer, RunningService, ServiceError};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use toolgate_settings::{ServerConfig, Transport};
+
+use super::ServerManager;
+use crate::client::{Client, ListKind};
+use crate::logs::ServerLog;
+use crate::stdio::{self, StdioProcess, StdioSpec};
+use crate::types::{PromptInfo, ResourceInfo, ToolInfo};
+
+/// Largest HTTP response or SSE event accepted: tool results can be large.
+const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
+
+pub(super) type Service = RunningService<RoleClient, Client>;
+
+/// A connection that has finished its handshake.
+pub(super) struct Connected {
+    pub service: Service,
+    pub process: Option<StdioProcess>,
+    pub list_changed: mpsc::UnboundedReceiver<ListKind>,
+}
+
+/// Both eras of servers: those that answer `server/discover` (2026-07-28), and those that only
+/// know `initialize` (every Node server on npm today), which get 2025-11-25.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+/// Why a start did not finish, and the process to stop, if one was spawned.
+type NotStarted = (String, Option<StdioProcess>);
+
+impl ServerManager {
+    /// Spawns or dials the server, performs the handshake and lists what it offers, all within
+    /// the server's start-up timeout, unless `cancel` cuts it short. On failure the process is
+    /// stopped and the reason includes the server's last words on stderr.
+    pub(super) async fn connect(
+        &self,
+        config: &ServerConfig,
+        log: &ServerLog,
+        roots: Arc<RwLock<Vec<PathBuf>>>,
+        cancel: &CancellationToken,
+    ) -> Result<(Connected, Listed), String> {
+        let (tx, list_changed) = mpsc::unbounded_channel();
+        let client = Client {
+            server: config.id.clone(),
+            roots,
+            events: self.events.clone(),
+            list_changed: tx,
+            requests: self.options.requests.clone(),
+        };
+        let timeout = Duration::from_secs(config.startup_timeout_secs);
+        let seconds = timeout.as_secs();
+        let handshake: Result<(Service, Option<StdioProcess>), NotStarted> = match &config.transport
+        {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                // Read once, possibly slowly (the login shell): not part of this server's time.
+                let host = self.host_env().await;
+                let deadline = tokio::time::Instant::now() + timeout;
+                let spec = StdioSpec {
+                    server: &config.id,
+                    command,
+                    args,
+                    env,
+                    cwd: cwd.as_deref(),
+                };
+                let spawned = stdio::spawn(&spec, host, log, &self.events)?;
+                self.registry().insert(&config.id, spawned.process.leader);
+                let process = spawned.process;
+                let serve = client.serve_with_lifecycle(
+                    AsyncRwTransport::new_client(spawned.reader, spawned.writer)
+                        .with_max_line_length(stdio::MESSAGE_LIMIT),
+                    lifecycle(),
+                );
+                tokio::select! {
+                    served = tokio::time::timeout_at(deadline, serve) => match served {
+                        Ok(Ok(service)) => Ok((service, Some(process))),
+                        Ok(Err(e)) => Err((format!("the MCP handshake failed: {e}"), Some(process))),
+                        Err(_) => Err((
+                            format!("no answer to the MCP handshake within {seconds} s"),
+                            Some(process),
+                        )),
+                    },
+                    () = cancel.cancelled() => Err((STOPPED.to_owned(), Some(process))),
+                }
+            }
+            Transport::Http { url, headers } => {
+                let deadline = tokio::time::Instant::now() + timeout;
+                let shown = redact_url(url);
+                let transport = http_transport(url, headers)?;
+                let serve = client.serve_with_lifecycle(transport, lifecycle());
+                tokio::select! {
+                    served = tokio::time::timeout_at(deadline, serve) => match served {
+                        Ok(Ok(service)) => Ok((service, None)),
+                        Ok(Err(e)) => Err((format!("connecting to {shown} failed: {e}"), None)),
+                        Err(_) => Err((
+                            format!("{shown} did not answer the MCP handshake within {seconds} s"),
+                            None,
+                        )),
+                    },
+                    () = cancel.cancelled() => Err((STOPPED.to_owned(), None)),
+                }
+            }
+        };
+        let (mut service, process) = match handshake {
+            Ok(ok) => ok,
+            Err((reason, process)) => {
+                let exit = match process {
+                    // A short grace: a server that failed its handshake has nothing to finish.
+                    Some(p) => Some(
+                        self.stop_process(&config.id, p, Duration::from_millis(300))
+                            .await,
+                    ),
+                    None => None,
+                };
+                return Err(with_last_words(reason, exit, log));
+            }
+        };
+        let listing = tokio::select! {
+            listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
+                Ok(Ok(listed)) => Ok(listed),
+                Ok(Err(e)) => Err(format!("listing its tools failed: {e}")),
+                Err(_) => Err(format!("it did not list its tools within {seconds} s")),
+            },
+            () = cancel.cancelled() => Err(STOPPED.to_owned()),
+        };
+        match listing {
+            Ok(listed) => Ok((
+                Connected {
+                    service,
+                    process,
+                    list_changed,
+                },
+                listed,
+            )),
+            Err(reason) => {
+                let _ = service.close_with_timeout(self.options.stop_grace).await;
+                let exit = match process {
+                    Some(p) => Some(
+                        self.stop_process(&config.id, p, self.options.stop_grace)
+                            .await,
+                    ),
+                    None => None,
+                };
+                Err(with_last_words(reason, exit, log))
+            }
+        }
+    }
+}
+
+const STOPPED: &str = "stopped while starting";
+
+/// A URL fit for an error message: without user and password or query, which may hold secrets.
+pub(super) fn redact_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            let had_query = parsed.query().is_some();
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            if had_query {
+                format!("{parsed}?…")
+            } else {
+                parsed.to_string()
+            }
+        }
+        Err(_) => "the server's URL".to_owned(),
+    }
+}
+
+/// What a server offers, read once it is connected.
+pub(super) struct Listed {
+    pub implementation: Option<String>,
+    pub protocol_version: Option<String>,
+    pub tools: Vec<ToolInfo>,
+    pub resources: Vec<ResourceInfo>,
+    pub prompts: Vec<PromptInfo>,
+}
+
+async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError> {
+    let info = peer.peer_info();
+    let capabilities = info
+        .as_ref()
+        .map(|i| i.capabilities.clone())
+        .unwrap_or_default();
+    let tools = peer.list_all_tools().await?;
+    // Resources and prompts are extras: a server that fails to list them still serves tools.
+    let resources = if capabilities.resources.is_some() {
+        peer.list_all_resources().await.unwrap_or_else(|e| {
+            tracing::info!("listing resources failed: {e}");
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
+    let prompts = if capabilities.prompts.is_some() {
+        peer.list_all_prompts().await.unwrap_or_else(|e| {
+            tracing::info!("listing prompts failed: {e}");
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
+    Ok(Listed {
+        implementation: info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| format!("{} {}", s.name, s.version)),
+        protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()),
+        tools: tools.into_iter().map(ToolInfo::from).collect(),
+        resources: resources.into_iter().map(ResourceInfo::from).collect(),
+        prompts: prompts.into_iter().map(PromptInfo::from).collect(),
+    })
+}
+
+fn http_transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::try_from(name.as_str())
+            .map_err(|_| format!("'{name}' is not a valid HTTP header name"))?;
+        // The value may hold a secret: never repeat it in an error.
+        let value = reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|_| {
+            format!("the value of header '{name}' is not a valid HTTP header value")
+        })?;
+        custom.insert(name, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    config.max_json_response_size = HTTP_MESSAGE_LIMIT;
+    config.max_sse_event_size = HTTP_MESSAGE_LIMIT;
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| format!("could not set up HTTP: {e}"))?;
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// Adds how the process ended and its last lines of output to a failure reason.
+pub(super) fn with_last_words(reason: String, exit: Option<String>, log: &ServerLog) -> String {
+    let mut reason = reason;
+    if reason == STOPPED {
+        return reason;
+    }
+    if let Some(exit) = exit {
+        if !reason.contains(&exit) {
+            reason = format!("{reason} ({exit})");
+        }
+    }
+    let tail = log.tail(5);
+    if tail.is_empty() {
+        reason
+    } else {
+        format!("{reason}; its last output: {}", tail.join(" | "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_in_messages_keep_no_credentials() {
+        assert_eq!(
+            redact_url("https://user:pw@mcp.example.com/mcp?api_key=sk-1#x"),
+            "https://mcp.example.com/mcp?…"
+        );
+        assert_eq!(redact_url("not a url sk-1"), "the server's URL");
+    }
+}
