@@ -13,6 +13,7 @@ fn main() {
         "pending_approvals",
         "reset_conversation",
         "tool_catalog",
+        "stop_turn",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Runtime, State};
-use toolgate_agent::{Agent, Decision, PendingCall, TurnEvent};
+use toolgate_agent::{Agent, AgentError, Decision, PendingCall, TurnEvent, TurnOptions};
 use toolgate_llm::{HttpProvider, WireFormat};
 use toolgate_mcp::{ServerSnapshot, ToolOutput};
 use toolgate_secrets::SecretStore;
@@ -38,7 +38,7 @@ command_error! {
     toolgate_llm::LlmError => "provider",
     toolgate_mcp::McpError => "server",
     toolgate_agent::GateError => "approval",
-    toolgate_agent::AgentError => "provider",
+    toolgate_agent::AgentError => "turn",
     tauri::Error => "internal",
 }
 
@@ -189,17 +189,38 @@ pub async fn send_message(
         .with_tools(tools, settings.tool_target());
     let mut history = state.conversation.lock().await;
     let before = history.len();
+    let options = TurnOptions::default();
+    *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some(options.cancel.clone());
     let emit = move |event: TurnEvent| {
         let _ = on_event.send(event);
     };
     let result = agent
-        .run_turn(&provider, &settings.model, &mut history, &text, &emit)
+        .run_turn_with(
+            &provider,
+            &settings.model,
+            &mut history,
+            &text,
+            &options,
+            &emit,
+        )
         .await;
-    if result.is_err() {
-        // A failed turn leaves the conversation as it was, so the next message starts clean.
-        history.truncate(before);
+    *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    match &result {
+        // Stopped or cut off after many rounds: the history is valid and can be continued.
+        Ok(_) | Err(AgentError::Cancelled) | Err(AgentError::TooManyRounds(_)) => {}
+        // Anything else leaves the conversation as it was, so the next message starts clean.
+        Err(_) => history.truncate(before),
     }
     Ok(result?)
+}
+
+/// Stops the running turn: the model call, the approvals it waits for, its tool calls.
+#[tauri::command]
+pub async fn stop_turn(state: State<'_, AppState>) -> Result<()> {
+    if let Some(cancel) = state.turn.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        cancel.cancel();
+    }
+    Ok(())
 }
 
 /// Every tool of the ready servers: the name the model sees, or why it is hidden; and how much of

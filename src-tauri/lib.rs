@@ -62,6 +62,7 @@ pub fn run() {
             commands::pending_approvals,
             commands::reset_conversation,
             commands::tool_catalog,
+            commands::stop_turn,
         ])
         .build(tauri::generate_context!());
 

@@ -22,6 +22,8 @@ pub struct AppState {
     settings: Mutex<Settings>,
     /// The one conversation of the walking skeleton; its lock also keeps turns one at a time.
     pub conversation: tokio::sync::Mutex<Vec<Message>>,
+    /// Stops the turn that is running, if one is.
+    pub turn: Mutex<Option<tokio_util::sync::CancellationToken>>,
 }
 
 /// Where the set-up installs the example server when Toolgate runs from its source folder.
@@ -57,6 +59,7 @@ impl AppState {
             secrets: Arc::new(Keychain::default()),
             settings: Mutex::new(settings),
             conversation: tokio::sync::Mutex::new(Vec::new()),
+            turn: Mutex::new(None),
         })
     }
 

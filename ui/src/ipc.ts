@@ -118,6 +118,14 @@ export type TurnEvent =
   | { kind: "assistantText"; text: string }
   | ({ kind: "approvalRequested" } & PendingCall)
   | { kind: "toolStarted"; callId: string }
+  | {
+      kind: "toolProgress";
+      callId: string;
+      progress: number;
+      total: number | null;
+      message: string | null;
+    }
+  | { kind: "retrying"; attempt: number; delayMs: number; reason: string }
   | { kind: "toolFinished"; callId: string; isError: boolean; output: string }
   | { kind: "toolDenied"; callId: string; reason: string | null }
   | { kind: "finished"; text: string; usage: Usage }
@@ -166,6 +174,9 @@ export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): 
   channel.onmessage = onEvent;
   return invoke<string>("send_message", { text, onEvent: channel });
 }
+
+/** Stops the running turn: the model call, the approvals it waits for, and its tool calls. */
+export const stopTurn = () => invoke<void>("stop_turn");
 
 export const answerApproval = (id: string, decision: Decision) =>
   invoke<void>("answer_approval", { id, decision });

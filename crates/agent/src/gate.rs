@@ -85,6 +85,11 @@ impl Gate {
         tx.send(decision).map_err(|_| GateError::NotPending)
     }
 
+    /// Takes back a call nobody needs an answer to any more (its turn was stopped).
+    pub fn withdraw(&self, id: &str) {
+        self.pending().remove(id);
+    }
+
     /// The calls waiting for an answer, for a UI that opens late (or the tray).
     pub fn waiting(&self) -> Vec<PendingCall> {
         self.pending().values().map(|(c, _)| c.clone()).collect()

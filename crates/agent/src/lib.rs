@@ -8,24 +8,59 @@
 //!
 //! The gate is the only way from a model's request to a server: nothing in this crate calls a tool
 //! without first awaiting the gate's one-shot answer for that call.
+//!
+//! A turn is bounded: at most [`TurnOptions::max_rounds`] model calls, results cut to
+//! [`TurnOptions::result_limit`], and the user's [`TurnOptions::cancel`] stops it at any point,
+//! cancelling the tool calls in flight and withdrawing the ones awaiting an answer. Rate limits and
+//! overloads are retried with backoff, and each retry is announced.
 
 mod gate;
 mod tools;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
 use toolgate_llm::{ChatRequest, LlmError, Message, Provider, ToolCall, ToolSpec, Usage};
-use toolgate_mcp::ServerManager;
+use toolgate_mcp::{CallOptions, CallProgress, ServerManager};
 
 pub use gate::{Decision, Gate, GateError, PendingCall};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
 
-/// Rounds of model → tools → model before the loop gives up, so a model cannot spin forever.
-pub const MAX_ROUNDS: usize = 12;
+/// How one turn may run.
+#[derive(Debug, Clone)]
+pub struct TurnOptions {
+    /// Model calls in one turn before the loop stops, so a model cannot spin forever. The user
+    /// can continue with another message.
+    pub max_rounds: usize,
+    /// Characters of one tool result sent to the model; the rest is cut with a note saying so.
+    pub result_limit: usize,
+    /// Stops the turn: the model call, the approvals waiting, and the tool calls running.
+    pub cancel: CancellationToken,
+    /// Retries of a rate-limited or overloaded model call.
+    pub retries: u32,
+    /// The first retry's wait when the provider names none; doubled for each retry.
+    pub retry_delay: Duration,
+}
+
+impl Default for TurnOptions {
+    fn default() -> Self {
+        Self {
+            max_rounds: 10,
+            result_limit: 100_000,
+            cancel: CancellationToken::new(),
+            retries: 4,
+            retry_delay: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The longest wait between retries, whatever the provider asks.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 
 /// What happens during a turn, in order, for a UI to show.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,6 +73,20 @@ pub enum TurnEvent {
     ApprovalRequested(PendingCall),
     #[serde(rename_all = "camelCase")]
     ToolStarted { call_id: String },
+    #[serde(rename_all = "camelCase")]
+    ToolProgress {
+        call_id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// The provider refused for now (rate limit, overload); the call is retried after a wait.
+    #[serde(rename_all = "camelCase")]
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
     #[serde(rename_all = "camelCase")]
     ToolFinished {
         call_id: String,
@@ -59,8 +108,10 @@ pub enum TurnEvent {
 pub enum AgentError {
     #[error(transparent)]
     Llm(#[from] LlmError),
-    #[error("the model kept calling tools for {MAX_ROUNDS} rounds without answering; stopped")]
-    TooManyRounds,
+    #[error("the model kept calling tools for {0} rounds without a final answer, so the turn stopped here. Send another message (for example \"continue\") to let it go on")]
+    TooManyRounds(usize),
+    #[error("stopped")]
+    Cancelled,
     /// The tool list cannot be sent: a name collision the settings forbid, or too many tools.
     #[error(transparent)]
     Tools(#[from] CatalogError),
@@ -73,6 +124,18 @@ pub struct Agent {
     system: Option<String>,
     tools: CatalogSettings,
     target: ToolTarget,
+}
+
+/// Cuts a tool result to `limit` characters, telling the model what was left out.
+fn truncate(text: String, limit: usize) -> String {
+    let total = text.chars().count();
+    if total <= limit {
+        return text;
+    }
+    let kept: String = text.chars().take(limit).collect();
+    format!(
+        "{kept}\n\n[Toolgate cut this result: it was {total} characters and the limit is {limit}. Ask for a smaller part if you need the rest.]"
+    )
 }
 
 impl Agent {
@@ -114,18 +177,53 @@ impl Agent {
         user_text: &str,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<String, AgentError> {
+        self.run_turn_with(
+            provider,
+            model,
+            history,
+            user_text,
+            &TurnOptions::default(),
+            on_event,
+        )
+        .await
+    }
+
+    /// [`Self::run_turn`] with limits and a way to stop it. The history keeps every message up to
+    /// the stop, so a stopped or cut-off turn can be continued; the caller decides whether to keep
+    /// the messages of a turn that failed.
+    pub async fn run_turn_with(
+        &self,
+        provider: &dyn Provider,
+        model: &str,
+        history: &mut Vec<Message>,
+        user_text: &str,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<String, AgentError> {
+        let result = self
+            .turn(provider, model, history, user_text, options, on_event)
+            .await;
+        if let Err(e) = &result {
+            on_event(TurnEvent::Failed {
+                message: e.to_string(),
+            });
+        }
+        result
+    }
+
+    async fn turn(
+        &self,
+        provider: &dyn Provider,
+        model: &str,
+        history: &mut Vec<Message>,
+        user_text: &str,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<String, AgentError> {
         history.push(Message::User {
             text: user_text.to_owned(),
         });
-        let catalog = match self.catalog().await {
-            Ok(catalog) => catalog,
-            Err(e) => {
-                on_event(TurnEvent::Failed {
-                    message: e.to_string(),
-                });
-                return Err(e);
-            }
-        };
+        let catalog = self.catalog().await?;
         let specs: Vec<ToolSpec> = catalog
             .entries()
             .iter()
@@ -136,7 +234,7 @@ impl Agent {
             })
             .collect();
         let mut usage = Usage::default();
-        for _ in 0..MAX_ROUNDS {
+        for _ in 0..options.max_rounds {
             let request = ChatRequest {
                 model: model.to_owned(),
                 system: self.system.clone(),
@@ -144,15 +242,7 @@ impl Agent {
                 tools: specs.clone(),
                 max_tokens: 4096,
             };
-            let reply = match provider.complete(&request).await {
-                Ok(reply) => reply,
-                Err(e) => {
-                    on_event(TurnEvent::Failed {
-                        message: e.to_string(),
-                    });
-                    return Err(e.into());
-                }
-            };
+            let reply = self.ask(provider, &request, options, on_event).await?;
             usage.input_tokens += reply.usage.input_tokens;
             usage.output_tokens += reply.usage.output_tokens;
             history.push(Message::Assistant {
@@ -174,15 +264,58 @@ impl Agent {
                 reply
                     .tool_calls
                     .iter()
-                    .map(|call| self.gated_call(&catalog, call, on_event)),
+                    .map(|call| self.gated_call(&catalog, call, options, on_event)),
             )
             .await;
+            // Results go back even when stopped, so the history stays valid to continue from.
             history.extend(results);
+            if options.cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
         }
-        on_event(TurnEvent::Failed {
-            message: AgentError::TooManyRounds.to_string(),
-        });
-        Err(AgentError::TooManyRounds)
+        Err(AgentError::TooManyRounds(options.max_rounds))
+    }
+
+    /// One model call, retried with backoff while the provider is rate limiting or overloaded.
+    async fn ask(
+        &self,
+        provider: &dyn Provider,
+        request: &ChatRequest,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<toolgate_llm::Reply, AgentError> {
+        let mut attempt = 0;
+        loop {
+            let result = tokio::select! {
+                result = provider.complete(request) => result,
+                () = options.cancel.cancelled() => return Err(AgentError::Cancelled),
+            };
+            let wait = match &result {
+                Err(LlmError::RateLimited { retry_after, .. }) => {
+                    Some(retry_after.map(Duration::from_secs))
+                }
+                Err(LlmError::Overloaded { .. }) => Some(None),
+                _ => None,
+            };
+            match (result, wait) {
+                (Err(e), Some(asked)) if attempt < options.retries => {
+                    attempt += 1;
+                    let delay = asked
+                        .unwrap_or(options.retry_delay * 2u32.pow(attempt - 1))
+                        .min(MAX_RETRY_WAIT);
+                    on_event(TurnEvent::Retrying {
+                        attempt,
+                        delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                        reason: e.to_string(),
+                    });
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {}
+                        () = options.cancel.cancelled() => return Err(AgentError::Cancelled),
+                    }
+                }
+                (result, _) => return Ok(result?),
+            }
+        }
     }
 
     /// Holds one call at the gate, then runs it or reports why not. Always yields a result message.
@@ -190,6 +323,7 @@ impl Agent {
         &self,
         catalog: &Catalog,
         call: &ToolCall,
+        options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Message {
         let error = |content: String| Message::ToolResult {
@@ -224,18 +358,48 @@ impl Agent {
             read_only: entry.annotations().read_only_hint == Some(true),
             destructive: entry.annotations().destructive_hint == Some(true),
         });
+        let gate_id = pending.id.clone();
         on_event(TurnEvent::ApprovalRequested(pending));
-        match answer.await {
+        let decision = tokio::select! {
+            decision = answer => decision,
+            () = options.cancel.cancelled() => {
+                self.gate.withdraw(&gate_id);
+                Decision::Deny { reason: Some("the user stopped the turn".to_owned()) }
+            }
+        };
+        match decision {
             Decision::Approve => {
                 on_event(TurnEvent::ToolStarted {
                     call_id: call.id.clone(),
                 });
-                let (is_error, content) = match self
-                    .servers
-                    .call_tool(&entry.server_id, &entry.tool.name, call.arguments.clone())
-                    .await
-                {
-                    Ok(output) => (output.is_error, output.text),
+                let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
+                let call_options = CallOptions {
+                    cancel: Some(options.cancel.child_token()),
+                    progress: Some(progress),
+                    ..CallOptions::default()
+                };
+                let running = self.servers.call_tool_with(
+                    &entry.server_id,
+                    &entry.tool.name,
+                    call.arguments.clone(),
+                    call_options,
+                );
+                tokio::pin!(running);
+                let outcome = loop {
+                    tokio::select! {
+                        outcome = &mut running => break outcome,
+                        Some(CallProgress { progress, total, message }) = updates.recv() => {
+                            on_event(TurnEvent::ToolProgress {
+                                call_id: call.id.clone(),
+                                progress,
+                                total,
+                                message,
+                            });
+                        }
+                    }
+                };
+                let (is_error, content) = match outcome {
+                    Ok(output) => (output.is_error, truncate(output.text, options.result_limit)),
                     Err(e) => (true, e.to_string()),
                 };
                 on_event(TurnEvent::ToolFinished {

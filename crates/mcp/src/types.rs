@@ -271,6 +271,17 @@ pub struct CallOptions {
     pub max_timeout: Option<Duration>,
     /// Cancelling it cancels the call: the server is sent `notifications/cancelled`.
     pub cancel: Option<CancellationToken>,
+    /// Receives this call's progress notifications (and only this call's).
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
+}
+
+/// One progress notification of a call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@ interface Props {
   call: PendingCall;
   state: "waiting" | "running" | "done" | "failed" | "denied";
   output?: string;
+  /** The latest progress a running call reported. */
+  progress?: string;
   onAnswer: (approve: boolean, reason: string | null) => void;
 }
 
@@ -17,7 +19,7 @@ const STATE_LABEL = {
 };
 
 /** A tool call held at the gate: what will run, where, with which arguments, and the answer. */
-export default function ApprovalCard({ call, state, output, onAnswer }: Props) {
+export default function ApprovalCard({ call, state, output, progress, onAnswer }: Props) {
   const [reason, setReason] = useState("");
   return (
     <div
@@ -56,6 +58,11 @@ export default function ApprovalCard({ call, state, output, onAnswer }: Props) {
             Deny <kbd>D</kbd>
           </button>
         </div>
+      )}
+      {state === "running" && progress && (
+        <p className="muted small" data-testid="tool-progress">
+          {progress}
+        </p>
       )}
       {output !== undefined && (
         // Tool output is untrusted: shown as text, never as HTML.

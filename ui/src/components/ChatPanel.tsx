@@ -4,6 +4,7 @@ import {
   errorMessage,
   resetConversation,
   sendMessage,
+  stopTurn,
   type PendingCall,
   type ProviderView,
   type ServerSnapshot,
@@ -17,7 +18,8 @@ type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 type Item =
   | { type: "user"; text: string }
   | { type: "assistant"; text: string; usage?: Usage }
-  | { type: "tool"; call: PendingCall; state: ToolState; output?: string }
+  | { type: "tool"; call: PendingCall; state: ToolState; output?: string; progress?: string }
+  | { type: "notice"; text: string }
   | { type: "error"; text: string };
 
 interface Props {
@@ -54,6 +56,23 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       }
       case "toolStarted":
         updateTool(event.callId, { state: "running" });
+        break;
+      case "toolProgress": {
+        const share =
+          event.total !== null && event.total > 0
+            ? `${Math.round((100 * event.progress) / event.total)}%`
+            : `${event.progress}`;
+        updateTool(event.callId, { progress: event.message ? `${share} ${event.message}` : share });
+        break;
+      }
+      case "retrying":
+        setItems((all) => [
+          ...all,
+          {
+            type: "notice",
+            text: `${event.reason}. Trying again in ${Math.ceil(event.delayMs / 1000)} s (attempt ${event.attempt}).`,
+          },
+        ]);
         break;
       case "toolFinished":
         updateTool(event.callId, { state: event.isError ? "failed" : "done", output: event.output });
@@ -136,8 +155,14 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
                 call={item.call}
                 state={item.state}
                 output={item.output}
+                progress={item.progress}
                 onAnswer={(approve, reason) => answer(item.call, approve, reason)}
               />
+            )}
+            {item.type === "notice" && (
+              <p className="muted" role="status" data-testid="chat-notice">
+                {item.text}
+              </p>
             )}
             {item.type === "error" && (
               <p className="error" role="alert" data-testid="chat-error">
@@ -162,18 +187,29 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           ref={input}
           value={text}
           rows={2}
-          placeholder={busy ? "Working…" : "Ask something (Enter sends, Shift+Enter for a new line)"}
+          placeholder={
+            busy ? "Working… (Esc stops)" : "Ask something (Enter sends, Shift+Enter for a new line)"
+          }
           onChange={(e) => setText(e.target.value)}
           onKeyDown={(e) => {
-            if (e.key === "Enter" && !e.shiftKey) {
+            if (e.key === "Escape" && busy) {
+              e.preventDefault();
+              void stopTurn();
+            } else if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
               send();
             }
           }}
         />
-        <button id="chat-send" type="submit" disabled={busy || !text.trim()}>
-          Send
-        </button>
+        {busy ? (
+          <button id="chat-stop" type="button" onClick={() => void stopTurn()}>
+            Stop
+          </button>
+        ) : (
+          <button id="chat-send" type="submit" disabled={!text.trim()}>
+            Send
+          </button>
+        )}
         <button type="button" onClick={clear} disabled={busy}>
           New chat
         </button>

@@ -12,7 +12,7 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use super::ServerManager;
-use crate::types::{CallOptions, ToolOutput};
+use crate::types::{CallOptions, CallProgress, ServerEvent, ToolOutput};
 use crate::McpError;
 
 /// Time beyond a call's maximum after which we stop waiting even if the transport itself is stuck
@@ -76,10 +76,21 @@ impl ServerManager {
         let request_options = PeerRequestOptions::with_timeout(timeout)
             .reset_timeout_on_progress()
             .with_max_total_timeout(max_timeout);
+        // Subscribed before the request goes out, so the first notification cannot be missed.
+        let events = options.progress.as_ref().map(|_| self.events.subscribe());
         let handle = peer
             .send_cancellable_request(request, request_options)
             .await
             .map_err(|_| exited())?;
+        let _forwarding = match (events, options.progress) {
+            (Some(events), Some(sink)) => Some(AbortOnDrop(tokio::spawn(forward_progress(
+                events,
+                server.to_owned(),
+                handle.progress_token.0.to_string(),
+                sink,
+            )))),
+            _ => None,
+        };
         let mut guard = CancelOnDrop {
             peer: Some(peer.clone()),
             id: handle.id.clone(),
@@ -129,6 +140,42 @@ impl ServerManager {
         };
         let raw = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
         Ok(ToolOutput::from_result(raw))
+    }
+}
+
+/// Passes one call's progress notifications on, until the call ends (the task is aborted).
+async fn forward_progress(
+    mut events: tokio::sync::broadcast::Receiver<ServerEvent>,
+    server: String,
+    token: String,
+    sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
+) {
+    loop {
+        match events.recv().await {
+            Ok(ServerEvent::Progress {
+                server: s,
+                token: t,
+                progress,
+                total,
+                message,
+            }) if s == server && t == token => {
+                let _ = sink.send(CallProgress {
+                    progress,
+                    total,
+                    message,
+                });
+            }
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
