@@ -118,7 +118,14 @@ pub enum AgentError {
 }
 
 /// Runs turns of one conversation against a set of MCP servers.
+/// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
+/// mid-turn loses nothing already shown.
+pub trait Recorder: Send + Sync {
+    fn record(&self, message: &Message);
+}
+
 pub struct Agent {
+    recorder: Option<Arc<dyn Recorder>>,
     servers: Arc<ServerManager>,
     gate: Arc<Gate>,
     system: Option<String>,
@@ -141,6 +148,7 @@ fn truncate(text: String, limit: usize) -> String {
 impl Agent {
     pub fn new(servers: Arc<ServerManager>, gate: Arc<Gate>) -> Self {
         Self {
+            recorder: None,
             servers,
             gate,
             system: Some(
@@ -158,6 +166,19 @@ impl Agent {
         self.tools = tools;
         self.target = target;
         self
+    }
+
+    /// Records every message as it is added to the history.
+    pub fn with_recorder(mut self, recorder: Arc<dyn Recorder>) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    fn keep(&self, history: &mut Vec<Message>, message: Message) {
+        if let Some(recorder) = &self.recorder {
+            recorder.record(&message);
+        }
+        history.push(message);
     }
 
     /// The tools for this turn, or a failure the user can act on.
@@ -220,9 +241,12 @@ impl Agent {
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<String, AgentError> {
-        history.push(Message::User {
-            text: user_text.to_owned(),
-        });
+        self.keep(
+            history,
+            Message::User {
+                text: user_text.to_owned(),
+            },
+        );
         let catalog = self.catalog().await?;
         let specs: Vec<ToolSpec> = catalog
             .entries()
@@ -245,10 +269,13 @@ impl Agent {
             let reply = self.ask(provider, &request, options, on_event).await?;
             usage.input_tokens += reply.usage.input_tokens;
             usage.output_tokens += reply.usage.output_tokens;
-            history.push(Message::Assistant {
-                text: reply.text.clone(),
-                tool_calls: reply.tool_calls.clone(),
-            });
+            self.keep(
+                history,
+                Message::Assistant {
+                    text: reply.text.clone(),
+                    tool_calls: reply.tool_calls.clone(),
+                },
+            );
             if reply.tool_calls.is_empty() {
                 on_event(TurnEvent::Finished {
                     text: reply.text.clone(),
@@ -268,7 +295,9 @@ impl Agent {
             )
             .await;
             // Results go back even when stopped, so the history stays valid to continue from.
-            history.extend(results);
+            for result in results {
+                self.keep(history, result);
+            }
             if options.cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
