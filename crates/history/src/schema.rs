@@ -1,0 +1,113 @@
+//! The schema and its migrations.
+//!
+//! The schema version lives in SQLite's own header field `PRAGMA user_version` (0 in a new
+//! file), so it needs no table of its own and any `sqlite3` shell can show it. Each migration
+//! runs in its own `BEGIN IMMEDIATE` transaction together with the version bump, so a crash or a
+//! failing migration leaves the file at the previous version, whole, and the next start tries
+//! again. `IMMEDIATE` takes the write lock before the version is re-read, so two processes
+//! opening one new file at once (the app and the CLI) cannot both apply migration 1.
+//!
+//! **A migration, once released, is never edited:** a database already at its version never runs
+//! it again. Change the schema by appending a migration. `tests::v1_database_made_by_hand_opens`
+//! holds a copy of version 1 as it was written to users' disks, to catch an edit in place.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::{Failure, HistoryError};
+
+/// One step of the schema: the SQL that takes a database from `version - 1` to `version`.
+pub(crate) struct Migration {
+    pub(crate) version: u32,
+    pub(crate) sql: &'static str,
+}
+
+/// Every migration, in order; versions count up from 1 without gaps.
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    // STRICT: a wrong type from a future bug fails loudly instead of being stored as text.
+    // Timestamps are unix milliseconds. `search_text` is the body's "text", lower-cased by
+    // `fold`, so that search needs neither to parse JSON nor to fold per row.
+    sql: "
+        CREATE TABLE conversations (
+            id            TEXT    NOT NULL PRIMARY KEY,
+            title         TEXT    NOT NULL,
+            created_at    INTEGER NOT NULL,
+            updated_at    INTEGER NOT NULL,
+            input_tokens  INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0
+        ) STRICT;
+        CREATE INDEX conversations_by_updated ON conversations (updated_at);
+        CREATE TABLE messages (
+            conversation_id TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+            seq             INTEGER NOT NULL,
+            role            TEXT    NOT NULL,
+            body            TEXT    NOT NULL,
+            search_text     TEXT    NOT NULL,
+            created_at      INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        ) STRICT;
+    ",
+}];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Refuses a file from a newer schema before anything writes to it.
+pub(crate) fn check_not_too_new(
+    found: u32,
+    known: u32,
+    path: &std::path::Path,
+) -> Result<(), HistoryError> {
+    if found > known {
+        return Err(HistoryError::TooNew {
+            path: path.to_owned(),
+            found,
+            known,
+        });
+    }
+    Ok(())
+}
+
+/// Applies, in order, every migration the database has not had yet.
+pub(crate) fn migrate(
+    conn: &mut Connection,
+    migrations: &[Migration],
+    path: &std::path::Path,
+) -> Result<(), Failure> {
+    let known = migrations.last().map_or(0, |m| m.version);
+    for migration in migrations {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Read again under the write lock: another process may have migrated meanwhile.
+        let found = user_version(&tx)?;
+        check_not_too_new(found, known, path)?;
+        if found >= migration.version {
+            continue;
+        }
+        if found == 0 && migration.version == 1 {
+            refuse_foreign_tables(&tx, path)?;
+        }
+        tx.execute_batch(migration.sql)?;
+        tx.pragma_update(None, "user_version", migration.version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// A version-0 file with tables in it was made by some other program: creating ours beside
+/// them would hide that the path is wrong.
+fn refuse_foreign_tables(conn: &Connection, path: &std::path::Path) -> Result<(), Failure> {
+    let objects: i64 =
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))?;
+    if objects > 0 {
+        return Err(HistoryError::Corrupt {
+            path: path.to_owned(),
+            reason: "it is an SQLite database of some other program".to_owned(),
+        }
+        .into());
+    }
+    Ok(())
+}

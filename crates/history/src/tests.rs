@@ -1,0 +1,692 @@
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::*;
+use crate::schema::{migrate, Migration, MIGRATIONS};
+
+/// A clock that moves only when told to.
+#[derive(Clone, Default)]
+struct FakeClock(Arc<AtomicI64>);
+
+impl FakeClock {
+    fn at(ms: i64) -> Self {
+        FakeClock(Arc::new(AtomicI64::new(ms)))
+    }
+    fn set(&self, ms: i64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+fn memory() -> (History, FakeClock) {
+    let clock = FakeClock::at(1_000);
+    let history = History::open_in_memory()
+        .expect("open in memory")
+        .with_clock(clock.clone());
+    (history, clock)
+}
+
+fn user(text: &str) -> StoredMessage {
+    StoredMessage {
+        role: "user".into(),
+        body: json!({ "role": "user", "text": text }),
+        created_at: 7,
+    }
+}
+
+fn titles(list: &[ConversationSummary]) -> Vec<&str> {
+    list.iter().map(|c| c.title.as_str()).collect()
+}
+
+fn assert_not_found(result: Result<impl std::fmt::Debug, HistoryError>, id: &str) {
+    match result {
+        Err(HistoryError::NotFound { id: got }) => assert_eq!(got, id),
+        other => panic!("expected NotFound for {id}, got {other:?}"),
+    }
+}
+
+fn version_of(path: &Path) -> u32 {
+    let conn = Connection::open(path).expect("open raw");
+    schema::user_version(&conn).expect("user_version")
+}
+
+// ---- conversations ----
+
+#[test]
+fn create_gives_a_uuid_v4_and_empty_totals() {
+    let (history, _) = memory();
+    let created = history.create("First").expect("create");
+    let id = uuid::Uuid::parse_str(&created.id).expect("a uuid");
+    assert_eq!(id.get_version_num(), 4);
+    assert_eq!(created.id, id.hyphenated().to_string());
+    assert_eq!(
+        created,
+        ConversationSummary {
+            id: created.id.clone(),
+            title: "First".into(),
+            created_at: 1_000,
+            updated_at: 1_000,
+            message_count: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+        }
+    );
+    assert_ne!(history.create("Second").expect("create").id, created.id);
+}
+
+#[test]
+fn get_returns_what_create_made_and_not_found_for_others() {
+    let (history, _) = memory();
+    let created = history.create("Plans").expect("create");
+    assert_eq!(history.get(&created.id).expect("get"), created);
+    assert_not_found(history.get("no-such-id"), "no-such-id");
+}
+
+#[test]
+fn list_is_newest_first_by_last_message() {
+    let (history, clock) = memory();
+    let a = history.create("a").expect("create");
+    clock.set(2_000);
+    let b = history.create("b").expect("create");
+    // Same millisecond: the later one still comes first.
+    let c = history.create("c").expect("create");
+    assert_eq!(titles(&history.list(None).expect("list")), ["c", "b", "a"]);
+
+    clock.set(3_000);
+    history.append(&a.id, &user("back to a")).expect("append");
+    let list = history.list(None).expect("list");
+    assert_eq!(titles(&list), ["a", "c", "b"]);
+    assert_eq!(list[0].updated_at, 3_000);
+    assert_eq!(list[0].message_count, 1);
+
+    // A clock stepped back does not move a conversation down.
+    clock.set(500);
+    history.append(&a.id, &user("again")).expect("append");
+    assert_eq!(history.get(&a.id).expect("get").updated_at, 3_000);
+    let _ = (b, c);
+}
+
+#[test]
+fn search_matches_title_and_message_text_ignoring_case() {
+    let (history, _) = memory();
+    let travel = history.create("Trip to ZÜRICH").expect("create");
+    let code = history.create("Rust help").expect("create");
+    let tools = history.create("Tools").expect("create");
+    history
+        .append(&code.id, &user("How do I use a Mutex?"))
+        .expect("append");
+    history
+        .append(
+            &tools.id,
+            &StoredMessage {
+                role: "toolResult".into(),
+                body: json!({ "role": "toolResult", "content": "mutex mutex mutex" }),
+                created_at: 1,
+            },
+        )
+        .expect("append");
+
+    let search = |q: &str| titles(&history.list(Some(q)).expect("search")).join(",");
+    assert_eq!(search("zürich"), "Trip to ZÜRICH", "non-ASCII title");
+    assert_eq!(
+        search("MUTEX"),
+        "Rust help",
+        "message text, not tool output"
+    );
+    assert_eq!(search("rust"), "Rust help");
+    assert_eq!(search("o"), "Tools,Rust help,Trip to ZÜRICH");
+    assert_eq!(search("nothing like this"), "");
+    assert_eq!(search("%"), "", "no LIKE wildcards");
+    assert_eq!(
+        search("   "),
+        "Tools,Rust help,Trip to ZÜRICH",
+        "blank lists all"
+    );
+    assert_eq!(search("  help "), "Rust help", "trimmed");
+    let _ = travel;
+}
+
+#[test]
+fn folding_ignores_context() {
+    assert_eq!(fold("ΟΔΟΣ"), "οδοσ");
+    assert_eq!(fold("İ"), "i\u{307}");
+}
+
+#[test]
+fn rename_changes_the_title_but_not_the_order() {
+    let (history, clock) = memory();
+    let old = history.create("old").expect("create");
+    clock.set(2_000);
+    history.create("new").expect("create");
+    history.rename(&old.id, "renamed").expect("rename");
+    assert_eq!(
+        titles(&history.list(None).expect("list")),
+        ["new", "renamed"]
+    );
+    assert_eq!(history.get(&old.id).expect("get").updated_at, 1_000);
+    assert_not_found(history.rename("gone", "x"), "gone");
+}
+
+#[test]
+fn delete_takes_the_messages_with_it() {
+    let (history, _) = memory();
+    let doomed = history.create("doomed").expect("create");
+    let kept = history.create("kept").expect("create");
+    history.append(&doomed.id, &user("one")).expect("append");
+    history.append(&doomed.id, &user("two")).expect("append");
+    history.append(&kept.id, &user("three")).expect("append");
+
+    history.delete(&doomed.id).expect("delete");
+    assert_not_found(history.get(&doomed.id), &doomed.id);
+    assert_not_found(history.messages(&doomed.id), &doomed.id);
+    let orphans: i64 = history.with_raw(|conn| {
+        conn.query_row(
+            "SELECT count(*) FROM messages WHERE conversation_id = ?1",
+            [&doomed.id],
+            |r| r.get(0),
+        )
+        .expect("count")
+    });
+    assert_eq!(orphans, 0);
+    assert_eq!(history.messages(&kept.id).expect("messages").len(), 1);
+    assert_not_found(history.delete(&doomed.id), &doomed.id);
+}
+
+#[test]
+fn append_numbers_messages_per_conversation() {
+    let (history, _) = memory();
+    let a = history.create("a").expect("create");
+    let b = history.create("b").expect("create");
+    assert_eq!(history.append(&a.id, &user("1")).expect("append"), 1);
+    assert_eq!(history.append(&a.id, &user("2")).expect("append"), 2);
+    assert_eq!(history.append(&b.id, &user("1")).expect("append"), 1);
+    assert_eq!(history.append(&a.id, &user("3")).expect("append"), 3);
+    assert_eq!(history.get(&a.id).expect("get").message_count, 3);
+    assert_eq!(history.get(&b.id).expect("get").message_count, 1);
+}
+
+#[test]
+fn append_to_an_unknown_conversation_stores_nothing() {
+    let (history, _) = memory();
+    assert_not_found(history.append("missing", &user("lost")), "missing");
+    let rows: i64 = history.with_raw(|conn| {
+        conn.query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+            .expect("count")
+    });
+    assert_eq!(rows, 0);
+}
+
+#[test]
+fn messages_come_back_in_order_and_unchanged() {
+    let (history, _) = memory();
+    let conv = history.create("c").expect("create");
+    assert!(history.messages(&conv.id).expect("messages").is_empty());
+    let sent = vec![
+        user("hello"),
+        StoredMessage {
+            role: "assistant".into(),
+            body: json!({
+                "role": "assistant",
+                "text": "",
+                "toolCalls": [{ "id": "t1", "name": "fs__read", "arguments": { "path": "/é", "n": 1.5 } }]
+            }),
+            created_at: 8,
+        },
+        StoredMessage {
+            role: "toolResult".into(),
+            body: json!({ "role": "toolResult", "callId": "t1", "content": "x", "isError": false }),
+            created_at: 9,
+        },
+        StoredMessage::new("note", json!("a bare string body")),
+    ];
+    for message in &sent {
+        history.append(&conv.id, message).expect("append");
+    }
+    assert_eq!(history.messages(&conv.id).expect("messages"), sent);
+    assert_not_found(history.messages("nope"), "nope");
+}
+
+#[test]
+fn message_text_is_the_top_level_text_string() {
+    assert_eq!(user("hi").text(), Some("hi"));
+    assert_eq!(StoredMessage::new("x", json!({ "text": 3 })).text(), None);
+    assert_eq!(StoredMessage::new("x", json!(["text"])).text(), None);
+}
+
+#[test]
+fn usage_adds_up_and_saturates() {
+    let (history, _) = memory();
+    let conv = history.create("c").expect("create");
+    history.add_usage(&conv.id, 100, 20).expect("usage");
+    history.add_usage(&conv.id, 50, 5).expect("usage");
+    let got = history.get(&conv.id).expect("get");
+    assert_eq!((got.input_tokens, got.output_tokens), (150, 25));
+
+    history.add_usage(&conv.id, u64::MAX, 0).expect("usage");
+    history.add_usage(&conv.id, 1, 0).expect("usage");
+    assert_eq!(
+        history.get(&conv.id).expect("get").input_tokens,
+        i64::MAX as u64
+    );
+    assert_not_found(history.add_usage("nope", 1, 1), "nope");
+}
+
+#[test]
+fn summaries_and_messages_serialize_in_camel_case() {
+    let (history, _) = memory();
+    let conv = history.create("c").expect("create");
+    let value = serde_json::to_value(&conv).expect("json");
+    for key in [
+        "id",
+        "title",
+        "createdAt",
+        "updatedAt",
+        "messageCount",
+        "inputTokens",
+        "outputTokens",
+    ] {
+        assert!(value.get(key).is_some(), "{key} in {value}");
+    }
+    let message = serde_json::to_value(user("x")).expect("json");
+    assert_eq!(message["createdAt"], 7);
+}
+
+#[test]
+fn history_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<History>();
+
+    let (history, _) = memory();
+    let history = Arc::new(history);
+    let conv = history.create("c").expect("create");
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let history = Arc::clone(&history);
+            let id = conv.id.clone();
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    history.append(&id, &user("t")).expect("append");
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().expect("thread");
+    }
+    assert_eq!(history.get(&conv.id).expect("get").message_count, 100);
+}
+
+// ---- files, schema and migrations ----
+
+#[test]
+fn a_new_file_is_created_with_its_folder_at_the_current_version() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("nested/folder/history.db");
+    let history = History::open(&path).expect("open");
+    assert_eq!(history.path(), path);
+    let (mode, sync, fk): (String, i64, i64) = history.with_raw(|conn| {
+        let text = |name| conn.pragma_query_value(None, name, |r| r.get(0));
+        let int = |name| conn.pragma_query_value(None, name, |r| r.get(0));
+        (
+            text("journal_mode").expect("journal_mode"),
+            int("synchronous").expect("synchronous"),
+            int("foreign_keys").expect("foreign_keys"),
+        )
+    });
+    assert_eq!(
+        (mode.as_str(), sync, fk),
+        ("wal", 2, 1),
+        "WAL, FULL, foreign keys"
+    );
+    drop(history);
+    assert_eq!(version_of(&path), SCHEMA_VERSION);
+}
+
+#[test]
+fn data_survives_closing_and_reopening() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let history = History::open(&path).expect("open");
+    let conv = history.create("kept").expect("create");
+    history
+        .append(&conv.id, &user("still here"))
+        .expect("append");
+    history.add_usage(&conv.id, 3, 4).expect("usage");
+    drop(history);
+
+    let history = History::open(&path).expect("reopen");
+    let got = history.get(&conv.id).expect("get");
+    assert_eq!((got.message_count, got.input_tokens), (1, 3));
+    assert_eq!(
+        history.messages(&conv.id).expect("messages"),
+        [user("still here")]
+    );
+}
+
+#[test]
+fn two_handles_on_one_file_share_the_numbering() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let app = History::open(&path).expect("open app");
+    let cli = History::open(&path).expect("open cli");
+    let conv = app.create("shared").expect("create");
+    assert_eq!(app.append(&conv.id, &user("a")).expect("append"), 1);
+    assert_eq!(cli.append(&conv.id, &user("b")).expect("append"), 2);
+    assert_eq!(app.append(&conv.id, &user("c")).expect("append"), 3);
+    assert_eq!(cli.messages(&conv.id).expect("messages").len(), 3);
+}
+
+#[test]
+fn migrations_count_up_from_one() {
+    for (i, migration) in MIGRATIONS.iter().enumerate() {
+        assert_eq!(migration.version as usize, i + 1);
+    }
+    assert_eq!(SCHEMA_VERSION as usize, MIGRATIONS.len());
+}
+
+/// Version 1 exactly as it was released, written without this crate's code: an edit of
+/// migration 1 in place (instead of a new migration) breaks this test.
+const V1_AS_RELEASED: &str = "
+    CREATE TABLE conversations (
+        id            TEXT    NOT NULL PRIMARY KEY,
+        title         TEXT    NOT NULL,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        input_tokens  INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0
+    ) STRICT;
+    CREATE INDEX conversations_by_updated ON conversations (updated_at);
+    CREATE TABLE messages (
+        conversation_id TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq             INTEGER NOT NULL,
+        role            TEXT    NOT NULL,
+        body            TEXT    NOT NULL,
+        search_text     TEXT    NOT NULL,
+        created_at      INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, seq)
+    ) STRICT;
+    INSERT INTO conversations VALUES ('11111111-1111-4111-8111-111111111111', 'From v1', 10, 20, 5, 6);
+    INSERT INTO messages VALUES ('11111111-1111-4111-8111-111111111111', 1, 'user',
+        '{\"role\":\"user\",\"text\":\"Written by v1\"}', 'written by v1', 15);
+    PRAGMA user_version = 1;
+";
+
+#[test]
+fn v1_database_made_by_hand_opens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    Connection::open(&path)
+        .expect("create raw")
+        .execute_batch(V1_AS_RELEASED)
+        .expect("write v1");
+
+    let history = History::open(&path).expect("open v1");
+    let id = "11111111-1111-4111-8111-111111111111";
+    let conv = history.get(id).expect("get");
+    assert_eq!(
+        (conv.title.as_str(), conv.created_at, conv.updated_at),
+        ("From v1", 10, 20)
+    );
+    assert_eq!(
+        (conv.message_count, conv.input_tokens, conv.output_tokens),
+        (1, 5, 6)
+    );
+    assert_eq!(
+        history.messages(id).expect("messages"),
+        [StoredMessage {
+            role: "user".into(),
+            body: json!({ "role": "user", "text": "Written by v1" }),
+            created_at: 15,
+        }]
+    );
+    assert_eq!(
+        titles(&history.list(Some("WRITTEN BY")).expect("search")),
+        ["From v1"]
+    );
+    history.append(id, &user("written now")).expect("append");
+    drop(history);
+    assert_eq!(version_of(&path), SCHEMA_VERSION);
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let newer = SCHEMA_VERSION + 1;
+    Connection::open(&path)
+        .expect("create raw")
+        .execute_batch(&format!(
+            "CREATE TABLE from_the_future (x); PRAGMA user_version = {newer};"
+        ))
+        .expect("write");
+    let before = std::fs::read(&path).expect("read");
+
+    let err = History::open(&path).expect_err("must refuse");
+    match &err {
+        HistoryError::TooNew {
+            path: p,
+            found,
+            known,
+        } => {
+            assert_eq!((p, *found, *known), (&path, newer, SCHEMA_VERSION));
+        }
+        other => panic!("expected TooNew, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(message.contains("newer version of Toolgate"), "{message}");
+    assert!(message.contains("update Toolgate"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+    assert!(!Path::new(&format!("{}-wal", path.display())).exists());
+    // Not "recovered" either: the file belongs to the newer version.
+    assert!(matches!(
+        History::open_or_recover(&path),
+        Err(HistoryError::TooNew { .. })
+    ));
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+}
+
+#[test]
+fn a_newer_schema_with_a_pending_wal_is_left_untouched() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let wal = dir.path().join("history.db-wal");
+    let newer = SCHEMA_VERSION + 1;
+    let conn = Connection::open(&path).expect("create raw");
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .expect("wal");
+    conn.execute_batch(&format!(
+        "CREATE TABLE from_the_future (x); INSERT INTO from_the_future VALUES (1);
+         PRAGMA user_version = {newer};"
+    ))
+    .expect("write");
+    // Leave the writes in the `-wal`, as a newer Toolgate killed mid-session would.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+        .expect("no checkpoint");
+    drop(conn);
+    let before = (
+        std::fs::read(&path).expect("db"),
+        std::fs::read(&wal).expect("wal"),
+    );
+    assert!(!before.1.is_empty(), "the test needs a pending -wal");
+
+    assert!(matches!(
+        History::open(&path),
+        Err(HistoryError::TooNew { found, .. }) if found == newer
+    ));
+    let after = (
+        std::fs::read(&path).expect("db"),
+        std::fs::read(&wal).expect("wal"),
+    );
+    assert!(before == after, "database or -wal changed");
+}
+
+const NEXT: Migration = Migration {
+    version: 2,
+    sql: "CREATE TABLE second (x INTEGER);",
+};
+
+#[test]
+fn migrations_apply_in_order_and_only_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let mut conn = Connection::open(&path).expect("open");
+    migrate(&mut conn, &MIGRATIONS[..1], &path).expect("to v1");
+    assert_eq!(schema::user_version(&conn).expect("version"), 1);
+
+    let two = [
+        Migration {
+            version: 1,
+            sql: MIGRATIONS[0].sql,
+        },
+        NEXT,
+    ];
+    migrate(&mut conn, &two, &path).expect("to v2");
+    assert_eq!(schema::user_version(&conn).expect("version"), 2);
+    // Again: nothing left to do, and migration 2 is not run twice (it would fail).
+    migrate(&mut conn, &two, &path).expect("nothing to do");
+
+    // Code that knows only v1 must now refuse this file.
+    assert!(matches!(
+        migrate(&mut conn, &MIGRATIONS[..1], &path).map_err(|e| e.into_public(&path)),
+        Err(HistoryError::TooNew {
+            found: 2,
+            known: 1,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_failing_migration_leaves_the_previous_version_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let mut conn = Connection::open(&path).expect("open");
+    let broken = [
+        Migration {
+            version: 1,
+            sql: MIGRATIONS[0].sql,
+        },
+        Migration {
+            version: 2,
+            sql: "CREATE TABLE half_done (x); SELECT * FROM no_such_table;",
+        },
+    ];
+    assert!(migrate(&mut conn, &broken, &path).is_err());
+    assert_eq!(schema::user_version(&conn).expect("version"), 1);
+    let half_done: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'half_done'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(half_done, 0, "migration 2 rolled back whole");
+    drop(conn);
+    History::open(&path).expect("v1 still opens");
+}
+
+// ---- damage and recovery ----
+
+fn assert_corrupt(result: Result<History, HistoryError>, path: &Path) -> String {
+    match result {
+        Err(err @ HistoryError::Corrupt { .. }) => {
+            let message = err.to_string();
+            assert!(message.contains(&path.display().to_string()), "{message}");
+            assert!(message.contains("start a new"), "{message}");
+            message
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_corrupt() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    std::fs::write(&path, "these are my notes, not a database\n".repeat(200)).expect("write");
+    let before = std::fs::read(&path).expect("read");
+    assert_corrupt(History::open(&path), &path);
+    assert_eq!(
+        std::fs::read(&path).expect("read"),
+        before,
+        "left as it was"
+    );
+}
+
+#[test]
+fn damaged_pages_are_corrupt() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let history = History::open(&path).expect("open");
+    let conv = history.create("soon damaged").expect("create");
+    for i in 0..50 {
+        history
+            .append(&conv.id, &user(&format!("message {i} {}", "x".repeat(500))))
+            .expect("append");
+    }
+    drop(history); // the last connection checkpoints the WAL into the main file
+
+    let mut bytes = std::fs::read(&path).expect("read");
+    assert!(bytes.len() > 3 * 4096, "several pages");
+    // Keep page 1 (header and schema); scribble over everything after it.
+    for byte in &mut bytes[4096..] {
+        *byte = 0xA5;
+    }
+    std::fs::write(&path, bytes).expect("write");
+    assert_corrupt(History::open(&path), &path);
+}
+
+#[test]
+fn another_programs_database_is_not_taken_over() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    Connection::open(&path)
+        .expect("create raw")
+        .execute_batch("CREATE TABLE photos (name TEXT);")
+        .expect("write");
+    let message = assert_corrupt(History::open(&path), &path);
+    assert!(message.contains("some other program"), "{message}");
+}
+
+#[test]
+fn open_or_recover_sets_a_damaged_file_aside() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let junk = b"not sqlite at all".repeat(100);
+    std::fs::write(&path, &junk).expect("write");
+    std::fs::write(dir.path().join("history.db-wal"), b"stale wal").expect("write");
+
+    let (history, backup) = History::open_or_recover(&path).expect("recover");
+    let backup = backup.expect("a backup");
+    let name = backup
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with("history.db.corrupt-"), "{name}");
+    assert_eq!(backup.parent(), Some(dir.path()));
+    assert_eq!(std::fs::read(&backup).expect("read backup"), junk);
+    assert_eq!(
+        std::fs::read(format!("{}-wal", backup.display())).expect("read wal"),
+        b"stale wal"
+    );
+    assert!(history.list(None).expect("list").is_empty());
+    history.create("fresh start").expect("create");
+    drop(history);
+
+    // A sound file is opened as it is.
+    let (history, backup) = History::open_or_recover(&path).expect("reopen");
+    assert_eq!(backup, None);
+    assert_eq!(titles(&history.list(None).expect("list")), ["fresh start"]);
+}
