@@ -14,6 +14,10 @@ fn main() {
         "reset_conversation",
         "tool_catalog",
         "stop_turn",
+        "list_conversations",
+        "open_conversation",
+        "rename_conversation",
+        "delete_conversation",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -6,12 +6,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Runtime, State};
-use toolgate_agent::{Agent, AgentError, Decision, PendingCall, TurnEvent, TurnOptions};
-use toolgate_llm::{HttpProvider, WireFormat};
+use toolgate_agent::{Agent, Decision, PendingCall, TurnEvent, TurnOptions};
+use toolgate_history::{ConversationSummary, History};
+use toolgate_llm::{HttpProvider, Message, WireFormat};
 use toolgate_mcp::{ServerSnapshot, ToolOutput};
 use toolgate_secrets::SecretStore;
 use toolgate_settings::{ProviderKind, ProviderSettings};
 
+use crate::state::Conversation;
 use crate::AppState;
 
 /// An error the UI can show as it is: what went wrong and what to do.
@@ -39,6 +41,7 @@ command_error! {
     toolgate_mcp::McpError => "server",
     toolgate_agent::GateError => "approval",
     toolgate_agent::AgentError => "turn",
+    toolgate_history::HistoryError => "history",
     tauri::Error => "internal",
 }
 
@@ -187,30 +190,47 @@ pub async fn send_message(
     let provider = HttpProvider::new(format, &settings.base_url, key)?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target());
-    let mut history = state.conversation.lock().await;
-    let before = history.len();
+    let mut conversation = state.conversation.lock().await;
+    let history = state.history.clone().ok();
+    if let (None, Some(h)) = (&conversation.id, &history) {
+        let (h, title) = (h.clone(), toolgate_agent::title_for(&text));
+        match blocking(move || h.create(&title)).await {
+            Ok(created) => conversation.id = Some(created.id),
+            Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
+        }
+    }
+    let mut agent = agent;
+    let mut usage_sink = None;
+    if let (Some(h), Some(id)) = (history, conversation.id.clone()) {
+        agent = agent.with_recorder(Arc::new(toolgate_agent::HistoryRecorder::new(
+            h.clone(),
+            id.clone(),
+        )));
+        usage_sink = Some((h, id));
+    }
     let options = TurnOptions::default();
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some(options.cancel.clone());
     let emit = move |event: TurnEvent| {
+        if let (TurnEvent::Finished { usage, .. }, Some((h, id))) = (&event, &usage_sink) {
+            if let Err(e) = h.add_usage(id, usage.input_tokens, usage.output_tokens) {
+                tracing::warn!("could not record token usage: {e}");
+            }
+        }
         let _ = on_event.send(event);
     };
+    // Every message stays in the conversation, whatever happens: it is valid to continue from
+    // (a stopped call has its denial as result), and it is what the history holds.
     let result = agent
         .run_turn_with(
             &provider,
             &settings.model,
-            &mut history,
+            &mut conversation.messages,
             &text,
             &options,
             &emit,
         )
         .await;
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    match &result {
-        // Stopped or cut off after many rounds: the history is valid and can be continued.
-        Ok(_) | Err(AgentError::Cancelled) | Err(AgentError::TooManyRounds(_)) => {}
-        // Anything else leaves the conversation as it was, so the next message starts clean.
-        Err(_) => history.truncate(before),
-    }
     Ok(result?)
 }
 
@@ -269,9 +289,79 @@ pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Pending
     Ok(state.gate.waiting())
 }
 
+/// Starts a new conversation; the one on screen stays in the history.
 #[tauri::command]
 pub async fn reset_conversation(state: State<'_, AppState>) -> Result<()> {
     state.gate.deny_all("the conversation was cleared");
-    state.conversation.lock().await.clear();
+    *state.conversation.lock().await = Conversation::default();
+    Ok(())
+}
+
+fn history(state: &AppState) -> Result<Arc<History>> {
+    state.history.clone().map_err(|message| CommandError {
+        kind: "history",
+        message: format!("conversations are not being saved: {message}"),
+    })
+}
+
+/// Runs a history operation off the async runtime: SQLite calls block.
+async fn blocking<T: Send + 'static>(
+    op: impl FnOnce() -> std::result::Result<T, toolgate_history::HistoryError> + Send + 'static,
+) -> Result<T> {
+    tauri::async_runtime::spawn_blocking(op)
+        .await
+        .map_err(CommandError::from)?
+        .map_err(CommandError::from)
+}
+
+#[tauri::command]
+pub async fn list_conversations(
+    state: State<'_, AppState>,
+    search: Option<String>,
+) -> Result<Vec<ConversationSummary>> {
+    let h = history(&state)?;
+    blocking(move || h.list(search.as_deref())).await
+}
+
+/// Makes a stored conversation the one on screen, and returns its messages to show.
+#[tauri::command]
+pub async fn open_conversation(state: State<'_, AppState>, id: String) -> Result<Vec<Message>> {
+    let h = history(&state)?;
+    let key = id.clone();
+    let stored = blocking(move || h.messages(&key)).await?;
+    let messages = toolgate_agent::restore(&stored);
+    *state.conversation.lock().await = Conversation {
+        id: Some(id),
+        messages: messages.clone(),
+    };
+    Ok(messages)
+}
+
+#[tauri::command]
+pub async fn rename_conversation(
+    state: State<'_, AppState>,
+    id: String,
+    title: String,
+) -> Result<()> {
+    let title = title.trim().to_owned();
+    if title.is_empty() {
+        return Err(CommandError {
+            kind: "history",
+            message: "a conversation needs a title".into(),
+        });
+    }
+    let h = history(&state)?;
+    blocking(move || h.rename(&id, &title)).await
+}
+
+#[tauri::command]
+pub async fn delete_conversation(state: State<'_, AppState>, id: String) -> Result<()> {
+    let h = history(&state)?;
+    let key = id.clone();
+    blocking(move || h.delete(&key)).await?;
+    let mut conversation = state.conversation.lock().await;
+    if conversation.id.as_deref() == Some(id.as_str()) {
+        *conversation = Conversation::default();
+    }
     Ok(())
 }

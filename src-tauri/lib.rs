@@ -63,6 +63,10 @@ pub fn run() {
             commands::reset_conversation,
             commands::tool_catalog,
             commands::stop_turn,
+            commands::list_conversations,
+            commands::open_conversation,
+            commands::rename_conversation,
+            commands::delete_conversation,
         ])
         .build(tauri::generate_context!());
 

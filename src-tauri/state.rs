@@ -6,6 +6,7 @@ use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_store::StoreExt;
 use toolgate_agent::Gate;
+use toolgate_history::History;
 use toolgate_llm::Message;
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_secrets::{Keychain, SecretStore};
@@ -15,13 +16,23 @@ use toolgate_settings::{Settings, SettingsError};
 pub const STORE_FILE: &str = "settings.json";
 const SETTINGS_KEY: &str = "settings";
 
+/// The conversation on screen: its id in the history (none until its first message) and its
+/// messages.
+#[derive(Default)]
+pub struct Conversation {
+    pub id: Option<String>,
+    pub messages: Vec<Message>,
+}
+
 pub struct AppState {
     pub servers: Arc<ServerManager>,
     pub gate: Arc<Gate>,
     pub secrets: Arc<dyn SecretStore>,
     settings: Mutex<Settings>,
-    /// The one conversation of the walking skeleton; its lock also keeps turns one at a time.
-    pub conversation: tokio::sync::Mutex<Vec<Message>>,
+    /// The conversation on screen; its lock also keeps turns one at a time.
+    pub conversation: tokio::sync::Mutex<Conversation>,
+    /// Every conversation, in SQLite; or why it could not be opened (chat still works, unsaved).
+    pub history: Result<Arc<History>, String>,
     /// Stops the turn that is running, if one is.
     pub turn: Mutex<Option<tokio_util::sync::CancellationToken>>,
 }
@@ -53,12 +64,14 @@ impl AppState {
             state_dir: paths.app_data_dir().ok(),
             ..ManagerOptions::default()
         });
+        let history = open_history(app);
         Ok(Self {
+            history,
             servers,
             gate: Arc::new(Gate::default()),
             secrets: Arc::new(Keychain::default()),
             settings: Mutex::new(settings),
-            conversation: tokio::sync::Mutex::new(Vec::new()),
+            conversation: tokio::sync::Mutex::new(Conversation::default()),
             turn: Mutex::new(None),
         })
     }
@@ -80,6 +93,30 @@ impl AppState {
         write_settings(app, &next)?;
         *current = next.clone();
         Ok(next)
+    }
+}
+
+/// Opens `history.sqlite3` in the app's data folder. A damaged file is moved aside (and the user
+/// told where) and a new one started; any other failure leaves the app working without history.
+fn open_history<R: Runtime>(app: &AppHandle<R>) -> Result<Arc<History>, String> {
+    let dir = app
+        .path()
+        .app_data_dir()
+        .map_err(|e| format!("no data folder for the history: {e}"))?;
+    match History::open_or_recover(&dir.join("history.sqlite3")) {
+        Ok((history, backup)) => {
+            if let Some(backup) = backup {
+                tracing::error!(
+                    backup = %backup.display(),
+                    "the history file was damaged; it was moved aside and a new one started"
+                );
+            }
+            Ok(Arc::new(history))
+        }
+        Err(e) => {
+            tracing::error!("conversations will not be saved: {e}");
+            Err(e.to_string())
+        }
     }
 }
 

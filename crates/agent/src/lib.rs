@@ -15,6 +15,7 @@
 //! overloads are retried with backoff, and each retry is announced.
 
 mod gate;
+mod record;
 mod tools;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use toolgate_llm::{ChatRequest, LlmError, Message, Provider, ToolCall, ToolSpec,
 use toolgate_mcp::{CallOptions, CallProgress, ServerManager};
 
 pub use gate::{Decision, Gate, GateError, PendingCall};
+pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
 
