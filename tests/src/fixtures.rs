@@ -66,3 +66,140 @@ pub mod openai {
         completion(Some(text), vec![])
     }
 }
+
+/// Anthropic Messages streaming events (`"stream": true`), in the shapes of the streaming
+/// examples in Anthropic's documentation. Each function returns the events of one part of the
+/// stream; a whole reply is `message_start`, its blocks, then [`anthropic_stream::end`].
+pub mod anthropic_stream {
+    use super::*;
+
+    pub fn message_start(input_tokens: u64) -> Value {
+        json!({"type": "message_start", "message": {
+            "id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY", "type": "message", "role": "assistant",
+            "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})
+    }
+
+    pub fn ping() -> Value {
+        json!({"type": "ping"})
+    }
+
+    /// A text block at `index`, its text arriving in `pieces`.
+    pub fn text_block(index: usize, pieces: &[&str]) -> Vec<Value> {
+        let mut events = vec![json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "text", "text": ""}})];
+        events.extend(pieces.iter().map(|text| {
+            json!({"type": "content_block_delta", "index": index,
+                   "delta": {"type": "text_delta", "text": text}})
+        }));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+        events
+    }
+
+    /// A tool_use block at `index`, its input arriving as `input_json_delta` pieces (the first,
+    /// as documented, is empty).
+    pub fn tool_use_block(index: usize, id: &str, name: &str, json_pieces: &[&str]) -> Vec<Value> {
+        let mut events = vec![json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})];
+        events.extend(
+            std::iter::once("")
+                .chain(json_pieces.iter().copied())
+                .map(|piece| {
+                    json!({"type": "content_block_delta", "index": index,
+                   "delta": {"type": "input_json_delta", "partial_json": piece}})
+                }),
+        );
+        events.push(json!({"type": "content_block_stop", "index": index}));
+        events
+    }
+
+    /// `message_delta` with the stop reason and output usage, then `message_stop`.
+    pub fn end(stop_reason: &str, output_tokens: u64) -> Vec<Value> {
+        vec![
+            json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+                   "usage": {"output_tokens": output_tokens}}),
+            json!({"type": "message_stop"}),
+        ]
+    }
+
+    /// An error event, as sent mid-stream (for example `overloaded_error`).
+    pub fn error(kind: &str, message: &str) -> Value {
+        json!({"type": "error", "error": {"type": kind, "message": message}})
+    }
+
+    /// A whole streamed text reply.
+    pub fn text(pieces: &[&str]) -> Vec<Value> {
+        let mut events = vec![message_start(25), ping()];
+        events.extend(text_block(0, pieces));
+        events.extend(end("end_turn", 15));
+        events
+    }
+}
+
+/// OpenAI Chat Completions streaming chunks (`"stream": true`), in the shapes of the streaming
+/// examples in OpenAI's API reference and function-calling guide. `data: [DONE]` is added by the
+/// scripted provider.
+pub mod openai_stream {
+    use super::*;
+
+    /// A `chat.completion.chunk` with these choices.
+    pub fn chunk(choices: Value) -> Value {
+        json!({"id": "chatcmpl-123", "object": "chat.completion.chunk", "created": 1694268190,
+               "model": "gpt-4o-mini", "system_fingerprint": "fp_44709d6fcb", "choices": choices})
+    }
+
+    /// The first chunk of a choice: the role, and `content` (`""` from OpenAI, `null` from some
+    /// compatible servers).
+    pub fn role(choice: usize, content: Option<&str>) -> Value {
+        chunk(
+            json!([{"index": choice, "delta": {"role": "assistant", "content": content},
+                      "logprobs": null, "finish_reason": null}]),
+        )
+    }
+
+    pub fn content(choice: usize, text: &str) -> Value {
+        chunk(
+            json!([{"index": choice, "delta": {"content": text}, "logprobs": null,
+                      "finish_reason": null}]),
+        )
+    }
+
+    /// The first fragment of a tool call: index, id, name, and empty arguments.
+    pub fn tool_call_start(choice: usize, index: usize, id: &str, name: &str) -> Value {
+        chunk(
+            json!([{"index": choice, "delta": {"tool_calls": [{"index": index, "id": id,
+            "type": "function", "function": {"name": name, "arguments": ""}}]},
+            "logprobs": null, "finish_reason": null}]),
+        )
+    }
+
+    /// A later fragment: only the index and a piece of the arguments.
+    pub fn tool_call_arguments(choice: usize, index: usize, piece: &str) -> Value {
+        chunk(
+            json!([{"index": choice, "delta": {"tool_calls": [{"index": index,
+            "function": {"arguments": piece}}]}, "logprobs": null, "finish_reason": null}]),
+        )
+    }
+
+    pub fn finish(choice: usize, reason: &str) -> Value {
+        chunk(json!([{"index": choice, "delta": {}, "logprobs": null, "finish_reason": reason}]))
+    }
+
+    /// The last chunk when `stream_options.include_usage` was asked for: empty choices.
+    pub fn usage(prompt_tokens: u64, completion_tokens: u64) -> Value {
+        let mut usage = chunk(json!([]));
+        usage["usage"] = json!({"prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens});
+        usage
+    }
+
+    /// A whole streamed text reply with usage.
+    pub fn text(pieces: &[&str]) -> Vec<Value> {
+        let mut events = vec![role(0, Some(""))];
+        events.extend(pieces.iter().map(|p| content(0, p)));
+        events.push(finish(0, "stop"));
+        events.push(usage(9, 12));
+        events
+    }
+}

@@ -2,8 +2,9 @@
 //!
 //! [`ScriptedProvider`] is the one stand-in the tests use: an HTTP server on 127.0.0.1 that speaks
 //! the Anthropic Messages and OpenAI Chat Completions wire formats, answering each request with the
-//! next reply of a script and recording what it was sent. Product code reaches it only through its
-//! normal base-URL setting. [`fixtures`] builds replies in the documented response shapes.
+//! next reply of a script and recording what it was sent. A request with `"stream": true` gets a
+//! scripted server-sent event stream, framed as each API frames it. Product code reaches it only
+//! through its normal base-URL setting. [`fixtures`] builds replies in the documented shapes.
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.
@@ -12,31 +13,56 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
+use futures::StreamExt;
 use serde_json::{json, Value};
 
 pub mod fixtures;
 
-/// One scripted answer: an HTTP status and a JSON body, with optional extra headers.
+/// How long a stalled stream holds its connection open before ending (bounded, so a test that
+/// fails to cancel still ends).
+const STALL: Duration = Duration::from_secs(30);
+
+/// One scripted answer: an HTTP status and a JSON body, or a server-sent event stream, with
+/// optional extra headers.
 #[derive(Debug, Clone)]
 pub struct Scripted {
     pub status: u16,
     pub body: Value,
     pub headers: Vec<(String, String)>,
+    /// When set, the answer is this event stream instead of `body` (streaming requests only).
+    pub stream: Option<ScriptedStream>,
+}
+
+/// A scripted `text/event-stream` answer.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedStream {
+    pub events: Vec<SseEvent>,
+    /// After the events, hold the connection open without ending the stream (for cancellation).
+    pub stall: bool,
+}
+
+/// One event of a scripted stream.
+#[derive(Debug, Clone)]
+pub enum SseEvent {
+    /// Framed as the API of the request's path frames it: `event: <type>` and `data: <json>`
+    /// for Anthropic, `data: <json>` for OpenAI (which also ends a complete stream with
+    /// `data: [DONE]`).
+    Json(Value),
+    /// Sent exactly as given: for cut-off or malformed streams.
+    Raw(String),
 }
 
 impl Scripted {
     pub fn ok(body: Value) -> Self {
-        Self {
-            status: 200,
-            body,
-            headers: Vec::new(),
-        }
+        Self::status(200, body)
     }
 
     pub fn status(status: u16, body: Value) -> Self {
@@ -44,7 +70,39 @@ impl Scripted {
             status,
             body,
             headers: Vec::new(),
+            stream: None,
         }
+    }
+
+    /// A complete event stream of documented events (see [`fixtures`]).
+    pub fn stream(events: impl IntoIterator<Item = Value>) -> Self {
+        Self {
+            stream: Some(ScriptedStream {
+                events: events.into_iter().map(SseEvent::Json).collect(),
+                stall: false,
+            }),
+            ..Self::ok(Value::Null)
+        }
+    }
+
+    /// A stream sent byte for byte as `text`, with no framing added.
+    pub fn raw_stream(text: &str) -> Self {
+        Self {
+            stream: Some(ScriptedStream {
+                events: vec![SseEvent::Raw(text.to_owned())],
+                stall: false,
+            }),
+            ..Self::ok(Value::Null)
+        }
+    }
+
+    /// Sends the events, then stalls: the connection stays open and the stream never ends
+    /// (for [`STALL`] at most).
+    pub fn stalling(mut self) -> Self {
+        if let Some(stream) = &mut self.stream {
+            stream.stall = true;
+        }
+        self
     }
 
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
@@ -65,6 +123,7 @@ pub struct Recorded {
 struct Script {
     replies: Mutex<VecDeque<Scripted>>,
     received: Mutex<Vec<Recorded>>,
+    models: Mutex<Vec<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -86,6 +145,7 @@ impl ScriptedProvider {
         let app = Router::new()
             .route("/v1/messages", post(answer))
             .route("/v1/chat/completions", post(answer))
+            .route("/v1/models", get(models))
             .with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -121,18 +181,18 @@ impl ScriptedProvider {
         lock(&self.script.replies).extend(replies);
     }
 
+    /// The model ids `GET /v1/models` lists.
+    pub fn set_models(&self, ids: &[&str]) {
+        *lock(&self.script.models) = ids.iter().map(|s| s.to_string()).collect();
+    }
+
     /// The requests received so far, in order.
     pub fn received(&self) -> Vec<Recorded> {
         lock(&self.script.received).clone()
     }
 }
 
-async fn answer(
-    State(script): State<Arc<Script>>,
-    uri: Uri,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Response {
+fn record(script: &Script, uri: &Uri, headers: &HeaderMap, body: Value) {
     lock(&script.received).push(Recorded {
         path: uri.path().to_owned(),
         headers: headers
@@ -141,14 +201,36 @@ async fn answer(
             .collect(),
         body,
     });
+}
+
+async fn answer(
+    State(script): State<Arc<Script>>,
+    uri: Uri,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let wants_stream = body["stream"] == json!(true);
+    record(&script, &uri, &headers, body);
     let next = lock(&script.replies).pop_front();
     let Some(reply) = next else {
-        let body = json!({"type": "error", "error": {"type": "api_error",
-            "message": "the test script has no more replies"}});
-        return (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response();
+        return script_error("the test script has no more replies");
     };
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = (status, Json(reply.body)).into_response();
+    let mut response = match reply.stream {
+        Some(_) if !wants_stream => {
+            return script_error("the script has a stream, but the request did not ask for one")
+        }
+        Some(stream) => {
+            let openai = uri.path().ends_with("/chat/completions");
+            let mut response = (status, sse_body(stream, openai)).into_response();
+            response.headers_mut().insert(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("text/event-stream"),
+            );
+            response
+        }
+        None => (status, Json(reply.body)).into_response(),
+    };
     for (name, value) in reply.headers {
         if let (Ok(n), Ok(v)) = (
             axum::http::HeaderName::from_bytes(name.as_bytes()),
@@ -158,6 +240,63 @@ async fn answer(
         }
     }
     response
+}
+
+fn script_error(message: &str) -> Response {
+    let body = json!({"type": "error", "error": {"type": "api_error", "message": message}});
+    (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response()
+}
+
+/// The stream body: one chunk per event, so the client sees each as it is "generated".
+fn sse_body(stream: ScriptedStream, openai: bool) -> Body {
+    let mut frames: Vec<String> = stream
+        .events
+        .into_iter()
+        .map(|event| match event {
+            SseEvent::Raw(text) => text,
+            SseEvent::Json(data) if openai => format!("data: {data}\n\n"),
+            SseEvent::Json(data) => {
+                let name = data["type"].as_str().unwrap_or("message").to_owned();
+                format!("event: {name}\ndata: {data}\n\n")
+            }
+        })
+        .collect();
+    let complete = !stream.stall;
+    if openai && complete && !frames.iter().any(|f| f.contains("[DONE]")) {
+        frames.push("data: [DONE]\n\n".to_owned());
+    }
+    let events = futures::stream::iter(frames).map(Ok::<_, std::convert::Infallible>);
+    let stall = futures::stream::once(async move {
+        if !complete {
+            tokio::time::sleep(STALL).await;
+        }
+        Ok(String::new())
+    });
+    Body::from_stream(events.chain(stall))
+}
+
+/// `GET /v1/models` in the shape of the API that asked: Anthropic's when `anthropic-version` was
+/// sent, OpenAI's otherwise.
+async fn models(State(script): State<Arc<Script>>, uri: Uri, headers: HeaderMap) -> Response {
+    let anthropic = headers.contains_key("anthropic-version");
+    record(&script, &uri, &headers, Value::Null);
+    let ids = lock(&script.models).clone();
+    let body = if anthropic {
+        json!({
+            "data": ids.iter().map(|id| json!({"type": "model", "id": id, "display_name": id,
+                "created_at": "2025-02-19T00:00:00Z"})).collect::<Vec<_>>(),
+            "has_more": false,
+            "first_id": ids.first(),
+            "last_id": ids.last(),
+        })
+    } else {
+        json!({
+            "object": "list",
+            "data": ids.iter().map(|id| json!({"id": id, "object": "model", "created": 1686935002,
+                "owned_by": "organization-owner"})).collect::<Vec<_>>(),
+        })
+    };
+    Json(body).into_response()
 }
 
 /// The repository's root folder.

@@ -357,11 +357,7 @@ impl Agent {
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Message {
-        let error = |content: String| Message::ToolResult {
-            call_id: call.id.clone(),
-            content,
-            is_error: true,
-        };
+        let error = |content: String| Message::tool_text(call.id.clone(), content, true);
         // Models sometimes swap `-` and `_` or change case; the catalog's names are unique even
         // so, so the loose match can only find the tool meant.
         let Some(entry) = catalog
@@ -438,11 +434,7 @@ impl Agent {
                     is_error,
                     output: content.clone(),
                 });
-                Message::ToolResult {
-                    call_id: call.id.clone(),
-                    content,
-                    is_error,
-                }
+                Message::tool_text(call.id.clone(), content, is_error)
             }
             Decision::Deny { reason } => {
                 on_event(TurnEvent::ToolDenied {

@@ -1,9 +1,16 @@
-//! The Anthropic Messages API wire format (`POST /v1/messages`).
+//! The Anthropic Messages API wire format (`POST /v1/messages`). [`stream`] assembles its
+//! server-sent events.
+
+pub mod stream;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{non_empty, ChatRequest, LlmError, Message, Reply, StopReason, ToolCall, Usage};
+use crate::{
+    non_empty, ChatRequest, ContentPart, LlmError, Message, Reply, StopReason, ToolCall, Usage,
+};
+
+pub use stream::StreamAssembler;
 
 pub const API_VERSION: &str = "2023-06-01";
 
@@ -16,6 +23,8 @@ pub struct Request<'a> {
     pub messages: Vec<WireMessage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,13 +53,61 @@ pub enum Block {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        content: ToolResultContent,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
     /// Blocks this host does not use (thinking, server tools…) are accepted and ignored.
     #[serde(other)]
     Unknown,
+}
+
+/// The content of a `tool_result` block: the API takes a plain string or a list of text and
+/// image blocks.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
+#[serde(untagged)]
+pub enum ToolResultContent {
+    /// One text part goes as the plain string, the simplest form every compatible endpoint takes.
+    Text(String),
+    Blocks(Vec<ResultBlock>),
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResultBlock {
+    Text { text: String },
+    Image { source: ImageSource },
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
+pub struct ImageSource {
+    /// Always `base64`: MCP tools return image bytes, not URLs.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+fn tool_result_content(parts: &[ContentPart]) -> ToolResultContent {
+    match parts {
+        [] => ToolResultContent::Text(String::new()),
+        [ContentPart::Text { text }] => ToolResultContent::Text(text.clone()),
+        parts => ToolResultContent::Blocks(
+            parts
+                .iter()
+                .map(|part| match part {
+                    ContentPart::Text { text } => ResultBlock::Text { text: text.clone() },
+                    ContentPart::Image { mime_type, data } => ResultBlock::Image {
+                        source: ImageSource {
+                            kind: "base64".into(),
+                            media_type: mime_type.clone(),
+                            data: data.clone(),
+                        },
+                    },
+                })
+                .collect(),
+        ),
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -120,7 +177,7 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
             } => {
                 let block = Block::ToolResult {
                     tool_use_id: call_id.clone(),
-                    content: content.clone(),
+                    content: tool_result_content(content),
                     is_error: *is_error,
                 };
                 match messages.last_mut() {
@@ -152,6 +209,7 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
                 input_schema: &t.input_schema,
             })
             .collect(),
+        stream: false,
     }
 }
 
@@ -172,12 +230,7 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
             _ => {}
         }
     }
-    let stop = match response.stop_reason.as_deref() {
-        Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
-        Some("tool_use") => StopReason::ToolUse,
-        Some("max_tokens") => StopReason::MaxTokens,
-        _ => StopReason::Other,
-    };
+    let stop = stop_reason(response.stop_reason.as_deref());
     non_empty(Reply {
         text: texts.join("\n"),
         tool_calls,
@@ -187,6 +240,26 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
             output_tokens: response.usage.output_tokens,
         },
     })
+}
+
+pub(crate) fn stop_reason(reason: Option<&str>) -> StopReason {
+    match reason {
+        Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("max_tokens") => StopReason::MaxTokens,
+        _ => StopReason::Other,
+    }
+}
+
+/// A model list page (`GET /v1/models`): `{"data": [{"id": …}, …], "has_more": …}`.
+#[derive(Debug, Deserialize)]
+pub struct ModelList {
+    pub data: Vec<ModelEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ModelEntry {
+    pub id: String,
 }
 
 /// The message of an error body, or the body itself when it is not Anthropic's error shape.
@@ -225,16 +298,8 @@ mod tests {
                         },
                     ],
                 },
-                Message::ToolResult {
-                    call_id: "a".into(),
-                    content: "ok".into(),
-                    is_error: false,
-                },
-                Message::ToolResult {
-                    call_id: "b".into(),
-                    content: "denied".into(),
-                    is_error: true,
-                },
+                Message::tool_text("a", "ok", false),
+                Message::tool_text("b", "denied", true),
             ],
             tools: vec![ToolSpec {
                 name: "echo".into(),
@@ -292,6 +357,44 @@ mod tests {
     #[test]
     fn empty_reply_is_an_error() {
         let err = from_wire(r#"{"content": [], "stop_reason": "end_turn"}"#).unwrap_err();
-        assert_eq!(err, LlmError::Empty);
+        assert_eq!(
+            err,
+            LlmError::Empty {
+                stop: StopReason::EndTurn
+            }
+        );
+    }
+
+    #[test]
+    fn images_go_inside_the_tool_result() {
+        let req = ChatRequest {
+            model: "m".into(),
+            system: None,
+            messages: vec![Message::ToolResult {
+                call_id: "a".into(),
+                content: vec![
+                    ContentPart::text("a chart"),
+                    ContentPart::Image {
+                        mime_type: "image/png".into(),
+                        data: "iVBORw0KGgo=".into(),
+                    },
+                ],
+                is_error: false,
+            }],
+            tools: vec![],
+            max_tokens: 10,
+        };
+        let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
+        assert_eq!(
+            wire["messages"][0],
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": [
+                {"type": "text", "text": "a chart"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+            ]}]})
+        );
+        assert!(
+            wire.get("stream").is_none(),
+            "stream is only sent when true"
+        );
     }
 }

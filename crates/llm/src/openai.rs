@@ -1,12 +1,18 @@
 //! The OpenAI Chat Completions wire format (`POST {base}/chat/completions`), also spoken by
-//! Ollama, LM Studio, vLLM, OpenRouter, DeepSeek, Groq and others.
+//! Ollama, LM Studio, vLLM, OpenRouter, DeepSeek, Groq and others. [`stream`] assembles its
+//! server-sent chunks.
+
+pub mod stream;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    non_empty, parse_arguments, ChatRequest, LlmError, Message, Reply, StopReason, ToolCall, Usage,
+    non_empty, parse_arguments, ChatRequest, ContentPart, LlmError, Message, Reply, StopReason,
+    ToolCall, Usage,
 };
+
+pub use stream::StreamAssembler;
 
 #[derive(Debug, Serialize)]
 pub struct Request<'a> {
@@ -15,6 +21,17 @@ pub struct Request<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool<'a>>,
     pub max_completion_tokens: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+    /// Only sent to endpoints known to accept it: some reject unknown fields with a 400.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct StreamOptions {
+    /// Asks for a last chunk with empty `choices` and the whole request's `usage`.
+    pub include_usage: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -36,11 +53,61 @@ pub struct WireMessage {
     pub role: String,
     /// `null` beside tool calls: some providers (DeepSeek) send it, some reject `""`.
     #[serde(default)]
-    pub content: Option<String>,
+    pub content: Option<WireContent>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<WireToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+}
+
+/// Message content: a string, or a list of parts (only user messages carry images).
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
+#[serde(untagged)]
+pub enum WireContent {
+    Text(String),
+    Parts(Vec<WirePart>),
+}
+
+impl WireContent {
+    /// The text of the content; parts that are not text are left out.
+    pub fn text(&self) -> String {
+        match self {
+            WireContent::Text(text) => text.clone(),
+            WireContent::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    WirePart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(""),
+        }
+    }
+}
+
+impl From<String> for WireContent {
+    fn from(text: String) -> Self {
+        WireContent::Text(text)
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WirePart {
+    Text {
+        text: String,
+    },
+    ImageUrl {
+        image_url: ImageUrl,
+    },
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
+pub struct ImageUrl {
+    /// A `data:` URI for images a tool returned.
+    pub url: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
@@ -94,8 +161,21 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     #[serde(default)]
     pub message: String,
+    /// A string (`context_length_exceeded`), or a number on some compatible servers.
     #[serde(default)]
     pub code: Option<Value>,
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+impl ErrorDetail {
+    /// The code when it is a word, else the type: what names the kind of failure.
+    pub fn kind(&self) -> String {
+        match &self.code {
+            Some(Value::String(code)) => code.clone(),
+            _ => self.kind.clone().unwrap_or_default(),
+        }
+    }
 }
 
 pub fn to_wire(request: &ChatRequest) -> Request<'_> {
@@ -103,20 +183,26 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
     if let Some(system) = &request.system {
         messages.push(WireMessage {
             role: "system".into(),
-            content: Some(system.clone()),
+            content: Some(system.clone().into()),
             ..Default::default()
         });
     }
+    // Images of a run of tool results, sent in one user message after the run: every `tool`
+    // message must directly follow the assistant message whose calls it answers.
+    let mut images: Vec<WirePart> = Vec::new();
     for message in &request.messages {
+        if !matches!(message, Message::ToolResult { .. }) {
+            flush_images(&mut messages, &mut images);
+        }
         messages.push(match message {
             Message::User { text } => WireMessage {
                 role: "user".into(),
-                content: Some(text.clone()),
+                content: Some(text.clone().into()),
                 ..Default::default()
             },
             Message::Assistant { text, tool_calls } => WireMessage {
                 role: "assistant".into(),
-                content: (!text.is_empty() || tool_calls.is_empty()).then(|| text.clone()),
+                content: (!text.is_empty() || tool_calls.is_empty()).then(|| text.clone().into()),
                 tool_calls: tool_calls
                     .iter()
                     .map(|c| WireToolCall {
@@ -137,19 +223,10 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
                 call_id,
                 content,
                 is_error,
-            } => WireMessage {
-                role: "tool".into(),
-                // Chat Completions has no error flag on tool results; say it in the text.
-                content: Some(if *is_error {
-                    format!("Error: {content}")
-                } else {
-                    content.clone()
-                }),
-                tool_call_id: Some(call_id.clone()),
-                ..Default::default()
-            },
+            } => tool_message(call_id, content, *is_error, &mut images),
         });
     }
+    flush_images(&mut messages, &mut images);
     Request {
         model: &request.model,
         messages,
@@ -166,6 +243,75 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
             })
             .collect(),
         max_completion_tokens: request.max_tokens,
+        stream: false,
+        stream_options: None,
+    }
+}
+
+/// The `tool` role takes text only, so a result's images are set aside for the user message
+/// that follows, and the text says so, so the model connects the two.
+fn tool_message(
+    call_id: &str,
+    parts: &[ContentPart],
+    is_error: bool,
+    images: &mut Vec<WirePart>,
+) -> WireMessage {
+    let mut texts = Vec::new();
+    let mut own_images = Vec::new();
+    for part in parts {
+        match part {
+            ContentPart::Text { text } => texts.push(text.as_str()),
+            ContentPart::Image { mime_type, data } => own_images.push(WirePart::ImageUrl {
+                image_url: ImageUrl {
+                    url: format!("data:{mime_type};base64,{data}"),
+                },
+            }),
+        }
+    }
+    let mut text = texts.join("\n");
+    if !own_images.is_empty() {
+        let note = format!(
+            "[The result includes {} image{}; {} in the next user message.]",
+            own_images.len(),
+            if own_images.len() == 1 { "" } else { "s" },
+            if own_images.len() == 1 {
+                "it follows"
+            } else {
+                "they follow"
+            }
+        );
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&note);
+        images.push(WirePart::Text {
+            text: format!("Images returned by tool call {call_id}:"),
+        });
+        images.extend(own_images);
+    }
+    WireMessage {
+        role: "tool".into(),
+        // Chat Completions has no error flag on tool results; say it in the text.
+        content: Some(
+            if is_error {
+                format!("Error: {text}")
+            } else {
+                text
+            }
+            .into(),
+        ),
+        tool_call_id: Some(call_id.to_owned()),
+        ..Default::default()
+    }
+}
+
+fn flush_images(messages: &mut Vec<WireMessage>, images: &mut Vec<WirePart>) {
+    if !images.is_empty() {
+        messages.push(WireMessage {
+            role: "user".into(),
+            content: Some(WireContent::Parts(std::mem::take(images))),
+            ..Default::default()
+        });
     }
 }
 
@@ -181,7 +327,12 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
     let mut tool_calls = Vec::new();
     let mut stop = StopReason::Other;
     for choice in response.choices {
-        if let Some(text) = choice.message.content.filter(|t| !t.is_empty()) {
+        if let Some(text) = choice
+            .message
+            .content
+            .map(|c| c.text())
+            .filter(|t| !t.is_empty())
+        {
             texts.push(text);
         }
         tool_calls.extend(choice.message.tool_calls.into_iter().map(|c| ToolCall {
@@ -189,12 +340,7 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
             arguments: parse_arguments(&c.function.arguments),
             name: c.function.name,
         }));
-        stop = match choice.finish_reason.as_deref() {
-            Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
-            Some("length") => StopReason::MaxTokens,
-            Some("stop") if stop == StopReason::Other => StopReason::EndTurn,
-            _ => stop,
-        };
+        stop = merge_finish(stop, choice.finish_reason.as_deref());
     }
     if !tool_calls.is_empty() {
         stop = StopReason::ToolUse;
@@ -211,19 +357,33 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
     })
 }
 
+/// Folds one choice's `finish_reason` into the reply's: a tool call or the token limit in any
+/// choice outranks a plain stop in another.
+pub(crate) fn merge_finish(stop: StopReason, finish_reason: Option<&str>) -> StopReason {
+    match finish_reason {
+        Some("tool_calls") | Some("function_call") => StopReason::ToolUse,
+        Some("length") if stop != StopReason::ToolUse => StopReason::MaxTokens,
+        Some("stop") if stop == StopReason::Other => StopReason::EndTurn,
+        _ => stop,
+    }
+}
+
+/// A model list (`GET {base}/models`): `{"object": "list", "data": [{"id": …}, …]}`.
+#[derive(Debug, Deserialize)]
+pub struct ModelList {
+    pub data: Vec<ModelEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ModelEntry {
+    pub id: String,
+}
+
+/// The error code (or type) and message of an error body, or the start of the body itself when
+/// it is not OpenAI's error shape.
 pub fn error_message(body: &str) -> (String, String) {
     match serde_json::from_str::<ErrorBody>(body) {
-        Ok(e) => (
-            e.error
-                .code
-                .map(|c| {
-                    c.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| c.to_string())
-                })
-                .unwrap_or_default(),
-            e.error.message,
-        ),
+        Ok(e) => (e.error.kind(), e.error.message),
         Err(_) => (String::new(), body.chars().take(300).collect()),
     }
 }
@@ -272,7 +432,12 @@ mod tests {
     #[test]
     fn neither_text_nor_calls_is_an_error() {
         let err = from_wire(r#"{"choices": [{"message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}]}"#).unwrap_err();
-        assert_eq!(err, LlmError::Empty);
+        assert_eq!(
+            err,
+            LlmError::Empty {
+                stop: StopReason::EndTurn
+            }
+        );
     }
 
     #[test]
@@ -289,11 +454,7 @@ mod tests {
                         arguments: json!({"a": 1}),
                     }],
                 },
-                Message::ToolResult {
-                    call_id: "c1".into(),
-                    content: "denied by user".into(),
-                    is_error: true,
-                },
+                Message::tool_text("c1", "denied by user", true),
             ],
             tools: vec![],
             max_tokens: 10,
@@ -307,6 +468,78 @@ mod tests {
         assert_eq!(
             wire["messages"][1],
             json!({"role": "tool", "content": "Error: denied by user", "tool_call_id": "c1"})
+        );
+    }
+
+    #[test]
+    fn tool_images_follow_the_run_of_tool_messages_as_a_user_message() {
+        let png = ContentPart::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let req = ChatRequest {
+            model: "m".into(),
+            system: None,
+            messages: vec![
+                Message::Assistant {
+                    text: "Let me look".into(),
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "c1".into(),
+                            name: "shot".into(),
+                            arguments: json!({}),
+                        },
+                        ToolCall {
+                            id: "c2".into(),
+                            name: "echo".into(),
+                            arguments: json!({}),
+                        },
+                    ],
+                },
+                Message::ToolResult {
+                    call_id: "c1".into(),
+                    content: vec![ContentPart::text("the screen"), png.clone()],
+                    is_error: false,
+                },
+                Message::tool_text("c2", "hi", false),
+                Message::User {
+                    text: "thanks".into(),
+                },
+            ],
+            tools: vec![],
+            max_tokens: 10,
+        };
+        let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
+        let messages = wire["messages"].as_array().expect("messages");
+        let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+        assert_eq!(roles, ["assistant", "tool", "tool", "user", "user"]);
+        assert_eq!(
+            messages[1]["content"],
+            "the screen\n[The result includes 1 image; it follows in the next user message.]"
+        );
+        assert_eq!(messages[2]["content"], "hi");
+        assert_eq!(
+            messages[3]["content"],
+            json!([
+                {"type": "text", "text": "Images returned by tool call c1:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+            ])
+        );
+        assert_eq!(messages[4]["content"], "thanks");
+        assert!(wire.get("stream").is_none() && wire.get("stream_options").is_none());
+    }
+
+    #[test]
+    fn error_bodies_name_their_code() {
+        let (kind, message) = error_message(
+            r#"{"error": {"message": "This model's maximum context length is 128000 tokens.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}"#,
+        );
+        assert_eq!(kind, "context_length_exceeded");
+        assert!(message.starts_with("This model's"));
+        assert_eq!(
+            error_message("<html>bad gateway</html>").1,
+            "<html>bad gateway</html>"
         );
     }
 }
