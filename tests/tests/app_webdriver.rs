@@ -15,8 +15,8 @@ use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use toolgate_tests::{
-    fixtures::anthropic, processes_with, repo_root, wait_until_none, ProcField, Scripted,
-    ScriptedProvider,
+    fixtures::anthropic, fixtures::anthropic_stream, processes_with, repo_root, wait_until_none,
+    ProcField, Scripted, ScriptedProvider,
 };
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
@@ -209,6 +209,14 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
         20,
     )
     .await?;
+    // The conversation is stored under its first message.
+    wait_text(
+        c,
+        "[data-testid=conversation-list]",
+        "Please echo a greeting",
+        10,
+    )
+    .await?;
     let shot = save_screenshot(c, "e2e-chat.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
     Ok(())
@@ -228,7 +236,12 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
             ],
             "tool_use",
         )),
-        Scripted::ok(anthropic::text("The server said hello back.")),
+        // The answer streams in pieces, as the Messages API sends it.
+        Scripted::stream(anthropic_stream::text(&[
+            "The server ",
+            "said hello ",
+            "back.",
+        ])),
     ])
     .await;
 

@@ -56,6 +56,18 @@ fn tag(id: &str) -> String {
     format!("sup-{id}-{}", std::process::id())
 }
 
+/// The fault server processes of a test server: tagged, and running the script. (Launchers such
+/// as pyenv's shims briefly run helper processes that inherit the tag; those are not servers.)
+fn fault_pids(id: &str) -> Vec<u32> {
+    processes_with(&tag(id), ProcField::Environ)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("fault_server.py"))
+        })
+        .collect()
+}
+
 async fn snapshot_of(servers: &ServerManager, id: &str) -> ServerSnapshot {
     servers
         .snapshot()
@@ -761,7 +773,7 @@ async fn stop_ends_a_server_that_ignores_stdin_and_sigterm() {
         snapshot_of(&servers, "stubborn").await.status,
         ServerStatus::Ready
     );
-    let pids = processes_with(&tag("stubborn"), ProcField::Environ);
+    let pids = fault_pids("stubborn");
     assert_eq!(pids.len(), 1, "{pids:?}");
     // stdin closed, a grace period, SIGTERM (ignored), another grace period, then SIGKILL.
     servers.stop("stubborn").await.expect("configured");
@@ -782,7 +794,7 @@ async fn a_wedged_server_cannot_hang_its_calls_or_its_stop() {
         ..ManagerOptions::default()
     });
     servers.start_all(&[fault("wedged", "ok")]).await;
-    let pids = processes_with(&tag("wedged"), ProcField::Environ);
+    let pids = fault_pids("wedged");
     // The call never answers, and from then on the server reads nothing.
     let wedge = servers.call_tool_with(
         "wedged",
@@ -838,7 +850,7 @@ async fn stopping_a_server_while_it_starts_stops_its_process() {
     };
     // Wait for its process, then stop it mid-handshake.
     let found = loop {
-        let pids = processes_with(&tag("starting"), ProcField::Environ);
+        let pids = fault_pids("starting");
         if !pids.is_empty() {
             break pids;
         }
@@ -850,7 +862,7 @@ async fn stopping_a_server_while_it_starts_stops_its_process() {
         tokio::spawn(async move { servers.restart("starting").await })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let during = processes_with(&tag("starting"), ProcField::Environ);
+    let during = fault_pids("starting");
     assert_eq!(during.len(), 1, "one process at a time: {during:?}");
     assert!(
         !during.contains(&found[0]),

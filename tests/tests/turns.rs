@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolgate_agent::{Agent, AgentError, Decision, Gate, TurnEvent, TurnOptions};
-use toolgate_llm::{HttpProvider, Message, WireFormat};
+use toolgate_llm::{ContentPart, HttpProvider, Message, WireFormat};
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_settings::ServerConfig;
-use toolgate_tests::{fault_server_script, fixtures::anthropic::*, Scripted, ScriptedProvider};
+use toolgate_tests::{
+    fault_server_script, fixtures::anthropic::*, fixtures::anthropic_stream, npm_server_entry,
+    Scripted, ScriptedProvider,
+};
 
 async fn fault_servers() -> Arc<ServerManager> {
     let script = fault_server_script().to_string_lossy().into_owned();
@@ -138,7 +141,8 @@ async fn stopping_a_turn_withdraws_its_approvals_and_keeps_the_history_valid() {
     // user, assistant (tool call), tool result (denied: stopped): valid to continue from.
     assert_eq!(history.len(), 3, "{history:?}");
     assert!(
-        matches!(&history[2], Message::ToolResult { is_error: true, content, .. } if content.contains("stopped")),
+        matches!(&history[2], Message::ToolResult { is_error: true, content, .. }
+            if matches!(&content[0], ContentPart::Text { text } if text.contains("stopped"))),
         "{history:?}"
     );
     servers.stop_all().await;
@@ -290,4 +294,132 @@ async fn oversized_results_are_cut_with_a_note_to_the_model() {
     );
     assert!(result.len() < 2_000, "{}", result.len());
     servers.stop_all().await;
+}
+
+#[tokio::test]
+async fn text_streams_to_the_ui_as_it_arrives() {
+    let servers = fault_servers().await;
+    let (_script, provider) = provider(vec![Scripted::stream(anthropic_stream::text(&[
+        "Hello", ", ", "world.",
+    ]))])
+    .await;
+    let h = Harness::new(true);
+    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let answer = agent
+        .run_turn(&provider, "m", &mut Vec::new(), "hi", &h.on_event())
+        .await
+        .expect("turn");
+    assert_eq!(answer, "Hello, world.");
+    let deltas: Vec<String> = h
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            TurnEvent::TextDelta { text } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["Hello", ", ", "world."]);
+    servers.stop_all().await;
+}
+
+#[tokio::test]
+async fn images_from_a_tool_reach_the_model_as_images() {
+    let entry = npm_server_entry("@modelcontextprotocol/server-everything");
+    let servers = ServerManager::new(ManagerOptions::default());
+    servers
+        .start_all(&[ServerConfig::stdio(
+            "everything",
+            "node",
+            [entry.to_string_lossy().into_owned(), "stdio".into()],
+        )])
+        .await;
+    let (script, provider) = provider(vec![
+        tool_call("toolu_img", "get-tiny-image", json!({})),
+        Scripted::ok(text("A tiny image.")),
+    ])
+    .await;
+    let h = Harness::new(true);
+    let agent = Agent::new(servers.clone(), h.gate.clone());
+    agent
+        .run_turn(&provider, "m", &mut Vec::new(), "show me", &h.on_event())
+        .await
+        .expect("turn");
+    let sent = &script.received()[1].body["messages"];
+    let result = &sent.as_array().expect("messages").last().expect("last")["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    let blocks = result["content"].as_array().expect("blocks");
+    assert!(
+        blocks.iter().any(|b| b["type"] == "image"
+            && b["source"]["type"] == "base64"
+            && b["source"]["media_type"] == "image/png"),
+        "{result}"
+    );
+    servers.stop_all().await;
+}
+
+#[tokio::test]
+async fn a_stored_conversation_is_resumed_after_a_restart() {
+    use toolgate_agent::{restore, HistoryRecorder};
+    use toolgate_history::History;
+    let dir = std::env::temp_dir().join(format!("toolgate-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("history.sqlite3");
+    let servers = fault_servers().await;
+    let (script, provider) = provider(vec![
+        tool_call("toolu_1", "echo", json!({"text": "remember me"})),
+        Scripted::ok(text("Echoed.")),
+        Scripted::ok(text("You asked me to echo 'remember me'.")),
+    ])
+    .await;
+
+    let id = {
+        let history = Arc::new(History::open(&file).expect("opens"));
+        let id = history.create("echo test").expect("created").id;
+        let h = Harness::new(true);
+        let agent = Agent::new(servers.clone(), h.gate.clone())
+            .with_recorder(Arc::new(HistoryRecorder::new(history, id.clone())));
+        agent
+            .run_turn(
+                &provider,
+                "m",
+                &mut Vec::new(),
+                "echo remember me",
+                &h.on_event(),
+            )
+            .await
+            .expect("first turn");
+        id
+        // The history is dropped here, as when the app quits.
+    };
+
+    // "Restart": a new handle on the same file, the conversation read back and continued.
+    let history = Arc::new(History::open(&file).expect("reopens"));
+    assert_eq!(history.list(None).expect("list")[0].title, "echo test");
+    let mut messages = restore(&history.messages(&id).expect("messages"));
+    assert_eq!(
+        messages.len(),
+        4,
+        "user, tool call, result, answer: {messages:?}"
+    );
+    let h = Harness::new(true);
+    let agent = Agent::new(servers.clone(), h.gate.clone())
+        .with_recorder(Arc::new(HistoryRecorder::new(history.clone(), id.clone())));
+    let answer = agent
+        .run_turn(
+            &provider,
+            "m",
+            &mut messages,
+            "what did I ask?",
+            &h.on_event(),
+        )
+        .await
+        .expect("continued");
+    assert!(answer.contains("remember me"));
+    // The model was sent the whole earlier exchange.
+    let sent = &script.received()[2].body["messages"];
+    assert_eq!(sent.as_array().expect("messages").len(), 5, "{sent}");
+    assert_eq!(history.messages(&id).expect("messages").len(), 6);
+    servers.stop_all().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

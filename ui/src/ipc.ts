@@ -115,6 +115,7 @@ export interface Usage {
 }
 
 export type TurnEvent =
+  | { kind: "textDelta"; text: string }
   | { kind: "assistantText"; text: string }
   | ({ kind: "approvalRequested" } & PendingCall)
   | { kind: "toolStarted"; callId: string }
@@ -130,6 +131,30 @@ export type TurnEvent =
   | { kind: "toolDenied"; callId: string; reason: string | null }
   | { kind: "finished"; text: string; usage: Usage }
   | { kind: "failed"; message: string };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+export type ContentPart = { type: "text"; text: string } | { type: "image"; mimeType: string; data: string };
+
+/** A message as the history keeps it (the Rust `Message`). */
+export type Message =
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string; toolCalls: ToolCall[] }
+  | { role: "toolResult"; callId: string; content: ContentPart[]; isError: boolean };
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+  inputTokens: number;
+  outputTokens: number;
+}
 
 export type Decision = { decision: "approve" } | { decision: "deny"; reason: string | null };
 
@@ -174,6 +199,17 @@ export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): 
   channel.onmessage = onEvent;
   return invoke<string>("send_message", { text, onEvent: channel });
 }
+
+export const listConversations = (search: string | null) =>
+  invoke<ConversationSummary[]>("list_conversations", { search });
+
+/** Makes a stored conversation the one on screen; resolves to its messages. */
+export const openConversation = (id: string) => invoke<Message[]>("open_conversation", { id });
+
+export const renameConversation = (id: string, title: string) =>
+  invoke<void>("rename_conversation", { id, title });
+
+export const deleteConversation = (id: string) => invoke<void>("delete_conversation", { id });
 
 /** Stops the running turn: the model call, the approvals it waits for, and its tool calls. */
 export const stopTurn = () => invoke<void>("stop_turn");

@@ -25,7 +25,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
-use toolgate_llm::{ChatRequest, LlmError, Message, Provider, ToolCall, ToolSpec, Usage};
+use toolgate_llm::{
+    ChatRequest, ContentPart, LlmError, Message, Provider, StreamDelta, ToolCall, ToolSpec, Usage,
+};
 use toolgate_mcp::{CallOptions, CallProgress, ServerManager};
 
 pub use gate::{Decision, Gate, GateError, PendingCall};
@@ -68,7 +70,10 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum TurnEvent {
-    /// Text the model said (before or between tool calls, or its final answer).
+    /// A piece of the model's text as it streams in. A retry starts the round's text afresh.
+    #[serde(rename_all = "camelCase")]
+    TextDelta { text: String },
+    /// The whole text the model said before or between tool calls (the deltas, joined).
     #[serde(rename_all = "camelCase")]
     AssistantText { text: String },
     /// A call waits for the user's answer at the gate.
@@ -133,6 +138,23 @@ pub struct Agent {
     system: Option<String>,
     tools: CatalogSettings,
     target: ToolTarget,
+}
+
+/// The images of a tool result, for providers that can look at them. Everything else is in the
+/// text rendering already (with a placeholder where each image was).
+fn images_of(raw: &Value) -> Vec<ContentPart> {
+    raw.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+        .filter_map(|b| {
+            Some(ContentPart::Image {
+                mime_type: b.get("mimeType")?.as_str()?.to_owned(),
+                data: b.get("data")?.as_str()?.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// Cuts a tool result to `limit` characters, telling the model what was left out.
@@ -307,7 +329,8 @@ impl Agent {
         Err(AgentError::TooManyRounds(options.max_rounds))
     }
 
-    /// One model call, retried with backoff while the provider is rate limiting or overloaded.
+    /// One model call, streamed (text deltas go to the UI as they arrive), retried with backoff
+    /// while the provider is rate limiting or overloaded.
     async fn ask(
         &self,
         provider: &dyn Provider,
@@ -315,23 +338,20 @@ impl Agent {
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<toolgate_llm::Reply, AgentError> {
+        let on_delta = |delta: StreamDelta| {
+            if let StreamDelta::Text(text) = delta {
+                on_event(TurnEvent::TextDelta { text });
+            }
+        };
         let mut attempt = 0;
         loop {
-            let result = tokio::select! {
-                result = provider.complete(request) => result,
-                () = options.cancel.cancelled() => return Err(AgentError::Cancelled),
-            };
-            let wait = match &result {
-                Err(LlmError::RateLimited { retry_after, .. }) => {
-                    Some(retry_after.map(Duration::from_secs))
-                }
-                Err(LlmError::Overloaded { .. }) => Some(None),
-                _ => None,
-            };
-            match (result, wait) {
-                (Err(e), Some(asked)) if attempt < options.retries => {
+            let result = provider.stream(request, &on_delta, &options.cancel).await;
+            match result {
+                Err(LlmError::Cancelled) => return Err(AgentError::Cancelled),
+                Err(e) if e.is_retryable() && attempt < options.retries => {
                     attempt += 1;
-                    let delay = asked
+                    let delay = e
+                        .retry_after()
                         .unwrap_or(options.retry_delay * 2u32.pow(attempt - 1))
                         .min(MAX_RETRY_WAIT);
                     on_event(TurnEvent::Retrying {
@@ -344,7 +364,7 @@ impl Agent {
                         () = options.cancel.cancelled() => return Err(AgentError::Cancelled),
                     }
                 }
-                (result, _) => return Ok(result?),
+                result => return Ok(result?),
             }
         }
     }
@@ -425,16 +445,26 @@ impl Agent {
                         }
                     }
                 };
-                let (is_error, content) = match outcome {
-                    Ok(output) => (output.is_error, truncate(output.text, options.result_limit)),
-                    Err(e) => (true, e.to_string()),
+                let (is_error, content, images) = match outcome {
+                    Ok(output) => (
+                        output.is_error,
+                        truncate(output.text, options.result_limit),
+                        images_of(&output.raw),
+                    ),
+                    Err(e) => (true, e.to_string(), Vec::new()),
                 };
                 on_event(TurnEvent::ToolFinished {
                     call_id: call.id.clone(),
                     is_error,
                     output: content.clone(),
                 });
-                Message::tool_text(call.id.clone(), content, is_error)
+                let mut parts = vec![ContentPart::text(content)];
+                parts.extend(images);
+                Message::ToolResult {
+                    call_id: call.id.clone(),
+                    content: parts,
+                    is_error,
+                }
             }
             Decision::Deny { reason } => {
                 on_event(TurnEvent::ToolDenied {

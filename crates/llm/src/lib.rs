@@ -68,9 +68,14 @@ impl ContentPart {
     }
 }
 
-/// One entry of the conversation.
+/// One entry of the conversation. Its JSON (camelCase, tagged by `role`) is what the history
+/// stores and what the UI receives.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
+#[serde(
+    tag = "role",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Message {
     User {
         text: String,

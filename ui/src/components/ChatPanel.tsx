@@ -2,6 +2,8 @@ import { useRef, useState } from "react";
 import {
   answerApproval,
   errorMessage,
+  openConversation,
+  type Message,
   resetConversation,
   sendMessage,
   stopTurn,
@@ -12,12 +14,13 @@ import {
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import Conversations from "./Conversations";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
-type Item =
+export type Item =
   | { type: "user"; text: string }
-  | { type: "assistant"; text: string; usage?: Usage }
+  | { type: "assistant"; text: string; usage?: Usage; streaming?: boolean }
   | { type: "tool"; call: PendingCall; state: ToolState; output?: string; progress?: string }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
@@ -28,10 +31,49 @@ interface Props {
   onOpenProvider: () => void;
 }
 
+/** Turns stored messages back into what the chat shows. */
+export function itemsFromMessages(messages: Message[]): Item[] {
+  const items: Item[] = [];
+  for (const m of messages) {
+    if (m.role === "user") items.push({ type: "user", text: m.text });
+    else if (m.role === "assistant") {
+      if (m.text) items.push({ type: "assistant", text: m.text });
+      for (const call of m.toolCalls) {
+        items.push({
+          type: "tool",
+          state: "done",
+          call: {
+            id: "",
+            callId: call.id,
+            serverId: "",
+            serverName: "",
+            tool: call.name,
+            arguments: call.arguments,
+            readOnly: false,
+            destructive: false,
+          },
+        });
+      }
+    } else {
+      const text = m.content
+        .map((p) => (p.type === "text" ? p.text : `[image ${p.mimeType}]`))
+        .join("\n");
+      const at = items.findIndex((it) => it.type === "tool" && it.call.callId === m.callId);
+      if (at >= 0) {
+        const tool = items[at] as Extract<Item, { type: "tool" }>;
+        items[at] = { ...tool, state: m.isError ? "failed" : "done", output: text };
+      }
+    }
+  }
+  return items;
+}
+
 export default function ChatPanel({ provider, servers, onOpenProvider }: Props) {
   const [items, setItems] = useState<Item[]>([]);
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
+  const [current, setCurrent] = useState<string | null>(null);
+  const [listVersion, setListVersion] = useState(0);
   const input = useRef<HTMLTextAreaElement>(null);
 
   const toolCount = servers
@@ -43,10 +85,29 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       all.map((it) => (it.type === "tool" && it.call.callId === callId ? { ...it, ...change } : it)),
     );
 
+  // The text of a round arrives in pieces into one "streaming" item, which the round's whole
+  // text then replaces (so what stays on screen is exactly what the model said).
+  const settleText = (text: string, usage?: Usage) =>
+    setItems((all) => {
+      const last = all[all.length - 1];
+      const done: Item = { type: "assistant", text, usage };
+      if (last?.type === "assistant" && last.streaming) return [...all.slice(0, -1), done];
+      return text || usage ? [...all, done] : all;
+    });
+
   const onEvent = (event: TurnEvent) => {
     switch (event.kind) {
+      case "textDelta":
+        setItems((all) => {
+          const last = all[all.length - 1];
+          if (last?.type === "assistant" && last.streaming) {
+            return [...all.slice(0, -1), { ...last, text: last.text + event.text }];
+          }
+          return [...all, { type: "assistant", text: event.text, streaming: true }];
+        });
+        break;
       case "assistantText":
-        setItems((all) => [...all, { type: "assistant", text: event.text }]);
+        settleText(event.text);
         break;
       case "approvalRequested": {
         const { kind: _kind, ...call } = event;
@@ -67,7 +128,8 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       }
       case "retrying":
         setItems((all) => [
-          ...all,
+          // A retry starts the round's text afresh.
+          ...all.filter((it) => !(it.type === "assistant" && it.streaming)),
           {
             type: "notice",
             text: `${event.reason}. Trying again in ${Math.ceil(event.delayMs / 1000)} s (attempt ${event.attempt}).`,
@@ -81,7 +143,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
         break;
       case "finished":
-        setItems((all) => [...all, { type: "assistant", text: event.text, usage: event.usage }]);
+        settleText(event.text, event.usage);
         break;
       case "failed":
         break; // The command's rejection carries the same message; shown once, below.
@@ -100,7 +162,18 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
       setBusy(false);
+      setListVersion((v) => v + 1);
       input.current?.focus();
+    }
+  };
+
+  const open = async (id: string) => {
+    try {
+      const messages = await openConversation(id);
+      setItems(itemsFromMessages(messages));
+      setCurrent(id);
+    } catch (e) {
+      setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     }
   };
 
@@ -116,9 +189,24 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
   const clear = async () => {
     await resetConversation();
     setItems([]);
+    setCurrent(null);
+    setListVersion((v) => v + 1);
   };
 
   return (
+    <div className="chat-layout">
+    <Conversations
+      version={listVersion}
+      current={current}
+      disabled={busy}
+      onOpen={(id) => void open(id)}
+      onDeleted={(id) => {
+        if (id === current) {
+          setItems([]);
+          setCurrent(null);
+        }
+      }}
+    />
     <div className="panel chat">
       {provider && !provider.keySet && (
         <div className="welcome" data-testid="first-run">
@@ -214,6 +302,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           New chat
         </button>
       </form>
+    </div>
     </div>
   );
 }
