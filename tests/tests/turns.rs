@@ -423,3 +423,39 @@ async fn a_stored_conversation_is_resumed_after_a_restart() {
     servers.stop_all().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn stop_ends_a_turn_mid_stream() {
+    let servers = fault_servers().await;
+    // The stream sends its first pieces, then stalls as a slow model would.
+    let mut events = vec![anthropic_stream::message_start(25)];
+    events.extend(anthropic_stream::text_block(0, &["Thinking", " about it"]));
+    let (_script, provider) = provider(vec![Scripted::stream(events).stalling()]).await;
+    let h = Harness::new(true);
+    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let options = TurnOptions::default();
+    let cancel = options.cancel.clone();
+    let watcher = h.clone();
+    tokio::spawn(async move {
+        while !watcher
+            .events()
+            .iter()
+            .any(|e| matches!(e, TurnEvent::TextDelta { .. }))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let mut history = Vec::new();
+    let result = agent
+        .run_turn_with(&provider, "m", &mut history, "hi", &options, &h.on_event())
+        .await;
+    assert!(matches!(result, Err(AgentError::Cancelled)), "{result:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "ended at once, not at the stall's end"
+    );
+    assert_eq!(history.len(), 1, "only the user's message: {history:?}");
+    servers.stop_all().await;
+}
