@@ -14,6 +14,7 @@ fn main() {
         "reset_conversation",
         "tool_catalog",
         "stop_turn",
+        "current_conversation",
         "list_conversations",
         "open_conversation",
         "rename_conversation",

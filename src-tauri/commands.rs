@@ -175,6 +175,12 @@ pub async fn send_message(
     text: String,
     on_event: Channel<TurnEvent>,
 ) -> Result<String> {
+    // Armed before anything slow (keychain, database), so an early Stop is never lost.
+    let options = TurnOptions::default();
+    let turn_id = state
+        .turns
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
     let (settings, tools) = {
         let all = state.settings();
         (all.provider.clone(), all.tools.clone())
@@ -208,8 +214,6 @@ pub async fn send_message(
         )));
         usage_sink = Some((h, id));
     }
-    let options = TurnOptions::default();
-    *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some(options.cancel.clone());
     let emit = move |event: TurnEvent| {
         if let (TurnEvent::Finished { usage, .. }, Some((h, id))) = (&event, &usage_sink) {
             if let Err(e) = h.add_usage(id, usage.input_tokens, usage.output_tokens) {
@@ -230,17 +234,29 @@ pub async fn send_message(
             &emit,
         )
         .await;
-    *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    {
+        // Only this turn's token: a turn queued behind this one may have armed its own.
+        let mut slot = state.turn.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_some_and(|(id, _)| *id == turn_id) {
+            *slot = None;
+        }
+    }
     Ok(result?)
 }
 
 /// Stops the running turn: the model call, the approvals it waits for, its tool calls.
 #[tauri::command]
 pub async fn stop_turn(state: State<'_, AppState>) -> Result<()> {
-    if let Some(cancel) = state.turn.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    if let Some((_, cancel)) = state.turn.lock().unwrap_or_else(|p| p.into_inner()).take() {
         cancel.cancel();
     }
     Ok(())
+}
+
+/// The id of the conversation on screen in the history, once it has one.
+#[tauri::command]
+pub async fn current_conversation(state: State<'_, AppState>) -> Result<Option<String>> {
+    Ok(state.conversation.lock().await.id.clone())
 }
 
 /// Every tool of the ready servers: the name the model sees, or why it is hidden; and how much of

@@ -63,6 +63,7 @@ pub fn run() {
             commands::reset_conversation,
             commands::tool_catalog,
             commands::stop_turn,
+            commands::current_conversation,
             commands::list_conversations,
             commands::open_conversation,
             commands::rename_conversation,

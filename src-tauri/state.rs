@@ -33,8 +33,10 @@ pub struct AppState {
     pub conversation: tokio::sync::Mutex<Conversation>,
     /// Every conversation, in SQLite; or why it could not be opened (chat still works, unsaved).
     pub history: Result<Arc<History>, String>,
-    /// Stops the turn that is running, if one is.
-    pub turn: Mutex<Option<tokio_util::sync::CancellationToken>>,
+    /// Stops the turn that is running, if one is, with that turn's number.
+    pub turn: Mutex<Option<(u64, tokio_util::sync::CancellationToken)>>,
+    /// Numbers turns, so a finished turn clears only its own stop token.
+    pub turns: std::sync::atomic::AtomicU64,
 }
 
 /// Where the set-up installs the example server when Toolgate runs from its source folder.
@@ -73,6 +75,7 @@ impl AppState {
             settings: Mutex::new(settings),
             conversation: tokio::sync::Mutex::new(Conversation::default()),
             turn: Mutex::new(None),
+            turns: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

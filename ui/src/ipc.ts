@@ -211,6 +211,9 @@ export const renameConversation = (id: string, title: string) =>
 
 export const deleteConversation = (id: string) => invoke<void>("delete_conversation", { id });
 
+/** The id of the conversation on screen, once it is stored. */
+export const currentConversation = () => invoke<string | null>("current_conversation");
+
 /** Stops the running turn: the model call, the approvals it waits for, and its tool calls. */
 export const stopTurn = () => invoke<void>("stop_turn");
 

@@ -124,13 +124,13 @@ pub enum AgentError {
     Tools(#[from] CatalogError),
 }
 
-/// Runs turns of one conversation against a set of MCP servers.
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
 /// mid-turn loses nothing already shown.
 pub trait Recorder: Send + Sync {
     fn record(&self, message: &Message);
 }
 
+/// Runs turns of one conversation against a set of MCP servers.
 pub struct Agent {
     recorder: Option<Arc<dyn Recorder>>,
     servers: Arc<ServerManager>,
@@ -143,15 +143,21 @@ pub struct Agent {
 /// The images of a tool result, for providers that can look at them. Everything else is in the
 /// text rendering already (with a placeholder where each image was).
 fn images_of(raw: &Value) -> Vec<ContentPart> {
+    // What Anthropic and OpenAI accept in a request; anything else stays a placeholder in text.
+    const KINDS: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+    // Base64 of about 5 MB, the largest image Anthropic takes.
+    const MAX_BASE64: usize = 6_900_000;
     raw.get("content")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
         .filter_map(|b| {
-            Some(ContentPart::Image {
-                mime_type: b.get("mimeType")?.as_str()?.to_owned(),
-                data: b.get("data")?.as_str()?.to_owned(),
+            let mime_type = b.get("mimeType")?.as_str()?;
+            let data = b.get("data")?.as_str()?;
+            (KINDS.contains(&mime_type) && data.len() <= MAX_BASE64).then(|| ContentPart::Image {
+                mime_type: mime_type.to_owned(),
+                data: data.to_owned(),
             })
         })
         .collect()
@@ -352,7 +358,11 @@ impl Agent {
                     attempt += 1;
                     let delay = e
                         .retry_after()
-                        .unwrap_or(options.retry_delay * 2u32.pow(attempt - 1))
+                        .unwrap_or(
+                            options
+                                .retry_delay
+                                .saturating_mul(2u32.saturating_pow(attempt - 1)),
+                        )
                         .min(MAX_RETRY_WAIT);
                     on_event(TurnEvent::Retrying {
                         attempt,
@@ -408,11 +418,13 @@ impl Agent {
         let gate_id = pending.id.clone();
         on_event(TurnEvent::ApprovalRequested(pending));
         let decision = tokio::select! {
-            decision = answer => decision,
+            // Stop wins a tie with an approval: nothing may start after the user stopped.
+            biased;
             () = options.cancel.cancelled() => {
                 self.gate.withdraw(&gate_id);
                 Decision::Deny { reason: Some("the user stopped the turn".to_owned()) }
             }
+            decision = answer => decision,
         };
         match decision {
             Decision::Approve => {
@@ -449,7 +461,13 @@ impl Agent {
                     Ok(output) => (
                         output.is_error,
                         truncate(output.text, options.result_limit),
-                        images_of(&output.raw),
+                        // Endpoints that copy OpenAI's API often serve text-only models, which
+                        // fail on an image; only providers known to take images get them.
+                        if matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi) {
+                            images_of(&output.raw)
+                        } else {
+                            Vec::new()
+                        },
                     ),
                     Err(e) => (true, e.to_string(), Vec::new()),
                 };

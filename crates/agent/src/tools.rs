@@ -65,6 +65,7 @@ mod tests {
                 .collect(),
             resources: vec![],
             prompts: vec![],
+            launch: format!("node\0{id}.js"),
         }
     }
 

@@ -428,6 +428,7 @@ impl ServerManager {
                 tools: e.tools.clone(),
                 resources: e.resources.clone(),
                 prompts: e.prompts.clone(),
+                launch: launch_of(&e.config),
             })
             .collect()
     }
@@ -633,6 +634,19 @@ async fn supervise(
         (None, Ok(_)) => "the connection to the server was closed".to_owned(),
     };
     me.crashed(&id, generation, reason, started.elapsed()).await;
+}
+
+/// The identity of what a server runs: its command and arguments, or its URL.
+fn launch_of(config: &ServerConfig) -> String {
+    match &config.transport {
+        toolgate_settings::Transport::Stdio { command, args, .. } => {
+            std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join("\0")
+        }
+        toolgate_settings::Transport::Http { url, .. } => url.clone(),
+    }
 }
 
 enum Lists {

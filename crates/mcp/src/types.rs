@@ -154,6 +154,10 @@ pub struct ServerSnapshot {
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
     pub prompts: Vec<PromptInfo>,
+    /// What is launched or dialled (command and arguments, or the URL), for binding approval
+    /// grants to it. Never sent to the window: arguments and URLs may hold secrets.
+    #[serde(skip)]
+    pub launch: String,
 }
 
 /// The result of a tool call, kept whole, with a text rendering for the model.

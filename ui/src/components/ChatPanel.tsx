@@ -1,6 +1,7 @@
 import { useRef, useState } from "react";
 import {
   answerApproval,
+  currentConversation,
   errorMessage,
   openConversation,
   type Message,
@@ -80,10 +81,15 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     .filter((s) => s.status.state === "ready")
     .reduce((n, s) => n + s.tools.length, 0);
 
+  // Only the latest card of a call id: a provider that reuses ids must not change older cards.
   const updateTool = (callId: string, change: Partial<Extract<Item, { type: "tool" }>>) =>
-    setItems((all) =>
-      all.map((it) => (it.type === "tool" && it.call.callId === callId ? { ...it, ...change } : it)),
-    );
+    setItems((all) => {
+      let at = -1;
+      all.forEach((it, i) => {
+        if (it.type === "tool" && it.call.callId === callId) at = i;
+      });
+      return all.map((it, i) => (i === at && it.type === "tool" ? { ...it, ...change } : it));
+    });
 
   // The text of a round arrives in pieces into one "streaming" item, which the round's whole
   // text then replaces (so what stays on screen is exactly what the model said).
@@ -162,6 +168,8 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
       setBusy(false);
+      // The first message of a new chat creates its stored conversation.
+      currentConversation().then(setCurrent, () => undefined);
       setListVersion((v) => v + 1);
       input.current?.focus();
     }
@@ -180,7 +188,14 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
   const answer = async (call: PendingCall, approve: boolean, reason: string | null) => {
     try {
       await answerApproval(call.id, approve ? { decision: "approve" } : { decision: "deny", reason });
-      updateTool(call.callId, { state: approve ? "running" : "denied" });
+      // Events may already have moved the card on (a fast tool finishes before this returns).
+      setItems((all) =>
+        all.map((it) =>
+          it.type === "tool" && it.call.id === call.id && it.state === "waiting"
+            ? { ...it, state: approve ? "running" : "denied" }
+            : it,
+        ),
+      );
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     }

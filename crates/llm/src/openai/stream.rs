@@ -178,11 +178,10 @@ impl StreamAssembler {
         let tool_calls: Vec<ToolCall> = self
             .calls
             .into_iter()
-            .enumerate()
-            .map(|(i, call)| ToolCall {
+            .map(|call| ToolCall {
                 // A call needs an id for its result to refer to; a few servers omit it.
                 id: if call.id.is_empty() {
-                    format!("call_{i}")
+                    made_up_id()
                 } else {
                     call.id
                 },
@@ -269,17 +268,22 @@ impl StreamAssembler {
         }
         if !call.announced && !call.name.is_empty() {
             call.announced = true;
+            if call.id.is_empty() {
+                call.id = made_up_id();
+            }
             emit(StreamDelta::ToolCallStarted {
                 index: at,
-                id: if call.id.is_empty() {
-                    format!("call_{at}")
-                } else {
-                    call.id.clone()
-                },
+                id: call.id.clone(),
                 name: call.name.clone(),
             });
         }
     }
+}
+
+/// An id for a call whose server sent none. Unique across the conversation, so a result (and the
+/// window's card) can never be matched to a call of an earlier round.
+fn made_up_id() -> String {
+    format!("call_{}", uuid::Uuid::new_v4().simple())
 }
 
 #[cfg(test)]
@@ -442,7 +446,10 @@ mod tests {
         ];
         let reply = run(&events).1.expect("assembles");
         assert_eq!(reply.tool_calls[0].arguments, json!("{oops"));
-        assert_eq!(reply.tool_calls[0].id, "call_0");
+        // Made up, and unique: a later round's call can never share it.
+        let id = &reply.tool_calls[0].id;
+        assert!(id.starts_with("call_") && id.len() > 20, "{id}");
+        assert_ne!(id, &run(&events).1.expect("assembles").tool_calls[0].id);
     }
 
     #[test]

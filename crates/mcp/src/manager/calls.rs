@@ -56,6 +56,11 @@ impl ServerManager {
                 .max(timeout);
             (peer, timeout, max)
         };
+        if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            return Err(McpError::Cancelled {
+                tool: tool.to_owned(),
+            });
+        }
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
