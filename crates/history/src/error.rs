@@ -5,7 +5,7 @@ use std::path::PathBuf;
 /// Callers branch on [`NotFound`](Self::NotFound) (the conversation is gone: refresh the list),
 /// [`Corrupt`](Self::Corrupt) (set the file aside: [`History::open_or_recover`]) and
 /// [`TooNew`](Self::TooNew) (tell the user to update; never touch the file). The rest are shown
-/// as they are.
+/// as they are; [`AuditNotFinishable`](Self::AuditNotFinishable) is a bug in the caller.
 ///
 /// [`History::open_or_recover`]: crate::History::open_or_recover
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +33,21 @@ pub enum HistoryError {
         path: PathBuf,
         found: u32,
         known: u32,
+    },
+
+    /// [`History::finish_audit`](crate::History::finish_audit) was given an entry that has no
+    /// outcome to record. The entry is left as it was.
+    #[error("audit entry {id} cannot be finished: {reason}")]
+    AuditNotFinishable {
+        id: i64,
+        /// Why, as a clause: "there is no such entry", "it is already finished", …
+        reason: &'static str,
+    },
+
+    #[error("could not write the audit export: {source}")]
+    Export {
+        #[source]
+        source: std::io::Error,
     },
 
     #[error("could not {action} {}: {source}", path.display())]

@@ -1,8 +1,9 @@
 //! Conversation history in one SQLite file.
 //!
 //! [`History`] keeps conversations (a title, timestamps, token totals) and their messages, in
-//! order. The app opens it once at start with [`History::open_or_recover`] and shares it between
-//! threads; the CLI can open the same file at the same time.
+//! order, and the approval audit log: one [`AuditEntry`] for every request that passed
+//! Toolgate's approval gate. The app opens it once at start with [`History::open_or_recover`]
+//! and shares it between threads; the CLI can open the same file at the same time.
 //!
 //! # Design choices
 //!
@@ -40,7 +41,38 @@
 //! - **Time comes from a [`Clock`]**, unix milliseconds, so tests order conversations exactly.
 //!   A conversation's `updated_at` is the time of its last message: renaming it or adding usage
 //!   does not move it up the list.
+//!
+//! # The audit log
+//!
+//! - **Recorded when decided, completed when the call returns.** [`History::record_audit`]
+//!   writes the decision before an allowed call is sent, and [`History::finish_audit`] adds its
+//!   duration, result size and error when it returns. Each is one committed transaction, like an
+//!   append, so a crash in the middle of a call still leaves the decision on disk: an allowed
+//!   entry without a duration is a call still running, or one that never came back.
+//! - **Each part is written once.** Nothing changes an entry's decision, arguments or reason
+//!   after `record_audit`; `finish_audit` fills in the outcome once, and only for an allowed
+//!   entry (nothing else ran). That keeps a bug in the caller from rewriting the log. It is not
+//!   tamper-proofing: whoever can write the file can edit it.
+//! - **The log outlives conversations.** An entry names its conversation by id as plain text,
+//!   with no foreign key: deleting a conversation keeps its entries (still found by that id),
+//!   and calls made outside a conversation (the CLI, by hand) have none. Nothing here deletes
+//!   entries yet.
+//! - **Arguments are kept as they reached the server**, after any edit by the user, and beside
+//!   them what the model asked for when the user edited it. Both are stored as JSON text; the
+//!   caller's entry time ([`AuditEntry::decided_at`]) is used, not the [`Clock`], as for
+//!   messages.
+//! - **Filters are exact, except the text.** The text filter is the same case-insensitive
+//!   substring match as conversation search, over the strings, numbers and keys of both argument
+//!   sets and the reason, stored folded at record time (so arguments are kept about twice). It
+//!   does not look at the JSON text, where `C:\Users` is written `C:\\Users`. Indexes on time,
+//!   on server and tool, and on conversation (each ending in time) give the common lists newest
+//!   first straight from an index, without a sort.
+//! - **The export is JSON Lines**: one [`AuditRow`] per line, exactly as serde writes it, so
+//!   each line reads back with `serde_json::from_str::<AuditRow>` and `jq` reads the file. It
+//!   reads the log in pages of a few hundred entries and lets go of the connection in between,
+//!   so the app keeps recording during a long export.
 
+mod audit;
 mod error;
 mod recover;
 mod schema;
@@ -57,6 +89,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::audit::{AuditDecision, AuditEntry, AuditFilter, AuditRow, DecidedBy};
 use crate::error::Failure;
 pub use crate::error::HistoryError;
 pub use crate::schema::SCHEMA_VERSION;

@@ -9,7 +9,12 @@
 //!
 //! **A migration, once released, is never edited:** a database already at its version never runs
 //! it again. Change the schema by appending a migration. `tests::v1_database_made_by_hand_opens`
-//! holds a copy of version 1 as it was written to users' disks, to catch an edit in place.
+//! holds a copy of version 1 as it was written to users' disks, to catch an edit in place; when
+//! version 2 ships, its SQL gets such a frozen copy too.
+//!
+//! A new value in a text column that Rust reads as an enum (the audit log's `decision` and
+//! `decided_by`) also needs a migration, even an empty one: only a version bump makes an older
+//! Toolgate refuse the file ([`HistoryError::TooNew`]) instead of failing on the first such row.
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -22,12 +27,13 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; versions count up from 1 without gaps.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    // STRICT: a wrong type from a future bug fails loudly instead of being stored as text.
-    // Timestamps are unix milliseconds. `search_text` is the body's "text", lower-cased by
-    // `fold`, so that search needs neither to parse JSON nor to fold per row.
-    sql: "
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        // STRICT: a wrong type from a future bug fails loudly instead of being stored as text.
+        // Timestamps are unix milliseconds. `search_text` is the body's "text", lower-cased by
+        // `fold`, so that search needs neither to parse JSON nor to fold per row.
+        sql: "
         CREATE TABLE conversations (
             id            TEXT    NOT NULL PRIMARY KEY,
             title         TEXT    NOT NULL,
@@ -47,7 +53,46 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
             PRIMARY KEY (conversation_id, seq)
         ) STRICT;
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        // The approval audit log (see `audit.rs`). Only new objects: a version-1 file is
+        // upgraded in place, its conversations untouched.
+        //
+        // `conversation_id` has no foreign key on purpose: the log outlives a deleted
+        // conversation, and calls made outside one (the CLI, by hand) have none.
+        // AUTOINCREMENT: an id, once shown or exported, never names another entry, even after
+        // entries are deleted (by hand, or by a retention rule some day). `decision` and
+        // `decided_by` have no CHECK: a new value then needs only a version bump (see above),
+        // not a rebuild of what may be a large table. `search_text` is the folded strings,
+        // numbers and keys of both argument sets and the reason (`audit_search_text`). The
+        // indexes end in `decided_at` (and, implicitly, `id`), so that a filtered list comes
+        // out of the index newest first, without a sort, and stops at its limit.
+        sql: "
+            CREATE TABLE audit (
+                id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+                decided_at         INTEGER NOT NULL,
+                conversation_id    TEXT,
+                server_id          TEXT    NOT NULL,
+                tool               TEXT    NOT NULL,
+                arguments          TEXT    NOT NULL,
+                original_arguments TEXT,
+                decision           TEXT    NOT NULL,
+                decided_by         TEXT    NOT NULL,
+                rule_id            TEXT,
+                reason             TEXT,
+                duration_ms        INTEGER,
+                result_bytes       INTEGER,
+                is_error           INTEGER NOT NULL DEFAULT 0 CHECK (is_error IN (0, 1)),
+                error              TEXT,
+                search_text        TEXT    NOT NULL
+            ) STRICT;
+            CREATE INDEX audit_by_time ON audit (decided_at);
+            CREATE INDEX audit_by_tool ON audit (server_id, tool, decided_at);
+            CREATE INDEX audit_by_conversation ON audit (conversation_id, decided_at);
+        ",
+    },
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -690,3 +690,641 @@ fn open_or_recover_sets_a_damaged_file_aside() {
     assert_eq!(backup, None);
     assert_eq!(titles(&history.list(None).expect("list")), ["fresh start"]);
 }
+
+// ---- audit log ----
+
+fn entry(server: &str, tool: &str, arguments: Value, decided_at: i64) -> AuditEntry {
+    AuditEntry {
+        decided_at,
+        ..AuditEntry::new(
+            server,
+            tool,
+            arguments,
+            AuditDecision::Allowed,
+            DecidedBy::User,
+        )
+    }
+}
+
+/// No ids, typed: `[]` alone is ambiguous next to serde_json's `PartialEq<Value> for i64`.
+const NO_IDS: [i64; 0] = [];
+
+fn ids(rows: &[AuditRow]) -> Vec<i64> {
+    rows.iter().map(|r| r.id).collect()
+}
+
+/// Four entries, ids 1 to 4, decided at 100, 200, 300, 400.
+fn audit_sample(history: &History, conversation: &str) {
+    let read = AuditEntry {
+        conversation_id: Some(conversation.to_owned()),
+        ..entry(
+            "fs",
+            "read_file",
+            json!({ "path": "/home/ana/Notes.md" }),
+            100,
+        )
+    };
+    let write = AuditEntry {
+        conversation_id: Some(conversation.to_owned()),
+        arguments: json!({ "path": "/tmp/safe.txt", "content": "hello" }),
+        original_arguments: Some(json!({ "path": "/etc/passwd", "content": "hello" })),
+        ..entry("fs", "write_file", Value::Null, 200)
+    };
+    let denied = AuditEntry {
+        decision: AuditDecision::Denied,
+        decided_by: DecidedBy::Rule,
+        rule_id: Some("no-network".into()),
+        reason: Some("Blocked by the network RULE".into()),
+        ..entry(
+            "web",
+            "fetch",
+            json!({ "url": "https://example.com", "retries": 3 }),
+            300,
+        )
+    };
+    let timed_out = AuditEntry {
+        decision: AuditDecision::TimedOut,
+        decided_by: DecidedBy::Timeout,
+        ..entry(
+            "fs",
+            "read_file",
+            json!({ "path": "C:\\Users\\Zoë\\a \"b\".txt" }),
+            400,
+        )
+    };
+    for (i, e) in [read, write, denied, timed_out].iter().enumerate() {
+        assert_eq!(history.record_audit(e).expect("record"), i as i64 + 1);
+    }
+}
+
+#[test]
+fn an_audit_entry_is_recorded_then_finished() {
+    let (history, _) = memory();
+    let sent = AuditEntry {
+        conversation_id: Some("c1".into()),
+        original_arguments: Some(json!({ "path": "/" })),
+        reason: Some("looks fine".into()),
+        ..entry(
+            "fs",
+            "list",
+            json!({ "path": "/home", "depth": 1.5 }),
+            1_234,
+        )
+    };
+    let id = history.record_audit(&sent).expect("record");
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    assert_eq!(
+        rows,
+        [AuditRow {
+            id,
+            entry: sent.clone()
+        }]
+    );
+
+    history
+        .finish_audit(id, 250, Some(4_096), true, Some("server said no"))
+        .expect("finish");
+    let finished = &history.audit(&AuditFilter::default()).expect("audit")[0];
+    assert_eq!(
+        finished.entry,
+        AuditEntry {
+            duration_ms: Some(250),
+            result_bytes: Some(4_096),
+            is_error: true,
+            error: Some("server said no".into()),
+            ..sent
+        }
+    );
+}
+
+#[test]
+fn finish_audit_refuses_what_has_no_outcome_and_changes_nothing() {
+    let (history, _) = memory();
+    let allowed = history
+        .record_audit(&entry("s", "t", json!({}), 1))
+        .expect("record");
+    let denied = history
+        .record_audit(&AuditEntry {
+            decision: AuditDecision::Denied,
+            ..entry("s", "t", json!({}), 2)
+        })
+        .expect("record");
+    history
+        .finish_audit(allowed, 10, None, false, None)
+        .expect("finish");
+    let before = history.audit(&AuditFilter::default()).expect("audit");
+
+    for (id, why) in [
+        (99, "there is no such entry"),
+        (denied, "it was not allowed, so it never ran"),
+        (allowed, "it is already finished"),
+    ] {
+        let err = history
+            .finish_audit(id, 20, Some(1), true, Some("late"))
+            .expect_err("must refuse");
+        match &err {
+            HistoryError::AuditNotFinishable { id: got, reason } => {
+                assert_eq!((*got, *reason), (id, why));
+            }
+            other => panic!("expected AuditNotFinishable for {id}, got {other:?}"),
+        }
+        assert_eq!(
+            err.to_string(),
+            format!("audit entry {id} cannot be finished: {why}")
+        );
+    }
+    assert_eq!(
+        history.audit(&AuditFilter::default()).expect("audit"),
+        before
+    );
+}
+
+#[test]
+fn audit_sizes_saturate_at_the_largest_sqlite_integer() {
+    let (history, _) = memory();
+    let id = history
+        .record_audit(&entry("s", "t", json!({}), 1))
+        .expect("record");
+    history
+        .finish_audit(id, u64::MAX, Some(u64::MAX), false, None)
+        .expect("finish");
+    let row = &history.audit(&AuditFilter::default()).expect("audit")[0];
+    let max = Some(i64::MAX as u64);
+    assert_eq!((row.entry.duration_ms, row.entry.result_bytes), (max, max));
+}
+
+#[test]
+fn audit_is_newest_first_and_limited() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    // Same millisecond as entry 4: the later one still comes first.
+    history
+        .record_audit(&entry("fs", "read_file", json!({}), 400))
+        .expect("record");
+    // Recorded last but decided earliest (a slow caller): it sorts by its decision time.
+    history
+        .record_audit(&entry("fs", "read_file", json!({}), 50))
+        .expect("record");
+
+    let all = AuditFilter::default();
+    assert_eq!(
+        ids(&history.audit(&all).expect("audit")),
+        [5, 4, 3, 2, 1, 6]
+    );
+    let limited = |limit| AuditFilter {
+        limit: Some(limit),
+        ..AuditFilter::default()
+    };
+    assert_eq!(ids(&history.audit(&limited(2)).expect("audit")), [5, 4]);
+    assert_eq!(history.audit(&limited(0)).expect("audit"), []);
+    assert_eq!(history.audit(&limited(100)).expect("audit").len(), 6);
+}
+
+#[test]
+fn audit_filters_by_each_field() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    let find = |filter: AuditFilter| ids(&history.audit(&filter).expect("audit"));
+    let none = AuditFilter::default;
+
+    assert_eq!(find(none()), [4, 3, 2, 1]);
+    let by_server = |s: &str| AuditFilter {
+        server_id: Some(s.into()),
+        ..none()
+    };
+    assert_eq!(find(by_server("fs")), [4, 2, 1]);
+    assert_eq!(find(by_server("FS")), NO_IDS, "exact, not folded");
+    assert_eq!(
+        find(AuditFilter {
+            tool: Some("read_file".into()),
+            ..none()
+        }),
+        [4, 1]
+    );
+    assert_eq!(
+        find(AuditFilter {
+            tool: Some("read_file".into()),
+            ..by_server("web")
+        }),
+        NO_IDS,
+        "conditions combine"
+    );
+    for (decision, expected) in [
+        (AuditDecision::Allowed, vec![2, 1]),
+        (AuditDecision::Denied, vec![3]),
+        (AuditDecision::TimedOut, vec![4]),
+        (AuditDecision::Cancelled, NO_IDS.to_vec()),
+    ] {
+        let filter = AuditFilter {
+            decision: Some(decision),
+            ..none()
+        };
+        assert_eq!(find(filter), expected, "{decision:?}");
+    }
+    assert_eq!(
+        find(AuditFilter {
+            conversation_id: Some("c1".into()),
+            ..none()
+        }),
+        [2, 1]
+    );
+    let between = |since, until| AuditFilter {
+        since_ms: since,
+        until_ms: until,
+        ..none()
+    };
+    assert_eq!(
+        find(between(Some(200), None)),
+        [4, 3, 2],
+        "since is inclusive"
+    );
+    assert_eq!(find(between(None, Some(300))), [2, 1], "until is exclusive");
+    assert_eq!(find(between(Some(200), Some(400))), [3, 2]);
+    assert_eq!(
+        find(AuditFilter {
+            limit: Some(1),
+            ..by_server("fs")
+        }),
+        [4]
+    );
+}
+
+#[test]
+fn audit_text_search_looks_at_argument_values_and_the_reason() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    let search = |text: &str| {
+        ids(&history
+            .audit(&AuditFilter {
+                text: Some(text.into()),
+                ..AuditFilter::default()
+            })
+            .expect("audit"))
+    };
+    assert_eq!(search("notes.MD"), [1], "ignoring case");
+    assert_eq!(search("zoË"), [4], "non-ASCII");
+    assert_eq!(
+        search("C:\\Users\\"),
+        [4],
+        "a backslash as typed, not as JSON escapes it"
+    );
+    assert_eq!(search("a \"b\""), [4], "a quote as typed");
+    assert_eq!(
+        search("/etc/passwd"),
+        [2],
+        "what the model asked for before the edit"
+    );
+    assert_eq!(search("network rule"), [3], "the reason");
+    assert_eq!(search("retries"), [3], "keys");
+    assert_eq!(search("3"), [3], "numbers");
+    assert_eq!(search("path"), [4, 2, 1]);
+    assert_eq!(search("example.com\n3"), NO_IDS, "within one value");
+    assert_eq!(search("\"path\""), NO_IDS, "not the JSON text");
+    assert_eq!(search("%"), NO_IDS, "no LIKE wildcards");
+    assert_eq!(search(" hello "), [2], "trimmed");
+    assert_eq!(search("   "), [4, 3, 2, 1], "blank matches all");
+    assert_eq!(search("read_file"), NO_IDS, "the tool has its own filter");
+}
+
+#[test]
+fn audit_entries_outlive_their_conversation() {
+    let (history, _) = memory();
+    let conv = history.create("soon gone").expect("create");
+    audit_sample(&history, &conv.id);
+    history.delete(&conv.id).expect("delete");
+    let of_conversation = AuditFilter {
+        conversation_id: Some(conv.id.clone()),
+        ..AuditFilter::default()
+    };
+    assert_eq!(
+        ids(&history.audit(&of_conversation).expect("audit")),
+        [2, 1]
+    );
+    // Nor does an entry need its conversation to exist, then or now.
+    history
+        .record_audit(&AuditEntry {
+            conversation_id: Some("never-existed".into()),
+            ..entry("s", "t", json!({}), 1)
+        })
+        .expect("record");
+}
+
+#[test]
+fn audit_ids_are_never_reused() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    history.with_raw(|conn| conn.execute("DELETE FROM audit", []).expect("delete"));
+    assert_eq!(
+        history
+            .record_audit(&entry("s", "t", json!({}), 1))
+            .expect("record"),
+        5
+    );
+}
+
+#[test]
+fn audit_values_serialize_as_they_are_stored() {
+    for decision in AuditDecision::ALL {
+        assert_eq!(
+            serde_json::to_value(decision).expect("json"),
+            decision.as_str()
+        );
+    }
+    for decided_by in DecidedBy::ALL {
+        assert_eq!(
+            serde_json::to_value(decided_by).expect("json"),
+            decided_by.as_str()
+        );
+    }
+    let row = AuditRow {
+        id: 7,
+        entry: AuditEntry {
+            decision: AuditDecision::TimedOut,
+            ..entry("s", "t", json!({ "a": 1 }), 5)
+        },
+    };
+    let value = serde_json::to_value(&row).expect("json");
+    assert_eq!(
+        value,
+        json!({
+            "id": 7, "decidedAt": 5, "conversationId": null, "serverId": "s", "tool": "t",
+            "arguments": { "a": 1 }, "originalArguments": null, "decision": "timed_out",
+            "decidedBy": "user", "ruleId": null, "reason": null, "durationMs": null,
+            "resultBytes": null, "isError": false, "error": null
+        })
+    );
+    let filter: AuditFilter =
+        serde_json::from_value(json!({ "serverId": "s", "decision": "denied" })).expect("filter");
+    assert_eq!(
+        filter,
+        AuditFilter {
+            server_id: Some("s".into()),
+            decision: Some(AuditDecision::Denied),
+            ..AuditFilter::default()
+        }
+    );
+}
+
+fn export(history: &History, filter: &AuditFilter) -> (usize, String) {
+    let mut out = Vec::new();
+    let count = history
+        .export_audit_jsonl(filter, &mut out)
+        .expect("export");
+    (count, String::from_utf8(out).expect("utf-8"))
+}
+
+fn parse_lines(text: &str) -> Vec<AuditRow> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("a row per line"))
+        .collect()
+}
+
+#[test]
+fn the_export_reads_back_as_the_same_rows() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    history
+        .finish_audit(1, 12, Some(34), false, None)
+        .expect("finish");
+    history
+        .finish_audit(2, 56, None, true, Some("line one\nline two"))
+        .expect("finish");
+
+    let all = AuditFilter::default();
+    let (count, text) = export(&history, &all);
+    assert_eq!(count, 4);
+    assert_eq!(text.lines().count(), 4, "one line per row: {text}");
+    assert!(text.ends_with('\n'));
+    assert_eq!(parse_lines(&text), history.audit(&all).expect("audit"));
+
+    let filtered = AuditFilter {
+        server_id: Some("fs".into()),
+        limit: Some(2),
+        ..AuditFilter::default()
+    };
+    let (count, text) = export(&history, &filtered);
+    assert_eq!(count, 2);
+    assert_eq!(ids(&parse_lines(&text)), [4, 2]);
+
+    let (count, text) = export(&memory().0, &all);
+    assert_eq!((count, text.as_str()), (0, ""));
+}
+
+#[test]
+fn the_export_pages_through_a_long_log_in_order() {
+    let (history, _) = memory();
+    // Three entries per millisecond, so pages end in the middle of a tie.
+    for i in 0..1_234 {
+        history
+            .record_audit(&entry("s", "t", json!({ "i": i }), i / 3))
+            .expect("record");
+    }
+    for limit in [None, Some(1_001), Some(500), Some(3)] {
+        let filter = AuditFilter {
+            limit,
+            ..AuditFilter::default()
+        };
+        let (count, text) = export(&history, &filter);
+        let expected = history.audit(&filter).expect("audit");
+        assert_eq!(count, expected.len(), "{limit:?}");
+        assert_eq!(parse_lines(&text), expected, "{limit:?}");
+    }
+}
+
+#[test]
+fn a_failing_export_writer_is_an_export_error() {
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    match history.export_audit_jsonl(&AuditFilter::default(), &mut Full) {
+        Err(err @ HistoryError::Export { .. }) => {
+            assert!(err.to_string().contains("disk full"), "{err}");
+        }
+        other => panic!("expected Export, got {other:?}"),
+    }
+}
+
+#[test]
+fn audit_entries_are_on_disk_and_shared_between_handles() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let app = History::open(&path).expect("open app");
+    let cli = History::open(&path).expect("open cli");
+    audit_sample(&app, "c1");
+    assert_eq!(
+        cli.record_audit(&entry("s", "t", json!({}), 500))
+            .expect("record"),
+        5
+    );
+    cli.finish_audit(1, 7, None, false, None).expect("finish");
+    let seen = app.audit(&AuditFilter::default()).expect("audit");
+    drop((app, cli));
+
+    let reopened = History::open(&path).expect("reopen");
+    assert_eq!(
+        reopened.audit(&AuditFilter::default()).expect("audit"),
+        seen
+    );
+    assert_eq!(seen[4].entry.duration_ms, Some(7));
+}
+
+#[test]
+fn an_audit_row_edited_by_hand_is_reported() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    history.with_raw(|conn| {
+        conn.execute("UPDATE audit SET decision = 'maybe' WHERE id = 3", [])
+            .expect("edit")
+    });
+    match history.audit(&AuditFilter::default()) {
+        Err(err @ HistoryError::Corrupt { .. }) => {
+            assert!(err.to_string().contains("audit entry 3"), "{err}");
+            assert!(err.to_string().contains("maybe"), "{err}");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+/// What SQLite plans for a filter, one line per step.
+fn plan(history: &History, filter: &AuditFilter, before: Option<(i64, i64)>) -> String {
+    let (sql, values) = audit::select(filter, before, Some(10));
+    history.with_raw(|conn| {
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .expect("explain");
+        stmt.query_map(rusqlite::params_from_iter(&values), |r| {
+            r.get::<_, String>(3)
+        })
+        .expect("plan")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("plan")
+        .join("\n")
+    })
+}
+
+#[test]
+fn common_audit_lists_come_from_an_index_without_a_sort() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    let server_tool = AuditFilter {
+        server_id: Some("fs".into()),
+        tool: Some("read_file".into()),
+        since_ms: Some(1),
+        ..AuditFilter::default()
+    };
+    let conversation = AuditFilter {
+        conversation_id: Some("c1".into()),
+        ..AuditFilter::default()
+    };
+    for (filter, before, index) in [
+        (AuditFilter::default(), None, "audit_by_time"),
+        (AuditFilter::default(), Some((5, 5)), "audit_by_time"),
+        (
+            AuditFilter {
+                until_ms: Some(9),
+                ..AuditFilter::default()
+            },
+            None,
+            "audit_by_time",
+        ),
+        (server_tool.clone(), None, "audit_by_tool"),
+        (server_tool, Some((5, 5)), "audit_by_tool"),
+        (conversation, None, "audit_by_conversation"),
+    ] {
+        let plan = plan(&history, &filter, before);
+        assert!(plan.contains(index), "{filter:?} {before:?}: {plan}");
+        assert!(
+            !plan.contains("TEMP B-TREE"),
+            "{filter:?} {before:?}: {plan}"
+        );
+    }
+}
+
+// ---- migration 2: the audit log ----
+
+fn has_table(history: &History, name: &str) -> bool {
+    history.with_raw(|conn| {
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+            [name],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("count")
+            == 1
+    })
+}
+
+#[test]
+fn a_v1_file_made_by_hand_is_upgraded_in_place() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    Connection::open(&path)
+        .expect("create raw")
+        .execute_batch(V1_AS_RELEASED)
+        .expect("write v1");
+
+    let history = History::open(&path).expect("open v1");
+    assert!(has_table(&history, "audit"));
+    let id = "11111111-1111-4111-8111-111111111111";
+    assert_eq!(history.get(id).expect("get").message_count, 1);
+    let entry_id = history
+        .record_audit(&AuditEntry {
+            conversation_id: Some(id.into()),
+            ..entry("s", "t", json!({}), 1)
+        })
+        .expect("record");
+    assert_eq!(entry_id, 1);
+    drop(history);
+    assert_eq!(version_of(&path), 2);
+}
+
+#[test]
+fn a_v1_file_written_by_v1_code_keeps_its_conversations() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let mut conn = Connection::open(&path).expect("create raw");
+    migrate(&mut conn, &MIGRATIONS[..1], &path).expect("to v1");
+    conn.execute_batch(
+        "INSERT INTO conversations VALUES ('c', 'Old chat', 1, 2, 3, 4);
+         INSERT INTO messages VALUES ('c', 1, 'user', '{\"text\":\"Hi\"}', 'hi', 1);",
+    )
+    .expect("write v1 data");
+    drop(conn);
+    assert_eq!(version_of(&path), 1);
+
+    let history = History::open(&path).expect("open");
+    let conv = history.get("c").expect("get");
+    assert_eq!(
+        (conv.title.as_str(), conv.message_count, conv.input_tokens),
+        ("Old chat", 1, 3)
+    );
+    assert_eq!(
+        titles(&history.list(Some("HI")).expect("search")),
+        ["Old chat"]
+    );
+    assert!(history
+        .audit(&AuditFilter::default())
+        .expect("audit")
+        .is_empty());
+    drop(history);
+    assert_eq!(version_of(&path), 2);
+
+    // Code that knows only version 1 refuses the upgraded file.
+    let mut conn = Connection::open(&path).expect("open raw");
+    assert!(matches!(
+        migrate(&mut conn, &MIGRATIONS[..1], &path).map_err(|e| e.into_public(&path)),
+        Err(HistoryError::TooNew {
+            found: 2,
+            known: 1,
+            ..
+        })
+    ));
+}

@@ -1,0 +1,545 @@
+//! The approval audit log: one row per request that passed the approval gate.
+//!
+//! The table is created by migration 2 (`schema.rs`); the design choices are in the crate docs.
+
+use std::io::Write;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, OptionalExtension, Row, TransactionBehavior};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Failure;
+use crate::{fold, Clock, History, HistoryError, SystemClock};
+
+/// What the approval gate decided about a request.
+///
+/// Stored and serialized as the same snake_case word (`timed_out`), so a filter written
+/// against the export matches the database too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditDecision {
+    /// Sent to the server.
+    Allowed,
+    /// Refused; not sent.
+    Denied,
+    /// Nobody answered in time; not sent.
+    TimedOut,
+    /// Withdrawn while it waited (the turn was stopped, the app quit); not sent.
+    Cancelled,
+}
+
+impl AuditDecision {
+    pub const ALL: [AuditDecision; 4] = [
+        AuditDecision::Allowed,
+        AuditDecision::Denied,
+        AuditDecision::TimedOut,
+        AuditDecision::Cancelled,
+    ];
+
+    /// The word stored in the database and written to JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditDecision::Allowed => "allowed",
+            AuditDecision::Denied => "denied",
+            AuditDecision::TimedOut => "timed_out",
+            AuditDecision::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == word)
+    }
+}
+
+/// Who or what made the decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// The user, answering the prompt.
+    User,
+    /// A saved rule; [`AuditEntry::rule_id`] says which.
+    Rule,
+    /// No rule matched and the default policy applied.
+    Default,
+    /// The gate was paused, which decides every request the same way.
+    Pause,
+    /// Nobody answered in time.
+    Timeout,
+}
+
+impl DecidedBy {
+    pub const ALL: [DecidedBy; 5] = [
+        DecidedBy::User,
+        DecidedBy::Rule,
+        DecidedBy::Default,
+        DecidedBy::Pause,
+        DecidedBy::Timeout,
+    ];
+
+    /// The word stored in the database and written to JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::User => "user",
+            DecidedBy::Rule => "rule",
+            DecidedBy::Default => "default",
+            DecidedBy::Pause => "pause",
+            DecidedBy::Timeout => "timeout",
+        }
+    }
+
+    fn parse(word: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == word)
+    }
+}
+
+/// One request that passed the approval gate: the decision and, once the call returned, its
+/// outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// Unix milliseconds, when the decision was made.
+    pub decided_at: i64,
+    /// The conversation the request came from; `None` for calls made outside one (the CLI, by
+    /// hand). May name a conversation that has since been deleted.
+    pub conversation_id: Option<String>,
+    pub server_id: String,
+    /// The tool called, or for a request from a server its kind (`sampling/createMessage`, …).
+    pub tool: String,
+    /// The arguments as they reached the server (or would have): after any edit by the user.
+    pub arguments: Value,
+    /// What the model asked for, when the user edited it into [`arguments`](Self::arguments).
+    pub original_arguments: Option<Value>,
+    pub decision: AuditDecision,
+    pub decided_by: DecidedBy,
+    /// The rule that decided, when [`decided_by`](Self::decided_by) is [`DecidedBy::Rule`].
+    pub rule_id: Option<String>,
+    /// The user's or the rule's reason, if one was given.
+    pub reason: Option<String>,
+    /// How long the call took; `None` until it returned, and for calls that never ran.
+    pub duration_ms: Option<u64>,
+    /// The size of the result the server sent, if there was one.
+    pub result_bytes: Option<u64>,
+    /// The call failed (an error from the server or a tool result marked as an error).
+    pub is_error: bool,
+    /// What went wrong, when it did.
+    pub error: Option<String>,
+}
+
+impl AuditEntry {
+    /// A decision made now, by the system clock, with no conversation, rule, reason or outcome.
+    pub fn new(
+        server_id: impl Into<String>,
+        tool: impl Into<String>,
+        arguments: Value,
+        decision: AuditDecision,
+        decided_by: DecidedBy,
+    ) -> Self {
+        AuditEntry {
+            decided_at: SystemClock.now_ms(),
+            conversation_id: None,
+            server_id: server_id.into(),
+            tool: tool.into(),
+            arguments,
+            original_arguments: None,
+            decision,
+            decided_by,
+            rule_id: None,
+            reason: None,
+            duration_ms: None,
+            result_bytes: None,
+            is_error: false,
+            error: None,
+        }
+    }
+}
+
+/// A stored [`AuditEntry`] with its id; also one line of the JSON Lines export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRow {
+    /// Counts up from 1 and is never reused.
+    pub id: i64,
+    #[serde(flatten)]
+    pub entry: AuditEntry,
+}
+
+/// Which entries [`History::audit`] returns. Every field narrows the list; the default is
+/// everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct AuditFilter {
+    pub server_id: Option<String>,
+    pub tool: Option<String>,
+    pub decision: Option<AuditDecision>,
+    pub conversation_id: Option<String>,
+    /// Decided at or after this time (unix milliseconds).
+    pub since_ms: Option<i64>,
+    /// Decided before this time (unix milliseconds): `since_ms..until_ms` is half-open, so
+    /// consecutive ranges neither overlap nor leave gaps.
+    pub until_ms: Option<i64>,
+    /// A substring of the arguments (either set) or the reason, ignoring case. Blank matches
+    /// everything.
+    pub text: Option<String>,
+    /// At most this many entries, the newest.
+    pub limit: Option<usize>,
+}
+
+/// How many rows an export reads per turn at the connection: small enough that an append or a
+/// new audit entry never waits long behind a big export.
+const EXPORT_PAGE: usize = 500;
+
+/// The columns [`raw_from_row`] reads, in its order.
+const AUDIT_COLUMNS: &str = "id, decided_at, conversation_id, server_id, tool, arguments,
+    original_arguments, decision, decided_by, rule_id, reason, duration_ms, result_bytes,
+    is_error, error";
+
+impl History {
+    /// Records a decision of the approval gate and returns the entry's id, for
+    /// [`History::finish_audit`].
+    ///
+    /// Called when the decision is made, before an allowed call is sent: the entry is committed
+    /// to disk before this returns, so even a crash during the call leaves it in the log.
+    pub fn record_audit(&self, entry: &AuditEntry) -> Result<i64, HistoryError> {
+        let arguments = entry.arguments.to_string();
+        let original_arguments = entry.original_arguments.as_ref().map(Value::to_string);
+        let search_text = audit_search_text(entry);
+        // SQLite integers are i64; saturate, as `add_usage` does, rather than fail the call.
+        let clamp = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        self.run(|conn| {
+            conn.prepare_cached(
+                "INSERT INTO audit (decided_at, conversation_id, server_id, tool, arguments,
+                    original_arguments, decision, decided_by, rule_id, reason, duration_ms,
+                    result_bytes, is_error, error, search_text)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            )?
+            .execute(params![
+                entry.decided_at,
+                entry.conversation_id,
+                entry.server_id,
+                entry.tool,
+                arguments,
+                original_arguments,
+                entry.decision.as_str(),
+                entry.decided_by.as_str(),
+                entry.rule_id,
+                entry.reason,
+                clamp(entry.duration_ms),
+                clamp(entry.result_bytes),
+                entry.is_error,
+                entry.error,
+                search_text,
+            ])?;
+            // The mutex keeps any other insert on this connection from coming in between.
+            Ok(conn.last_insert_rowid())
+        })
+    }
+
+    /// Records how an allowed call ended: how long it took, the size of its result (if any) and
+    /// whether it failed.
+    ///
+    /// An entry is finished once, and only if it was allowed (nothing else ran); otherwise this
+    /// fails with [`HistoryError::AuditNotFinishable`] and changes nothing. Committed to disk
+    /// before it returns.
+    pub fn finish_audit(
+        &self,
+        id: i64,
+        duration_ms: u64,
+        result_bytes: Option<u64>,
+        is_error: bool,
+        error: Option<&str>,
+    ) -> Result<(), HistoryError> {
+        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.run(|conn| {
+            // IMMEDIATE: the check and the update are one step, even against another process.
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let state: Option<(String, Option<i64>)> = tx
+                .query_row(
+                    "SELECT decision, duration_ms FROM audit WHERE id = ?1",
+                    [id],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            let refusal = match state {
+                None => Some("there is no such entry"),
+                Some((decision, _)) if decision != AuditDecision::Allowed.as_str() => {
+                    Some("it was not allowed, so it never ran")
+                }
+                // A finished entry always has a duration; a second outcome would overwrite
+                // the first.
+                Some((_, Some(_))) => Some("it is already finished"),
+                Some((_, None)) => None,
+            };
+            if let Some(reason) = refusal {
+                return Err(HistoryError::AuditNotFinishable { id, reason }.into());
+            }
+            tx.execute(
+                "UPDATE audit SET duration_ms = ?2, result_bytes = ?3, is_error = ?4, error = ?5
+                 WHERE id = ?1",
+                params![
+                    id,
+                    clamp(duration_ms),
+                    result_bytes.map(clamp),
+                    is_error,
+                    error
+                ],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// The entries that pass `filter`, newest first (by decision time, then by id).
+    pub fn audit(&self, filter: &AuditFilter) -> Result<Vec<AuditRow>, HistoryError> {
+        self.audit_page(filter, None, filter.limit)
+    }
+
+    /// Writes the entries that pass `filter` to `out` as JSON Lines, newest first: one
+    /// [`AuditRow`] per line, as serde writes it. Returns how many were written.
+    ///
+    /// The log is read in pages with the connection free in between, so recording goes on
+    /// during a long export; entries recorded meanwhile may or may not be in it. serde writes in
+    /// small pieces, so give it a `BufWriter` for a file; `out` is flushed at the end. On an
+    /// error, what was already written stays written.
+    pub fn export_audit_jsonl(
+        &self,
+        filter: &AuditFilter,
+        out: &mut dyn Write,
+    ) -> Result<usize, HistoryError> {
+        let export = |e: std::io::Error| HistoryError::Export { source: e };
+        let mut written = 0;
+        let mut before = None;
+        loop {
+            let remaining = filter
+                .limit
+                .map_or(usize::MAX, |l| l.saturating_sub(written));
+            let want = EXPORT_PAGE.min(remaining);
+            if want == 0 {
+                break;
+            }
+            let page = self.audit_page(filter, before, Some(want))?;
+            for row in &page {
+                serde_json::to_writer(&mut *out, row).map_err(|e| export(e.into()))?;
+                out.write_all(b"\n").map_err(export)?;
+            }
+            written += page.len();
+            match page.last() {
+                Some(last) if page.len() == want => before = Some((last.entry.decided_at, last.id)),
+                _ => break,
+            }
+        }
+        out.flush().map_err(export)?;
+        Ok(written)
+    }
+
+    /// The entries that pass `filter` and, with `before`, come after that `(decided_at, id)` in
+    /// newest-first order.
+    fn audit_page(
+        &self,
+        filter: &AuditFilter,
+        before: Option<(i64, i64)>,
+        limit: Option<usize>,
+    ) -> Result<Vec<AuditRow>, HistoryError> {
+        let (sql, values) = select(filter, before, limit);
+        self.run(|conn| {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let raws = stmt
+                .query_map(params_from_iter(&values), raw_from_row)?
+                .collect::<Result<Vec<_>, _>>()?;
+            let rows = raws
+                .into_iter()
+                .map(|raw| raw.parse(&self.path))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+}
+
+/// The query for a filter, with only the conditions it sets: SQLite cannot use an index for a
+/// condition written as `(?1 IS NULL OR server_id = ?1)`, so absent ones are left out rather
+/// than passed as NULL. There are few combinations, and `prepare_cached` keeps the common ones.
+pub(crate) fn select(
+    filter: &AuditFilter,
+    before: Option<(i64, i64)>,
+    limit: Option<usize>,
+) -> (String, Vec<SqlValue>) {
+    let mut conditions: Vec<&str> = Vec::new();
+    let mut values: Vec<SqlValue> = Vec::new();
+    let text = |s: &Option<String>| s.clone().map(SqlValue::Text);
+    let optional = [
+        ("server_id = ?", text(&filter.server_id)),
+        ("tool = ?", text(&filter.tool)),
+        (
+            "decision = ?",
+            filter
+                .decision
+                .map(|d| SqlValue::Text(d.as_str().to_owned())),
+        ),
+        ("conversation_id = ?", text(&filter.conversation_id)),
+        ("decided_at >= ?", filter.since_ms.map(SqlValue::Integer)),
+        ("decided_at < ?", filter.until_ms.map(SqlValue::Integer)),
+        (
+            "instr(search_text, ?) > 0",
+            filter
+                .text
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| SqlValue::Text(fold(s))),
+        ),
+    ];
+    for (condition, value) in optional {
+        if let Some(value) = value {
+            conditions.push(condition);
+            values.push(value);
+        }
+    }
+    if let Some((decided_at, id)) = before {
+        // A row value: SQLite walks the index from this point instead of filtering to it.
+        conditions.push("(decided_at, id) < (?, ?)");
+        values.extend([SqlValue::Integer(decided_at), SqlValue::Integer(id)]);
+    }
+    let mut sql = format!("SELECT {AUDIT_COLUMNS} FROM audit");
+    if !conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conditions.join(" AND "));
+    }
+    sql.push_str(" ORDER BY decided_at DESC, id DESC");
+    if let Some(limit) = limit {
+        sql.push_str(" LIMIT ?");
+        values.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+    }
+    (sql, values)
+}
+
+/// What the text filter looks in: every string, number and object key of both argument sets,
+/// and the reason, one per line, folded. Not the JSON text, where `C:\Users` is `C:\\Users` and
+/// a quote is `\"`: a search finds what the user saw, as typed.
+///
+/// Its output is stored (`audit.search_text`): a change to it needs a migration that computes
+/// the column again, or old entries stop matching.
+fn audit_search_text(entry: &AuditEntry) -> String {
+    fn walk(value: &Value, out: &mut String) {
+        match value {
+            Value::String(s) => line(s, out),
+            Value::Number(n) => line(&n.to_string(), out),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => {
+                for (key, v) in map {
+                    line(key, out);
+                    walk(v, out);
+                }
+            }
+            // "true" and "null" would match nearly every entry.
+            Value::Bool(_) | Value::Null => {}
+        }
+    }
+    // The line break keeps a search from matching across two values.
+    fn line(s: &str, out: &mut String) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&fold(s));
+    }
+    let mut out = String::new();
+    walk(&entry.arguments, &mut out);
+    if let Some(original) = &entry.original_arguments {
+        walk(original, &mut out);
+    }
+    if let Some(reason) = &entry.reason {
+        line(reason, &mut out);
+    }
+    out
+}
+
+/// A row as SQLite has it; [`RawRow::parse`] turns it into an [`AuditRow`].
+struct RawRow {
+    id: i64,
+    decided_at: i64,
+    conversation_id: Option<String>,
+    server_id: String,
+    tool: String,
+    arguments: String,
+    original_arguments: Option<String>,
+    decision: String,
+    decided_by: String,
+    rule_id: Option<String>,
+    reason: Option<String>,
+    duration_ms: Option<u64>,
+    result_bytes: Option<u64>,
+    is_error: bool,
+    error: Option<String>,
+}
+
+fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok(RawRow {
+        id: row.get(0)?,
+        decided_at: row.get(1)?,
+        conversation_id: row.get(2)?,
+        server_id: row.get(3)?,
+        tool: row.get(4)?,
+        arguments: row.get(5)?,
+        original_arguments: row.get(6)?,
+        decision: row.get(7)?,
+        decided_by: row.get(8)?,
+        rule_id: row.get(9)?,
+        reason: row.get(10)?,
+        duration_ms: unsigned_or_null(row, 11)?,
+        result_bytes: unsigned_or_null(row, 12)?,
+        is_error: row.get(13)?,
+        error: row.get(14)?,
+    })
+}
+
+/// Like `crate::unsigned`, for a column that may be NULL.
+fn unsigned_or_null(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
+    let value: Option<i64> = row.get(idx)?;
+    value
+        .map(|v| u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v)))
+        .transpose()
+}
+
+impl RawRow {
+    /// Fails with [`HistoryError::Corrupt`] on what this crate never writes: arguments that are
+    /// not JSON, or a decision word it does not know (the file was edited by hand).
+    fn parse(self, path: &std::path::Path) -> Result<AuditRow, Failure> {
+        let id = self.id;
+        let corrupt = |what: String| -> Failure {
+            HistoryError::Corrupt {
+                path: path.to_owned(),
+                reason: format!("audit entry {id} {what}"),
+            }
+            .into()
+        };
+        let json = |column: &str, text: &str| {
+            serde_json::from_str(text)
+                .map_err(|e| corrupt(format!("has {column} that are not JSON: {e}")))
+        };
+        Ok(AuditRow {
+            id,
+            entry: AuditEntry {
+                decided_at: self.decided_at,
+                conversation_id: self.conversation_id,
+                server_id: self.server_id,
+                tool: self.tool,
+                arguments: json("arguments", &self.arguments)?,
+                original_arguments: self
+                    .original_arguments
+                    .map(|text| json("original arguments", &text))
+                    .transpose()?,
+                decision: AuditDecision::parse(&self.decision).ok_or_else(|| {
+                    corrupt(format!("has an unknown decision {:?}", self.decision))
+                })?,
+                decided_by: DecidedBy::parse(&self.decided_by).ok_or_else(|| {
+                    corrupt(format!("has an unknown decided_by {:?}", self.decided_by))
+                })?,
+                rule_id: self.rule_id,
+                reason: self.reason,
+                duration_ms: self.duration_ms,
+                result_bytes: self.result_bytes,
+                is_error: self.is_error,
+                error: self.error,
+            },
+        })
+    }
+}
