@@ -1,0 +1,199 @@
+//! The decision itself: one pure function with a fixed precedence.
+
+use serde::{Deserialize, Serialize};
+
+use crate::rule::{ChangeKind, Effect, Rule, Target};
+use crate::settings::{DefaultDecision, PolicySettings};
+use crate::subject::{Annotations, Subject};
+
+/// What the gate does with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Decision {
+    Allow,
+    Deny,
+    Ask,
+}
+
+/// Which step of the precedence decided; for the audit trail and for callers that branch on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Basis {
+    Paused,
+    Rule,
+    Destructive,
+    ReadOnly,
+    Default,
+}
+
+/// The decision, why, and which grants lapsed on the way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    pub decision: Decision,
+    pub basis: Basis,
+    /// For people: shown in the approval prompt and the audit trail.
+    pub reason: String,
+    /// The rule that decided, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
+    /// Grants that would have applied but were given to a different server or tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<Changed>,
+}
+
+/// A grant that no longer applies because what it was given to changed ("re-ask on change").
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changed {
+    pub rule_id: String,
+    pub what: ChangeKind,
+}
+
+/// Decides what to do with `subject`. The first step that applies decides:
+///
+/// 1. **Paused** → Deny.
+/// 2. An applicable **Deny** rule → Deny.
+/// 3. An applicable **Ask** rule → Ask. Asks beat allows, so "ask before `git push`" wins over
+///    "allow the shell".
+/// 4. An applicable **Allow** rule whose binding still matches → Allow. The most specific one
+///    is named (a tool with conditions, a tool, a server; earlier in the list on a tie). Grants
+///    whose server or tool changed are skipped and reported in [`Verdict::changed`]. A
+///    server-wide grant does not cover a tool marked destructive.
+/// 5. The tool's **annotations**: destructive → Ask; read-only with `auto_allow_read_only` →
+///    Allow. Destructive wins, so a tool marked both is not allowed unasked. With "deny by
+///    default" a destructive tool is denied (step 6): this step never loosens the default.
+/// 6. The **default**: Ask, or Deny.
+///
+/// A rule applies when it is in force ([`crate::Scope::Conversation`] only in its own
+/// conversation, [`crate::Scope::Once`] never, not past `expires_at`), its target covers the
+/// subject and all its conditions hold. Among deny and ask rules specificity does not matter:
+/// any one of them is enough, because a narrower allow must never undo a restriction.
+pub fn decide(
+    subject: &Subject,
+    settings: &PolicySettings,
+    conversation_id: Option<&str>,
+    now_ms: i64,
+) -> Verdict {
+    if settings.paused {
+        return Verdict {
+            decision: Decision::Deny,
+            basis: Basis::Paused,
+            reason: "all tools are paused".into(),
+            rule_id: None,
+            changed: Vec::new(),
+        };
+    }
+
+    let applicable: Vec<&Rule> = settings
+        .rules
+        .iter()
+        .filter(|r| r.in_force(conversation_id, now_ms) && r.covers(subject))
+        .collect();
+    let of_effect = |effect| {
+        applicable
+            .iter()
+            .copied()
+            .filter(move |r| r.effect == effect)
+    };
+
+    if let Some(rule) = most_specific(of_effect(Effect::Deny)) {
+        return by_rule(Decision::Deny, "denied by", rule, Vec::new());
+    }
+    if let Some(rule) = most_specific(of_effect(Effect::Ask)) {
+        return by_rule(Decision::Ask, "asking because of", rule, Vec::new());
+    }
+
+    let annotations = match subject {
+        Subject::ToolCall(call) => call.annotations,
+        Subject::Sampling { .. } | Subject::Elicitation { .. } => Annotations::default(),
+    };
+    let mut grants = Vec::new();
+    let mut lapsed = Vec::new();
+    for rule in of_effect(Effect::Allow) {
+        if annotations.destructive && matches!(rule.target, Target::Server { .. }) {
+            continue;
+        }
+        match rule.binding_change(subject) {
+            Some(what) => lapsed.push((rule, what)),
+            None => grants.push(rule),
+        }
+    }
+    let changed: Vec<Changed> = lapsed
+        .iter()
+        .map(|(rule, what)| Changed {
+            rule_id: rule.id.clone(),
+            what: *what,
+        })
+        .collect();
+    if let Some(rule) = most_specific(grants.into_iter()) {
+        return by_rule(Decision::Allow, "allowed by", rule, changed);
+    }
+
+    let (decision, basis, reason) = match settings.default {
+        // Only ever stricter than the default: with "deny by default" a destructive tool is
+        // denied like any other, not offered as a prompt.
+        DefaultDecision::Ask if annotations.destructive => (
+            Decision::Ask,
+            Basis::Destructive,
+            "asking because the server marks this tool as destructive",
+        ),
+        _ if annotations.read_only && !annotations.destructive && settings.auto_allow_read_only => (
+            Decision::Allow,
+            Basis::ReadOnly,
+            "allowed because the server marks this tool as read-only and you allow read-only tools",
+        ),
+        DefaultDecision::Ask => (
+            Decision::Ask,
+            Basis::Default,
+            "asking because no rule covers this",
+        ),
+        DefaultDecision::Deny => (
+            Decision::Deny,
+            Basis::Default,
+            "denied because no rule covers this and you deny by default",
+        ),
+    };
+    Verdict {
+        decision,
+        basis,
+        reason: format!("{reason}{}", lapsed_note(&lapsed)),
+        rule_id: None,
+        changed,
+    }
+}
+
+/// The most specific rule; on a tie, the earliest in the user's list.
+fn most_specific<'a>(rules: impl Iterator<Item = &'a Rule>) -> Option<&'a Rule> {
+    rules.fold(None, |best: Option<&Rule>, rule| match best {
+        Some(b) if b.specificity() >= rule.specificity() => Some(b),
+        _ => Some(rule),
+    })
+}
+
+fn by_rule(decision: Decision, lead: &str, rule: &Rule, changed: Vec<Changed>) -> Verdict {
+    Verdict {
+        decision,
+        basis: Basis::Rule,
+        reason: format!("{lead} your rule “{}” ({})", rule.label(), rule.scope),
+        rule_id: Some(rule.id.clone()),
+        changed,
+    }
+}
+
+/// Words for the lapsed grants, appended to a reason that did not come from a rule.
+fn lapsed_note(lapsed: &[(&Rule, ChangeKind)]) -> String {
+    lapsed
+        .iter()
+        .map(|(rule, what)| {
+            let what = match what {
+                ChangeKind::ServerChanged => "the server's command or address",
+                ChangeKind::ToolChanged => "the tool's description or inputs",
+            };
+            format!(
+                "; your rule “{}” no longer applies because {what} changed since you made it",
+                rule.label()
+            )
+        })
+        .collect()
+}
