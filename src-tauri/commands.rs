@@ -170,7 +170,8 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
 /// Runs one turn of the conversation. Progress, approval requests and the answer arrive on
 /// `on_event`; the command returns the final answer.
 #[tauri::command]
-pub async fn send_message(
+pub async fn send_message<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, AppState>,
     text: String,
     on_event: Channel<TurnEvent>,
@@ -205,8 +206,11 @@ pub async fn send_message(
             Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
         }
     }
-    let mut agent = agent;
+    let mut agent = agent.with_policy(Arc::new(crate::state::SettingsPolicy { app }));
     let mut usage_sink = None;
+    if let Some(h) = &history {
+        agent = agent.with_audit(h.clone(), conversation.id.clone());
+    }
     if let (Some(h), Some(id)) = (history, conversation.id.clone()) {
         agent = agent.with_recorder(Arc::new(toolgate_agent::HistoryRecorder::new(
             h.clone(),
@@ -242,6 +246,59 @@ pub async fn send_message(
         }
     }
     Ok(result?)
+}
+
+/// The approval settings: pause-all, the defaults, and every rule.
+#[tauri::command]
+pub async fn approval_rules(state: State<'_, AppState>) -> Result<toolgate_policy::PolicySettings> {
+    Ok(state.settings().policy.clone())
+}
+
+#[tauri::command]
+pub async fn revoke_rule<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    id: String,
+) -> Result<toolgate_policy::PolicySettings> {
+    let mut found = false;
+    let saved = state.update_settings(&app, |s| found = s.policy.revoke(&id).is_ok())?;
+    if !found {
+        return Err(CommandError {
+            kind: "approval",
+            message: "no rule with that id; it may already be revoked".into(),
+        });
+    }
+    Ok(saved.policy)
+}
+
+/// Pauses every tool (waiting calls are denied at once) or lifts the pause.
+#[tauri::command]
+pub async fn set_paused<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    paused: bool,
+) -> Result<toolgate_policy::PolicySettings> {
+    let saved = state.update_settings(&app, |s| s.policy.paused = paused)?;
+    if paused {
+        state.gate.deny_all("all tools are paused");
+    }
+    Ok(saved.policy)
+}
+
+/// Answers every waiting call the same way (approve all / deny all); returns how many.
+#[tauri::command]
+pub async fn answer_all(state: State<'_, AppState>, decision: Decision) -> Result<usize> {
+    Ok(state.gate.answer_all(&decision))
+}
+
+/// The approval audit log, newest first, filtered.
+#[tauri::command]
+pub async fn audit_log(
+    state: State<'_, AppState>,
+    filter: toolgate_history::AuditFilter,
+) -> Result<Vec<toolgate_history::AuditRow>> {
+    let h = history(&state)?;
+    blocking(move || h.audit(&filter)).await
 }
 
 /// Stops the running turn: the model call, the approvals it waits for, its tool calls.

@@ -169,3 +169,23 @@ fn back_up_store<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
     }
     Some(backup)
 }
+
+/// The approval rules as the agent sees them: read from the settings at every call, and saved to
+/// the settings file when the user answers "always".
+pub struct SettingsPolicy<R: Runtime> {
+    pub app: AppHandle<R>,
+}
+
+impl<R: Runtime> toolgate_agent::PolicyStore for SettingsPolicy<R> {
+    fn settings(&self) -> toolgate_policy::PolicySettings {
+        self.app.state::<AppState>().settings().policy.clone()
+    }
+
+    fn add_rule(&self, rule: toolgate_policy::Rule) -> Result<(), String> {
+        let state = self.app.state::<AppState>();
+        state
+            .update_settings(&self.app, |s| s.policy.rules.push(rule))
+            .map(|_| ())
+            .map_err(|e| e.message)
+    }
+}

@@ -40,7 +40,8 @@ out_lock = threading.Lock()  # slow calls and the list-changed timer write from 
 cancelled = set()            # request ids the host cancelled; they must never be answered
 
 TOOLS = [
-    {"name": "echo", "description": "Returns the `text` argument.",
+    # FAULT_ECHO_DESCRIPTION lets a test change the tool, as a server update would.
+    {"name": "echo", "description": os.environ.get("FAULT_ECHO_DESCRIPTION", "Returns the `text` argument."),
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "crash", "description": "The server exits with code 3 without answering.",
      "inputSchema": {"type": "object"}},

@@ -27,19 +27,74 @@ pub struct PendingCall {
     pub arguments: Value,
     pub read_only: bool,
     pub destructive: bool,
+    /// The tool's input schema, for editing the arguments before approving.
+    pub input_schema: Value,
+    /// Why the user is asked (no rule applies, a destructive tool, a grant whose tool changed…).
+    pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "camelCase")]
+/// How far an "always" answer reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Reach {
+    /// This tool only.
+    Tool,
+    /// Every tool of this server.
+    Server,
+}
+
+/// How long an "always" answer lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Lasting {
+    /// Until this conversation ends.
+    Conversation,
+    /// Until the user revokes it.
+    Always,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "decision",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Decision {
+    /// Run it, this once.
     Approve,
-    Deny { reason: Option<String> },
+    /// Run it with these arguments instead (checked against the tool's schema first).
+    ApproveEdited {
+        arguments: Value,
+    },
+    /// Run it, and from now on allow it (or the whole server) without asking.
+    Allow {
+        reach: Reach,
+        lasting: Lasting,
+    },
+    Deny {
+        reason: Option<String>,
+    },
+    /// Refuse it, and from now on refuse it without asking.
+    DenyAlways {
+        reach: Reach,
+    },
+}
+
+impl Decision {
+    pub fn approves(&self) -> bool {
+        matches!(
+            self,
+            Decision::Approve | Decision::ApproveEdited { .. } | Decision::Allow { .. }
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GateError {
     #[error("no tool call is waiting with that id; it was already answered or the turn ended")]
     NotPending,
+    #[error("the edited arguments do not fit the tool: {}", .0.join("; "))]
+    InvalidArguments(Vec<String>),
 }
 
 #[derive(Default)]
@@ -79,10 +134,26 @@ impl Gate {
         (call, Answer(rx))
     }
 
-    /// Answers a held call. Each id can be answered once.
+    /// Answers a held call. Each id can be answered once. Edited arguments that do not fit the
+    /// tool's schema are refused and the call keeps waiting, so the user can fix them.
     pub fn answer(&self, id: &str, decision: Decision) -> Result<(), GateError> {
-        let (_, tx) = self.pending().remove(id).ok_or(GateError::NotPending)?;
+        let mut pending = self.pending();
+        let (call, _) = pending.get(id).ok_or(GateError::NotPending)?;
+        if let Decision::ApproveEdited { arguments } = &decision {
+            toolgate_policy::validate_arguments(&call.input_schema, arguments)
+                .map_err(GateError::InvalidArguments)?;
+        }
+        let (_, tx) = pending.remove(id).ok_or(GateError::NotPending)?;
+        drop(pending);
         tx.send(decision).map_err(|_| GateError::NotPending)
+    }
+
+    /// Answers every waiting call the same way ("approve all", "deny all"), returning how many.
+    pub fn answer_all(&self, decision: &Decision) -> usize {
+        let ids: Vec<String> = self.pending().keys().cloned().collect();
+        ids.iter()
+            .filter(|id| self.answer(id, decision.clone()).is_ok())
+            .count()
     }
 
     /// Takes back a call nobody needs an answer to any more (its turn was stopped).
@@ -119,7 +190,42 @@ mod tests {
             arguments: serde_json::json!({}),
             read_only: false,
             destructive: false,
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"]
+            }),
+            reason: String::new(),
         }
+    }
+
+    #[tokio::test]
+    async fn edited_arguments_must_fit_the_schema_and_a_bad_edit_keeps_the_call_waiting() {
+        let gate = Gate::default();
+        let (held, answer) = gate.hold(call());
+        let bad = Decision::ApproveEdited {
+            arguments: serde_json::json!({"path": 3}),
+        };
+        assert!(matches!(
+            gate.answer(&held.id, bad),
+            Err(GateError::InvalidArguments(_))
+        ));
+        assert_eq!(gate.waiting().len(), 1, "still waiting for a good answer");
+        let good = Decision::ApproveEdited {
+            arguments: serde_json::json!({"path": "/tmp/x"}),
+        };
+        gate.answer(&held.id, good.clone()).expect("fits");
+        assert_eq!(answer.await, good);
+    }
+
+    #[tokio::test]
+    async fn answer_all_answers_each_waiting_call() {
+        let gate = Gate::default();
+        let (_a, first) = gate.hold(call());
+        let (_b, second) = gate.hold(call());
+        assert_eq!(gate.answer_all(&Decision::Approve), 2);
+        assert_eq!(first.await, Decision::Approve);
+        assert_eq!(second.await, Decision::Approve);
     }
 
     #[tokio::test]

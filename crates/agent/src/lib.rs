@@ -14,6 +14,7 @@
 //! cancelling the tool calls in flight and withdrawing the ones awaiting an answer. Rate limits and
 //! overloads are retried with backoff, and each retry is announced.
 
+mod approval;
 mod gate;
 mod record;
 mod tools;
@@ -25,12 +26,14 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
+use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_llm::{
     ChatRequest, ContentPart, LlmError, Message, Provider, StreamDelta, ToolCall, ToolSpec, Usage,
 };
 use toolgate_mcp::{CallOptions, CallProgress, ServerManager};
 
-pub use gate::{Decision, Gate, GateError, PendingCall};
+pub use approval::{MemoryPolicy, PolicyStore};
+pub use gate::{Decision, Gate, GateError, Lasting, PendingCall, Reach};
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
@@ -49,6 +52,8 @@ pub struct TurnOptions {
     pub retries: u32,
     /// The first retry's wait when the provider names none; doubled for each retry.
     pub retry_delay: Duration,
+    /// How long a call waits for the user's answer before it is denied.
+    pub approval_timeout: Duration,
 }
 
 impl Default for TurnOptions {
@@ -59,6 +64,7 @@ impl Default for TurnOptions {
             cancel: CancellationToken::new(),
             retries: 4,
             retry_delay: Duration::from_secs(1),
+            approval_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -124,6 +130,12 @@ pub enum AgentError {
     Tools(#[from] CatalogError),
 }
 
+/// The tools of a turn, and the fingerprint of each server's launch for binding grants.
+struct Offer {
+    catalog: Catalog,
+    fingerprints: std::collections::HashMap<String, String>,
+}
+
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
 /// mid-turn loses nothing already shown.
 pub trait Recorder: Send + Sync {
@@ -133,6 +145,8 @@ pub trait Recorder: Send + Sync {
 /// Runs turns of one conversation against a set of MCP servers.
 pub struct Agent {
     recorder: Option<Arc<dyn Recorder>>,
+    policy: Arc<dyn PolicyStore>,
+    audit: approval::Audit,
     servers: Arc<ServerManager>,
     gate: Arc<Gate>,
     system: Option<String>,
@@ -179,6 +193,8 @@ impl Agent {
     pub fn new(servers: Arc<ServerManager>, gate: Arc<Gate>) -> Self {
         Self {
             recorder: None,
+            policy: Arc::new(MemoryPolicy::default()),
+            audit: approval::Audit::default(),
             servers,
             gate,
             system: Some(
@@ -198,6 +214,25 @@ impl Agent {
         self
     }
 
+    /// The user's approval rules. Without them every call is asked (the default policy).
+    pub fn with_policy(mut self, policy: Arc<dyn PolicyStore>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Writes every decision to the audit log in `history`, under `conversation`.
+    pub fn with_audit(
+        mut self,
+        history: Arc<toolgate_history::History>,
+        conversation: Option<String>,
+    ) -> Self {
+        self.audit = approval::Audit {
+            history: Some(history),
+            conversation,
+        };
+        self
+    }
+
     /// Records every message as it is added to the history.
     pub fn with_recorder(mut self, recorder: Arc<dyn Recorder>) -> Self {
         self.recorder = Some(recorder);
@@ -212,10 +247,18 @@ impl Agent {
     }
 
     /// The tools for this turn, or a failure the user can act on.
-    async fn catalog(&self) -> Result<Catalog, AgentError> {
-        let catalog = catalog_of(&self.servers.snapshot().await, &self.tools)?;
+    async fn catalog(&self) -> Result<Offer, AgentError> {
+        let snapshot = self.servers.snapshot().await;
+        let catalog = catalog_of(&snapshot, &self.tools)?;
         catalog.check(self.target)?;
-        Ok(catalog)
+        let fingerprints = snapshot
+            .iter()
+            .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
+            .collect();
+        Ok(Offer {
+            catalog,
+            fingerprints,
+        })
     }
 
     /// Adds `user_text` to `history` and runs the loop until the model answers.
@@ -277,8 +320,9 @@ impl Agent {
                 text: user_text.to_owned(),
             },
         );
-        let catalog = self.catalog().await?;
-        let specs: Vec<ToolSpec> = catalog
+        let offer = self.catalog().await?;
+        let specs: Vec<ToolSpec> = offer
+            .catalog
             .entries()
             .iter()
             .map(|e| ToolSpec {
@@ -321,7 +365,7 @@ impl Agent {
                 reply
                     .tool_calls
                     .iter()
-                    .map(|call| self.gated_call(&catalog, call, options, on_event)),
+                    .map(|call| self.gated_call(&offer, call, options, on_event)),
             )
             .await;
             // Results go back even when stopped, so the history stays valid to continue from.
@@ -379,15 +423,17 @@ impl Agent {
         }
     }
 
-    /// Holds one call at the gate, then runs it or reports why not. Always yields a result message.
+    /// Decides one call by the user's rules, asking the user when they say to; then runs it or
+    /// reports why not. Always yields a result message, and writes the decision to the audit log.
     async fn gated_call(
         &self,
-        catalog: &Catalog,
+        offer: &Offer,
         call: &ToolCall,
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Message {
         let error = |content: String| Message::tool_text(call.id.clone(), content, true);
+        let catalog = &offer.catalog;
         // Models sometimes swap `-` and `_` or change case; the catalog's names are unique even
         // so, so the loose match can only find the tool meant.
         let Some(entry) = catalog
@@ -405,97 +451,289 @@ impl Agent {
                 call.name, call.arguments
             ));
         }
-        let (pending, answer) = self.gate.hold(PendingCall {
-            id: String::new(),
-            call_id: call.id.clone(),
-            server_id: entry.server_id.clone(),
-            server_name: entry.server_name.clone(),
-            tool: entry.tool.name.clone(),
-            arguments: call.arguments.clone(),
-            read_only: entry.annotations().read_only_hint == Some(true),
-            destructive: entry.annotations().destructive_hint == Some(true),
-        });
-        let gate_id = pending.id.clone();
-        on_event(TurnEvent::ApprovalRequested(pending));
-        let decision = tokio::select! {
-            // Stop wins a tie with an approval: nothing may start after the user stopped.
-            biased;
-            () = options.cancel.cancelled() => {
-                self.gate.withdraw(&gate_id);
-                Decision::Deny { reason: Some("the user stopped the turn".to_owned()) }
-            }
-            decision = answer => decision,
+        let fingerprint = offer
+            .fingerprints
+            .get(&entry.server_id)
+            .map(String::as_str)
+            .unwrap_or("");
+        let subject = approval::subject(entry, fingerprint, &call.arguments);
+        let conversation = self.audit.conversation.as_deref();
+        let verdict = toolgate_policy::decide(
+            &toolgate_policy::Subject::ToolCall(subject.clone()),
+            &self.policy.settings(),
+            conversation,
+            approval::now_ms(),
+        );
+        let by_policy = match verdict.basis {
+            toolgate_policy::Basis::Paused => DecidedBy::Pause,
+            toolgate_policy::Basis::Rule => DecidedBy::Rule,
+            _ => DecidedBy::Default,
         };
-        match decision {
-            Decision::Approve => {
-                on_event(TurnEvent::ToolStarted {
-                    call_id: call.id.clone(),
-                });
-                let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
-                let call_options = CallOptions {
-                    cancel: Some(options.cancel.child_token()),
-                    progress: Some(progress),
-                    ..CallOptions::default()
-                };
-                let running = self.servers.call_tool_with(
-                    &entry.server_id,
-                    &entry.tool.name,
-                    call.arguments.clone(),
-                    call_options,
+        let decided = |decision, by, arguments: &Value, original, reason: Option<String>| {
+            self.audit.record(approval::Decided {
+                call: &subject,
+                arguments,
+                original,
+                decision,
+                by,
+                rule_id: (by == DecidedBy::Rule)
+                    .then(|| verdict.rule_id.clone())
+                    .flatten(),
+                reason,
+            })
+        };
+        let denied = |reason: String| {
+            on_event(TurnEvent::ToolDenied {
+                call_id: call.id.clone(),
+                reason: Some(reason.clone()),
+            });
+            error(format!("Toolgate did not run this call: {reason}"))
+        };
+        let arguments = match verdict.decision {
+            toolgate_policy::Decision::Deny => {
+                decided(
+                    AuditDecision::Denied,
+                    by_policy,
+                    &call.arguments,
+                    None,
+                    Some(verdict.reason.clone()),
                 );
-                tokio::pin!(running);
-                let outcome = loop {
-                    tokio::select! {
-                        outcome = &mut running => break outcome,
-                        Some(CallProgress { progress, total, message }) = updates.recv() => {
-                            on_event(TurnEvent::ToolProgress {
-                                call_id: call.id.clone(),
-                                progress,
-                                total,
-                                message,
-                            });
+                return denied(verdict.reason.clone());
+            }
+            toolgate_policy::Decision::Allow => {
+                let audit = decided(
+                    AuditDecision::Allowed,
+                    by_policy,
+                    &call.arguments,
+                    None,
+                    Some(verdict.reason.clone()),
+                );
+                return self
+                    .run(
+                        entry,
+                        call,
+                        call.arguments.clone(),
+                        audit,
+                        options,
+                        on_event,
+                    )
+                    .await;
+            }
+            toolgate_policy::Decision::Ask => {
+                let mut reason = verdict.reason.clone();
+                for changed in &verdict.changed {
+                    let what = match changed.what {
+                        toolgate_policy::ChangeKind::ServerChanged => {
+                            "the server's command or address changed"
                         }
-                    }
-                };
-                let (is_error, content, images) = match outcome {
-                    Ok(output) => (
-                        output.is_error,
-                        truncate(output.text, options.result_limit),
-                        // Endpoints that copy OpenAI's API often serve text-only models, which
-                        // fail on an image; only providers known to take images get them.
-                        if matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi) {
-                            images_of(&output.raw)
-                        } else {
-                            Vec::new()
-                        },
-                    ),
-                    Err(e) => (true, e.to_string(), Vec::new()),
-                };
-                on_event(TurnEvent::ToolFinished {
+                        toolgate_policy::ChangeKind::ToolChanged => {
+                            "the tool's description or inputs changed"
+                        }
+                    };
+                    reason.push_str(&format!(" Asking again: {what} since you allowed it."));
+                }
+                let (pending, answer) = self.gate.hold(PendingCall {
+                    id: String::new(),
                     call_id: call.id.clone(),
-                    is_error,
-                    output: content.clone(),
+                    server_id: entry.server_id.clone(),
+                    server_name: entry.server_name.clone(),
+                    tool: entry.tool.name.clone(),
+                    arguments: call.arguments.clone(),
+                    read_only: subject.annotations.read_only,
+                    destructive: subject.annotations.destructive,
+                    input_schema: entry.tool.input_schema.clone(),
+                    reason,
                 });
-                let mut parts = vec![ContentPart::text(content)];
-                parts.extend(images);
-                Message::ToolResult {
-                    call_id: call.id.clone(),
-                    content: parts,
-                    is_error,
+                let gate_id = pending.id.clone();
+                on_event(TurnEvent::ApprovalRequested(pending));
+                let answer = tokio::select! {
+                    // Stop wins a tie with an approval: nothing may start after the user stopped.
+                    biased;
+                    () = options.cancel.cancelled() => {
+                        self.gate.withdraw(&gate_id);
+                        decided(AuditDecision::Cancelled, DecidedBy::User, &call.arguments, None,
+                            Some("the user stopped the turn".to_owned()));
+                        return denied("the user stopped the turn".to_owned());
+                    }
+                    answer = tokio::time::timeout(options.approval_timeout, answer) => answer,
+                };
+                let Ok(answer) = answer else {
+                    self.gate.withdraw(&gate_id);
+                    let reason = format!(
+                        "nobody answered within {} s",
+                        options.approval_timeout.as_secs()
+                    );
+                    decided(
+                        AuditDecision::TimedOut,
+                        DecidedBy::Timeout,
+                        &call.arguments,
+                        None,
+                        Some(reason.clone()),
+                    );
+                    return denied(reason);
+                };
+                // An "always" answer becomes a rule before the call runs.
+                let remembered = match &answer {
+                    Decision::Allow { reach, lasting } => Some((true, *reach, *lasting)),
+                    Decision::DenyAlways { reach } => Some((false, *reach, Lasting::Always)),
+                    _ => None,
+                };
+                if let Some((allow, reach, lasting)) = remembered {
+                    let rule = approval::rule_for(
+                        &subject,
+                        allow,
+                        reach,
+                        lasting,
+                        conversation,
+                        approval::now_ms(),
+                    );
+                    if let Err(e) = self.policy.add_rule(rule) {
+                        tracing::error!("could not save the rule the user asked for: {e}");
+                    }
+                }
+                match answer {
+                    Decision::Deny { reason } => {
+                        decided(
+                            AuditDecision::Denied,
+                            DecidedBy::User,
+                            &call.arguments,
+                            None,
+                            reason.clone(),
+                        );
+                        on_event(TurnEvent::ToolDenied {
+                            call_id: call.id.clone(),
+                            reason: reason.clone(),
+                        });
+                        return error(match reason {
+                            Some(r) if !r.trim().is_empty() => {
+                                format!("The user denied this tool call: {r}")
+                            }
+                            _ => "The user denied this tool call.".to_owned(),
+                        });
+                    }
+                    Decision::DenyAlways { .. } => {
+                        decided(
+                            AuditDecision::Denied,
+                            DecidedBy::User,
+                            &call.arguments,
+                            None,
+                            Some("denied, and from now on".to_owned()),
+                        );
+                        on_event(TurnEvent::ToolDenied {
+                            call_id: call.id.clone(),
+                            reason: None,
+                        });
+                        return error(
+                            "The user denied this tool call, and will not allow it.".to_owned(),
+                        );
+                    }
+                    Decision::ApproveEdited { arguments } => {
+                        let audit = decided(
+                            AuditDecision::Allowed,
+                            DecidedBy::User,
+                            &arguments,
+                            Some(&call.arguments),
+                            Some("approved with edited arguments".to_owned()),
+                        );
+                        (arguments, audit)
+                    }
+                    Decision::Approve | Decision::Allow { .. } => {
+                        let audit = decided(
+                            AuditDecision::Allowed,
+                            DecidedBy::User,
+                            &call.arguments,
+                            None,
+                            None,
+                        );
+                        (call.arguments.clone(), audit)
+                    }
                 }
             }
-            Decision::Deny { reason } => {
-                on_event(TurnEvent::ToolDenied {
-                    call_id: call.id.clone(),
-                    reason: reason.clone(),
-                });
-                error(match reason {
-                    Some(r) if !r.trim().is_empty() => {
-                        format!("The user denied this tool call: {r}")
-                    }
-                    _ => "The user denied this tool call.".to_owned(),
-                })
+        };
+        let (arguments, audit) = arguments;
+        self.run(entry, call, arguments, audit, options, on_event)
+            .await
+    }
+
+    /// Runs an approved call on its server, reporting progress, and completes its audit entry.
+    async fn run(
+        &self,
+        entry: &toolgate_catalog::Entry,
+        call: &ToolCall,
+        arguments: Value,
+        audit: Option<i64>,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Message {
+        on_event(TurnEvent::ToolStarted {
+            call_id: call.id.clone(),
+        });
+        let started = std::time::Instant::now();
+        let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
+        let call_options = CallOptions {
+            cancel: Some(options.cancel.child_token()),
+            progress: Some(progress),
+            ..CallOptions::default()
+        };
+        let running = self.servers.call_tool_with(
+            &entry.server_id,
+            &entry.tool.name,
+            arguments,
+            call_options,
+        );
+        tokio::pin!(running);
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut running => break outcome,
+                Some(CallProgress { progress, total, message }) = updates.recv() => {
+                    on_event(TurnEvent::ToolProgress {
+                        call_id: call.id.clone(),
+                        progress,
+                        total,
+                        message,
+                    });
+                }
             }
+        };
+        let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (is_error, content, images) = match outcome {
+            Ok(output) => {
+                let bytes = u64::try_from(output.raw.to_string().len()).ok();
+                self.audit.finish(
+                    audit,
+                    millis,
+                    bytes,
+                    output.is_error.then_some("the tool reported an error"),
+                );
+                (
+                    output.is_error,
+                    truncate(output.text, options.result_limit),
+                    // Endpoints that copy OpenAI's API often serve text-only models, which fail
+                    // on an image; only providers known to take images get them.
+                    if matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi) {
+                        images_of(&output.raw)
+                    } else {
+                        Vec::new()
+                    },
+                )
+            }
+            Err(e) => {
+                let text = e.to_string();
+                self.audit.finish(audit, millis, None, Some(&text));
+                (true, text, Vec::new())
+            }
+        };
+        on_event(TurnEvent::ToolFinished {
+            call_id: call.id.clone(),
+            is_error,
+            output: content.clone(),
+        });
+        let mut parts = vec![ContentPart::text(content)];
+        parts.extend(images);
+        Message::ToolResult {
+            call_id: call.id.clone(),
+            content: parts,
+            is_error,
         }
     }
 }

@@ -65,7 +65,10 @@ mod tests {
                 .collect(),
             resources: vec![],
             prompts: vec![],
-            launch: format!("node\0{id}.js"),
+            launch: toolgate_mcp::Launch::Stdio {
+                command: "node".into(),
+                args: vec![format!("{id}.js")],
+            },
         }
     }
 

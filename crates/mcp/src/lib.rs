@@ -33,8 +33,8 @@ pub use client::{DeclineServerRequests, ServerRequests};
 pub use host_env::HostEnv;
 pub use manager::{ManagerOptions, ServerManager};
 pub use types::{
-    CallOptions, CallProgress, LogLevel, PromptInfo, ResourceInfo, ServerEvent, ServerSnapshot,
-    ServerStatus, ToolInfo, ToolOutput,
+    CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
+    ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,
 };
 
 /// Why a server or a call failed, in words for the user.

@@ -637,15 +637,15 @@ async fn supervise(
 }
 
 /// The identity of what a server runs: its command and arguments, or its URL.
-fn launch_of(config: &ServerConfig) -> String {
+fn launch_of(config: &ServerConfig) -> crate::types::Launch {
     match &config.transport {
-        toolgate_settings::Transport::Stdio { command, args, .. } => {
-            std::iter::once(command.as_str())
-                .chain(args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join("\0")
+        toolgate_settings::Transport::Stdio { command, args, .. } => crate::types::Launch::Stdio {
+            command: command.clone(),
+            args: args.clone(),
+        },
+        toolgate_settings::Transport::Http { url, .. } => {
+            crate::types::Launch::Http { url: url.clone() }
         }
-        toolgate_settings::Transport::Http { url, .. } => url.clone(),
     }
 }
 

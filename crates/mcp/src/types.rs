@@ -154,10 +154,24 @@ pub struct ServerSnapshot {
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
     pub prompts: Vec<PromptInfo>,
-    /// What is launched or dialled (command and arguments, or the URL), for binding approval
-    /// grants to it. Never sent to the window: arguments and URLs may hold secrets.
+    /// What is launched or dialled, for binding approval grants to it. Never sent to the window:
+    /// arguments and URLs may hold secrets.
     #[serde(skip)]
-    pub launch: String,
+    pub launch: Launch,
+}
+
+/// What a server runs: its command and arguments, or its URL.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Launch {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+    },
+    Http {
+        url: String,
+    },
+    #[default]
+    Unknown,
 }
 
 /// The result of a tool call, kept whole, with a text rendering for the model.

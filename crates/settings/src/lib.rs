@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
+pub use toolgate_policy::PolicySettings;
 
 /// The current schema version. Bump it together with a migration in [`Settings::from_json`].
 pub const SCHEMA_VERSION: u32 = 2;
@@ -26,6 +27,9 @@ pub struct Settings {
     /// Which tools the model sees and under which names (see `toolgate-catalog`).
     #[serde(default)]
     pub tools: CatalogSettings,
+    /// Approval rules, pause-all and the defaults (see `toolgate-policy`).
+    #[serde(default)]
+    pub policy: PolicySettings,
 }
 
 /// One MCP server: how to reach it, and how to supervise it.
@@ -298,6 +302,7 @@ impl Settings {
             servers: vec![example_server],
             provider: ProviderSettings::defaults_for(ProviderKind::Anthropic),
             tools: CatalogSettings::default(),
+            policy: PolicySettings::default(),
         }
     }
 
@@ -342,11 +347,17 @@ impl Settings {
                 .map_err(|e| invalid("tools", without_values(&e)))?,
             None => CatalogSettings::default(),
         };
+        let policy = match value.get("policy") {
+            Some(policy) => serde_json::from_value::<PolicySettings>(policy.clone())
+                .map_err(|e| invalid("policy", without_values(&e)))?,
+            None => PolicySettings::default(),
+        };
         let settings = Settings {
             version: SCHEMA_VERSION,
             servers,
             provider,
             tools,
+            policy,
         };
         settings.validate()?;
         Ok(settings)
@@ -368,6 +379,9 @@ impl Settings {
         self.tools
             .validate()
             .map_err(|e| invalid("tools", e.to_string()))?;
+        self.policy
+            .validate()
+            .map_err(|e| invalid("policy", e.to_string()))?;
         self.provider.validate()
     }
 }

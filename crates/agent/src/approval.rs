@@ -1,0 +1,162 @@
+//! What the gate consults before asking: the user's rules (through a [`PolicyStore`]), and
+//! where each decision is written down (the audit log).
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use toolgate_catalog::Entry;
+use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History};
+use toolgate_mcp::Launch;
+use toolgate_policy::{
+    server_fingerprint, tool_fingerprint, Annotations, PolicySettings, Rule, Scope, ServerEndpoint,
+    ToolCall as PolicyCall,
+};
+
+use crate::gate::{Lasting, Reach};
+
+/// The user's approval rules: read at every call (so a rule added mid-turn applies to the next
+/// call), and added to when the user answers "always".
+pub trait PolicyStore: Send + Sync {
+    fn settings(&self) -> PolicySettings;
+    fn add_rule(&self, rule: Rule) -> Result<(), String>;
+}
+
+/// Rules kept in memory, for the CLI's one-off grants and for tests.
+#[derive(Default)]
+pub struct MemoryPolicy(Mutex<PolicySettings>);
+
+impl MemoryPolicy {
+    pub fn new(settings: PolicySettings) -> Self {
+        Self(Mutex::new(settings))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PolicySettings> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_paused(&self, paused: bool) {
+        self.lock().paused = paused;
+    }
+}
+
+impl PolicyStore for MemoryPolicy {
+    fn settings(&self) -> PolicySettings {
+        self.lock().clone()
+    }
+
+    fn add_rule(&self, rule: Rule) -> Result<(), String> {
+        self.lock().add_rule(rule).map_err(|e| e.to_string())
+    }
+}
+
+/// The fingerprint of what a server runs, to bind grants to it.
+pub(crate) fn launch_fingerprint(launch: &Launch) -> String {
+    match launch {
+        Launch::Stdio { command, args } => {
+            server_fingerprint(&ServerEndpoint::Stdio { command, args })
+        }
+        Launch::Http { url } => server_fingerprint(&ServerEndpoint::Http { url }),
+        Launch::Unknown => String::new(),
+    }
+}
+
+/// The policy's view of a call: which server and tool (by original name), the arguments, the
+/// tool's hints, and the fingerprints its grants are bound to.
+pub(crate) fn subject(entry: &Entry, server_fingerprint: &str, arguments: &Value) -> PolicyCall {
+    let annotations = entry.annotations();
+    PolicyCall {
+        server_id: entry.server_id.clone(),
+        tool: entry.tool.name.clone(),
+        arguments: arguments.clone(),
+        annotations: Annotations {
+            read_only: annotations.read_only_hint == Some(true),
+            destructive: annotations.destructive_hint == Some(true),
+        },
+        server_fingerprint: server_fingerprint.to_owned(),
+        tool_fingerprint: tool_fingerprint(
+            &entry.tool.name,
+            &entry.tool.description,
+            &entry.tool.input_schema,
+        ),
+    }
+}
+
+/// The rule an "always" answer makes.
+pub(crate) fn rule_for(
+    call: &PolicyCall,
+    allow: bool,
+    reach: Reach,
+    lasting: Lasting,
+    conversation: Option<&str>,
+    now_ms: i64,
+) -> Rule {
+    let scope = match (lasting, conversation) {
+        (Lasting::Conversation, Some(id)) => Scope::Conversation { id: id.to_owned() },
+        _ => Scope::Always,
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    match (allow, reach) {
+        (true, Reach::Tool) => Rule::allow_tool(id, call, scope, now_ms),
+        (true, Reach::Server) => Rule::allow_server(id, call, scope, now_ms),
+        (false, Reach::Tool) => Rule::deny_tool(id, call, scope, now_ms),
+        (false, Reach::Server) => {
+            // A refusal is never bound to fingerprints: a changed server stays refused.
+            let mut rule = Rule::allow_server(id, call, scope, now_ms);
+            rule.effect = toolgate_policy::Effect::Deny;
+            rule.bound_to = None;
+            rule
+        }
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Writes decisions to the audit log. Failures are logged, never fatal: the user's answer stands.
+#[derive(Clone, Default)]
+pub(crate) struct Audit {
+    pub history: Option<Arc<History>>,
+    pub conversation: Option<String>,
+}
+
+pub(crate) struct Decided<'a> {
+    pub call: &'a PolicyCall,
+    pub arguments: &'a Value,
+    pub original: Option<&'a Value>,
+    pub decision: AuditDecision,
+    pub by: DecidedBy,
+    pub rule_id: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl Audit {
+    pub fn record(&self, d: Decided<'_>) -> Option<i64> {
+        let history = self.history.as_ref()?;
+        let mut entry = AuditEntry::new(
+            d.call.server_id.clone(),
+            d.call.tool.clone(),
+            d.arguments.clone(),
+            d.decision,
+            d.by,
+        );
+        entry.conversation_id = self.conversation.clone();
+        entry.original_arguments = d.original.cloned();
+        entry.rule_id = d.rule_id;
+        entry.reason = d.reason;
+        history
+            .record_audit(&entry)
+            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
+            .ok()
+    }
+
+    pub fn finish(&self, id: Option<i64>, millis: u64, bytes: Option<u64>, error: Option<&str>) {
+        if let (Some(history), Some(id)) = (&self.history, id) {
+            if let Err(e) = history.finish_audit(id, millis, bytes, error.is_some(), error) {
+                tracing::error!("could not complete the audit entry: {e}");
+            }
+        }
+    }
+}
