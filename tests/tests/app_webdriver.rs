@@ -219,6 +219,104 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     .await?;
     let shot = save_screenshot(c, "e2e-chat.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
+
+    // Edit the arguments, then approve: the server gets the edited ones.
+    send_and_wait_for_approval(c, "Echo something", "as the model wrote it").await?;
+    click(c, "[data-testid=edit]").await?;
+    fill(
+        c,
+        "[data-testid=edit-arguments]",
+        r#"{"message": "edited in the window"}"#,
+    )
+    .await?;
+    click(c, "[data-testid=approve-edited]").await?;
+    wait_text(
+        c,
+        "[data-testid=tool-output]",
+        "Echo: edited in the window",
+        20,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=assistant-message]",
+        "Edited call done.",
+        20,
+    )
+    .await?;
+
+    // Deny: the call never runs, the model is told.
+    send_and_wait_for_approval(c, "Echo again", "deny me").await?;
+    click(c, "[data-testid=deny]").await?;
+    wait_text(
+        c,
+        "[data-testid=assistant-message]",
+        "Understood, not run.",
+        20,
+    )
+    .await?;
+
+    // Always allow: this call runs, and the next one is not even asked.
+    send_and_wait_for_approval(c, "Echo for good", "always").await?;
+    click(c, "[data-testid=always-allow]").await?;
+    wait_text(c, "[data-testid=tool-output]", "Echo: always", 20).await?;
+    wait_text(
+        c,
+        "[data-testid=assistant-message]",
+        "Allowed for good.",
+        20,
+    )
+    .await?;
+    fill(c, "#chat-input", "And once more").await?;
+    click(c, "#chat-send").await?;
+    wait_text(
+        c,
+        "[data-testid=tool-output]",
+        "Echo: no question asked",
+        20,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=assistant-message]",
+        "Ran without asking.",
+        20,
+    )
+    .await?;
+
+    // The rule is listed, revocable, and the audit log has every decision.
+    click(c, "[data-testid=tab-approvals]").await?;
+    wait_text(
+        c,
+        "[data-testid=rule]",
+        "Allow echo on everything (always)",
+        10,
+    )
+    .await?;
+    wait_text(c, "[data-testid=audit-log]", "denied", 10).await?;
+    wait_text(c, "[data-testid=audit-log]", "rule", 10).await?;
+    wait_text(c, "[data-testid=audit-log]", "edited in the window", 10).await?;
+    let shot = save_screenshot(c, "e2e-approvals.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    Ok(())
+}
+
+fn echo_call(id: &str, message: &str) -> Scripted {
+    Scripted::ok(anthropic::message(
+        vec![anthropic::tool_use_block(
+            id,
+            "echo",
+            json!({ "message": message }),
+        )],
+        "tool_use",
+    ))
+}
+
+/// Sends a chat message and waits for the call it causes to be held for approval.
+async fn send_and_wait_for_approval(c: &Client, text: &str, shown: &str) -> Result<()> {
+    fill(c, "#chat-input", text).await?;
+    click(c, "#chat-send").await?;
+    wait_text(c, "[data-testid=approval-arguments]", shown, 20).await?;
     Ok(())
 }
 
@@ -242,6 +340,17 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
             "said hello ",
             "back.",
         ])),
+        // Edited, then approved.
+        echo_call("toolu_e2e_2", "as the model wrote it"),
+        Scripted::ok(anthropic::text("Edited call done.")),
+        // Denied.
+        echo_call("toolu_e2e_3", "deny me"),
+        Scripted::ok(anthropic::text("Understood, not run.")),
+        // Always allowed, then run again without asking.
+        echo_call("toolu_e2e_4", "always"),
+        Scripted::ok(anthropic::text("Allowed for good.")),
+        echo_call("toolu_e2e_5", "no question asked"),
+        Scripted::ok(anthropic::text("Ran without asking.")),
     ])
     .await;
 
@@ -300,8 +409,15 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     );
     assert!(settings.contains(&provider.anthropic_base_url()));
 
+    // The "always allow" answer is a rule in the settings file, bound to the echo tool.
+    let stored: serde_json::Value = serde_json::from_str(&settings)?;
+    let rules = &stored["settings"]["policy"]["rules"];
+    assert_eq!(rules.as_array().map(Vec::len), Some(1), "{rules}");
+    assert_eq!(rules[0]["target"]["tool"], "echo");
+    assert_eq!(rules[0]["effect"], "allow");
+
     let sent = provider.received();
-    assert_eq!(sent.len(), 2, "one request per model round");
+    assert_eq!(sent.len(), 10, "one request per model round");
     assert_eq!(sent[0].headers["x-api-key"], KEY);
     let result = &sent[1].body["messages"][2]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_e2e_1");

@@ -11,12 +11,14 @@ import {
 } from "./ipc";
 import ChatPanel from "./components/ChatPanel";
 import ProviderPanel from "./components/ProviderPanel";
+import ApprovalsPanel from "./components/ApprovalsPanel";
 import ServersPanel from "./components/ServersPanel";
 
-type Tab = "chat" | "servers" | "provider";
+type Tab = "chat" | "servers" | "approvals" | "provider";
 const TABS: { id: Tab; label: string }[] = [
   { id: "chat", label: "Chat" },
   { id: "servers", label: "Servers & tools" },
+  { id: "approvals", label: "Approvals" },
   { id: "provider", label: "Provider" },
 ];
 
@@ -78,6 +80,9 @@ export default function App() {
         </section>
         <section role="tabpanel" aria-labelledby="tab-servers" hidden={tab !== "servers"}>
           <ServersPanel servers={servers} catalog={catalog} />
+        </section>
+        <section role="tabpanel" aria-labelledby="tab-approvals" hidden={tab !== "approvals"}>
+          <ApprovalsPanel visible={tab === "approvals"} />
         </section>
         <section role="tabpanel" aria-labelledby="tab-provider" hidden={tab !== "provider"}>
           {provider && <ProviderPanel provider={provider} onChange={setProviderView} />}

@@ -107,6 +107,10 @@ export interface PendingCall {
   arguments: unknown;
   readOnly: boolean;
   destructive: boolean;
+  /** The tool's input schema, for editing the arguments. */
+  inputSchema?: unknown;
+  /** Why the user is asked. */
+  reason?: string;
 }
 
 export interface Usage {
@@ -118,6 +122,7 @@ export type TurnEvent =
   | { kind: "textDelta"; text: string }
   | { kind: "assistantText"; text: string }
   | ({ kind: "approvalRequested" } & PendingCall)
+  | ({ kind: "decidedByRule"; allowed: boolean } & PendingCall)
   | { kind: "toolStarted"; callId: string }
   | {
       kind: "toolProgress";
@@ -156,7 +161,63 @@ export interface ConversationSummary {
   outputTokens: number;
 }
 
-export type Decision = { decision: "approve" } | { decision: "deny"; reason: string | null };
+export type Reach = "tool" | "server";
+export type Lasting = "conversation" | "always";
+
+export type Decision =
+  | { decision: "approve" }
+  | { decision: "approveEdited"; arguments: unknown }
+  | { decision: "allow"; reach: Reach; lasting: Lasting }
+  | { decision: "deny"; reason: string | null }
+  | { decision: "denyAlways"; reach: Reach };
+
+/** A rule's JSON, as `toolgate-policy` stores it. */
+export interface Rule {
+  id: string;
+  effect: "allow" | "deny" | "ask";
+  scope: { kind: "once" } | { kind: "conversation"; id: string } | { kind: "always" };
+  target:
+    | { kind: "tool"; serverId: string; tool: string }
+    | { kind: "server"; serverId: string }
+    | { kind: "sampling"; serverId: string }
+    | { kind: "elicitation"; serverId: string };
+  conditions?: unknown[];
+  createdAt: number;
+  note?: string | null;
+}
+
+export interface PolicySettings {
+  paused: boolean;
+  autoAllowReadOnly: boolean;
+  default: "ask" | "deny";
+  rules: Rule[];
+}
+
+export interface AuditRow {
+  id: number;
+  decidedAt: number;
+  conversationId: string | null;
+  serverId: string;
+  tool: string;
+  arguments: unknown;
+  originalArguments: unknown;
+  decision: "allowed" | "denied" | "timed_out" | "cancelled";
+  decidedBy: "user" | "rule" | "default" | "pause" | "timeout";
+  ruleId: string | null;
+  reason: string | null;
+  durationMs: number | null;
+  resultBytes: number | null;
+  isError: boolean;
+  error: string | null;
+}
+
+export interface AuditFilter {
+  serverId?: string;
+  tool?: string;
+  decision?: AuditRow["decision"];
+  text?: string;
+  limit?: number;
+}
 
 /** The error every command rejects with. */
 export interface CommandError {
@@ -213,6 +274,17 @@ export const deleteConversation = (id: string) => invoke<void>("delete_conversat
 
 /** The id of the conversation on screen, once it is stored. */
 export const currentConversation = () => invoke<string | null>("current_conversation");
+
+export const approvalRules = () => invoke<PolicySettings>("approval_rules");
+
+export const revokeRule = (id: string) => invoke<PolicySettings>("revoke_rule", { id });
+
+export const setPaused = (paused: boolean) => invoke<PolicySettings>("set_paused", { paused });
+
+/** Answers every waiting call the same way; resolves to how many were answered. */
+export const answerAll = (decision: Decision) => invoke<number>("answer_all", { decision });
+
+export const auditLog = (filter: AuditFilter) => invoke<AuditRow[]>("audit_log", { filter });
 
 /** Stops the running turn: the model call, the approvals it waits for, and its tool calls. */
 export const stopTurn = () => invoke<void>("stop_turn");

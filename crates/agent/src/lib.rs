@@ -84,6 +84,13 @@ pub enum TurnEvent {
     AssistantText { text: String },
     /// A call waits for the user's answer at the gate.
     ApprovalRequested(PendingCall),
+    /// A call the user's rules decided without asking (its `reason` says which rule).
+    #[serde(rename_all = "camelCase")]
+    DecidedByRule {
+        #[serde(flatten)]
+        call: PendingCall,
+        allowed: bool,
+    },
     #[serde(rename_all = "camelCase")]
     ToolStarted { call_id: String },
     #[serde(rename_all = "camelCase")]
@@ -489,8 +496,24 @@ impl Agent {
             });
             error(format!("Toolgate did not run this call: {reason}"))
         };
+        let shown = |reason: String| PendingCall {
+            id: String::new(),
+            call_id: call.id.clone(),
+            server_id: entry.server_id.clone(),
+            server_name: entry.server_name.clone(),
+            tool: entry.tool.name.clone(),
+            arguments: call.arguments.clone(),
+            read_only: subject.annotations.read_only,
+            destructive: subject.annotations.destructive,
+            input_schema: entry.tool.input_schema.clone(),
+            reason,
+        };
         let arguments = match verdict.decision {
             toolgate_policy::Decision::Deny => {
+                on_event(TurnEvent::DecidedByRule {
+                    call: shown(verdict.reason.clone()),
+                    allowed: false,
+                });
                 decided(
                     AuditDecision::Denied,
                     by_policy,
@@ -501,6 +524,10 @@ impl Agent {
                 return denied(verdict.reason.clone());
             }
             toolgate_policy::Decision::Allow => {
+                on_event(TurnEvent::DecidedByRule {
+                    call: shown(verdict.reason.clone()),
+                    allowed: true,
+                });
                 let audit = decided(
                     AuditDecision::Allowed,
                     by_policy,
@@ -532,18 +559,7 @@ impl Agent {
                     };
                     reason.push_str(&format!(" Asking again: {what} since you allowed it."));
                 }
-                let (pending, answer) = self.gate.hold(PendingCall {
-                    id: String::new(),
-                    call_id: call.id.clone(),
-                    server_id: entry.server_id.clone(),
-                    server_name: entry.server_name.clone(),
-                    tool: entry.tool.name.clone(),
-                    arguments: call.arguments.clone(),
-                    read_only: subject.annotations.read_only,
-                    destructive: subject.annotations.destructive,
-                    input_schema: entry.tool.input_schema.clone(),
-                    reason,
-                });
+                let (pending, answer) = self.gate.hold(shown(reason));
                 let gate_id = pending.id.clone();
                 on_event(TurnEvent::ApprovalRequested(pending));
                 let answer = tokio::select! {

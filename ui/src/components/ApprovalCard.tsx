@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { PendingCall } from "../ipc";
+import type { Decision, PendingCall } from "../ipc";
 
 interface Props {
   call: PendingCall;
@@ -7,7 +7,8 @@ interface Props {
   output?: string;
   /** The latest progress a running call reported. */
   progress?: string;
-  onAnswer: (approve: boolean, reason: string | null) => void;
+  /** Answers the call; rejects with a message (e.g. edited arguments that do not fit). */
+  onAnswer: (decision: Decision) => Promise<void>;
 }
 
 const STATE_LABEL = {
@@ -21,14 +22,38 @@ const STATE_LABEL = {
 /** A tool call held at the gate: what will run, where, with which arguments, and the answer. */
 export default function ApprovalCard({ call, state, output, progress, onAnswer }: Props) {
   const [reason, setReason] = useState("");
+  const [editing, setEditing] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  const answer = (decision: Decision) => {
+    setProblem(null);
+    onAnswer(decision).catch((e: unknown) => setProblem(e instanceof Error ? e.message : String(e)));
+  };
+
+  const approveEdited = () => {
+    if (editing === null) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(editing);
+    } catch {
+      setProblem("The arguments are not valid JSON.");
+      return;
+    }
+    answer({ decision: "approveEdited", arguments: parsed });
+  };
+
+  const typing = (e: React.KeyboardEvent) =>
+    e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
+
   return (
     <div
       className={`tool-card ${state}`}
       data-testid="approval-card"
       onKeyDown={(e) => {
-        if (state !== "waiting" || e.target instanceof HTMLInputElement) return;
-        if (e.key === "a") onAnswer(true, null);
-        if (e.key === "d") onAnswer(false, reason || null);
+        if (state !== "waiting" || typing(e)) return;
+        if (e.key === "a") answer({ decision: "approve" });
+        if (e.key === "d") answer({ decision: "deny", reason: reason || null });
+        if (e.key === "e") setEditing(JSON.stringify(call.arguments, null, 2));
       }}
     >
       <header className="row spread">
@@ -42,20 +67,81 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
           {STATE_LABEL[state]}
         </span>
       </header>
-      <pre data-testid="approval-arguments">{JSON.stringify(call.arguments, null, 2)}</pre>
+      {call.reason && (
+        <p className="muted small" data-testid="approval-reason">
+          {call.reason}
+        </p>
+      )}
+      {editing === null ? (
+        <pre data-testid="approval-arguments">{JSON.stringify(call.arguments, null, 2)}</pre>
+      ) : (
+        <textarea
+          aria-label="Arguments (JSON)"
+          data-testid="edit-arguments"
+          rows={6}
+          value={editing}
+          onChange={(e) => setEditing(e.target.value)}
+        />
+      )}
+      {problem && (
+        <p className="error small" role="alert" data-testid="approval-problem">
+          {problem}
+        </p>
+      )}
       {state === "waiting" && (
-        <div className="row">
-          <button type="button" data-testid="approve" autoFocus onClick={() => onAnswer(true, null)}>
-            Approve <kbd>A</kbd>
-          </button>
+        <div className="row wrap">
+          {editing === null ? (
+            <>
+              <button type="button" data-testid="approve" autoFocus onClick={() => answer({ decision: "approve" })}>
+                Approve <kbd>A</kbd>
+              </button>
+              <button
+                type="button"
+                data-testid="edit"
+                onClick={() => setEditing(JSON.stringify(call.arguments, null, 2))}
+              >
+                Edit <kbd>E</kbd>
+              </button>
+            </>
+          ) : (
+            <>
+              <button type="button" data-testid="approve-edited" onClick={approveEdited}>
+                Approve edited
+              </button>
+              <button type="button" onClick={() => setEditing(null)}>
+                Cancel edit
+              </button>
+            </>
+          )}
           <input
             aria-label="Reason for denying (optional)"
             placeholder="Reason (optional)"
             value={reason}
             onChange={(e) => setReason(e.target.value)}
           />
-          <button type="button" data-testid="deny" onClick={() => onAnswer(false, reason || null)}>
+          <button type="button" data-testid="deny" onClick={() => answer({ decision: "deny", reason: reason || null })}>
             Deny <kbd>D</kbd>
+          </button>
+          <button
+            type="button"
+            data-testid="allow-conversation"
+            onClick={() => answer({ decision: "allow", reach: "tool", lasting: "conversation" })}
+          >
+            Allow in this chat
+          </button>
+          <button
+            type="button"
+            data-testid="always-allow"
+            onClick={() => answer({ decision: "allow", reach: "tool", lasting: "always" })}
+          >
+            Always allow
+          </button>
+          <button
+            type="button"
+            data-testid="always-deny"
+            onClick={() => answer({ decision: "denyAlways", reach: "tool" })}
+          >
+            Always deny
           </button>
         </div>
       )}

@@ -1,7 +1,9 @@
 import { useRef, useState } from "react";
 import {
+  answerAll,
   answerApproval,
   currentConversation,
+  type Decision,
   errorMessage,
   openConversation,
   type Message,
@@ -121,6 +123,13 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         setItems((all) => [...all, { type: "tool", call, state: "waiting" }]);
         break;
       }
+      case "decidedByRule": {
+        // Decided without asking: shown with the rule that decided, never with buttons.
+        const { kind: _kind, allowed, ...call } = event;
+        void _kind;
+        setItems((all) => [...all, { type: "tool", call, state: allowed ? "running" : "denied" }]);
+        break;
+      }
       case "toolStarted":
         updateTool(event.callId, { state: "running" });
         break;
@@ -185,17 +194,29 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     }
   };
 
-  const answer = async (call: PendingCall, approve: boolean, reason: string | null) => {
+  // Rejects with the reason when the gate refuses the answer (edited arguments that do not fit).
+  const answer = async (call: PendingCall, decision: Decision) => {
     try {
-      await answerApproval(call.id, approve ? { decision: "approve" } : { decision: "deny", reason });
-      // Events may already have moved the card on (a fast tool finishes before this returns).
-      setItems((all) =>
-        all.map((it) =>
-          it.type === "tool" && it.call.id === call.id && it.state === "waiting"
-            ? { ...it, state: approve ? "running" : "denied" }
-            : it,
-        ),
-      );
+      await answerApproval(call.id, decision);
+    } catch (e) {
+      throw new Error(errorMessage(e), { cause: e });
+    }
+    const approved = decision.decision !== "deny" && decision.decision !== "denyAlways";
+    // Events may already have moved the card on (a fast tool finishes before this returns).
+    setItems((all) =>
+      all.map((it) =>
+        it.type === "tool" && it.call.id === call.id && it.state === "waiting"
+          ? { ...it, state: approved ? "running" : "denied" }
+          : it,
+      ),
+    );
+  };
+
+  const waiting = items.filter((it) => it.type === "tool" && it.state === "waiting").length;
+
+  const answerEvery = async (decision: Decision) => {
+    try {
+      await answerAll(decision);
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     }
@@ -259,7 +280,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
                 state={item.state}
                 output={item.output}
                 progress={item.progress}
-                onAnswer={(approve, reason) => answer(item.call, approve, reason)}
+                onAnswer={(decision) => answer(item.call, decision)}
               />
             )}
             {item.type === "notice" && (
@@ -275,6 +296,17 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           </li>
         ))}
       </ol>
+      {waiting > 1 && (
+        <div className="row" data-testid="answer-all">
+          <span className="muted">{waiting} calls are waiting:</span>
+          <button type="button" onClick={() => void answerEvery({ decision: "approve" })}>
+            Approve all
+          </button>
+          <button type="button" onClick={() => void answerEvery({ decision: "deny", reason: null })}>
+            Deny all
+          </button>
+        </div>
+      )}
       <form
         className="composer"
         onSubmit={(e) => {
