@@ -19,6 +19,8 @@ fn main() {
         "set_paused",
         "answer_all",
         "audit_log",
+        "set_approval_options",
+        "export_audit",
         "current_conversation",
         "list_conversations",
         "open_conversation",

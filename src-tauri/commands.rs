@@ -177,7 +177,10 @@ pub async fn send_message<R: Runtime>(
     on_event: Channel<TurnEvent>,
 ) -> Result<String> {
     // Armed before anything slow (keychain, database), so an early Stop is never lost.
-    let options = TurnOptions::default();
+    let options = TurnOptions {
+        approval_timeout: state.settings().policy.approval_timeout(),
+        ..TurnOptions::default()
+    };
     let turn_id = state
         .turns
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -283,6 +286,48 @@ pub async fn set_paused<R: Runtime>(
         state.gate.deny_all("all tools are paused");
     }
     Ok(saved.policy)
+}
+
+/// The approval options: read-only tools allowed without asking, and how long a call waits.
+#[tauri::command]
+pub async fn set_approval_options<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    auto_allow_read_only: bool,
+    approval_timeout_secs: u64,
+) -> Result<toolgate_policy::PolicySettings> {
+    let saved = state.update_settings(&app, |s| {
+        s.policy.auto_allow_read_only = auto_allow_read_only;
+        s.policy.approval_timeout_secs = Some(approval_timeout_secs.clamp(5, 86_400));
+    })?;
+    Ok(saved.policy)
+}
+
+/// Writes the audit log (filtered) as JSON Lines into the app's data folder; returns the file.
+#[tauri::command]
+pub async fn export_audit<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    filter: toolgate_history::AuditFilter,
+) -> Result<String> {
+    use tauri::Manager;
+    let h = history(&state)?;
+    let dir = app.path().app_data_dir().map_err(CommandError::from)?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = dir.join(format!("audit-{stamp}.jsonl"));
+    let target = path.clone();
+    blocking(move || {
+        let file = std::fs::File::create(&target)
+            .map_err(|source| toolgate_history::HistoryError::Export { source })?;
+        let mut out = std::io::BufWriter::new(file);
+        h.export_audit_jsonl(&filter, &mut out)?;
+        std::io::Write::flush(&mut out)
+            .map_err(|source| toolgate_history::HistoryError::Export { source })
+    })
+    .await?;
+    Ok(path.display().to_string())
 }
 
 /// Answers every waiting call the same way (approve all / deny all); returns how many.

@@ -40,6 +40,14 @@ pub fn run() {
             tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
 
             tray::create(app.handle())?;
+            // The tray lists the calls waiting for approval, kept current.
+            let handle = app.handle().clone();
+            let mut waiting = app.state::<AppState>().gate.subscribe();
+            tauri::async_runtime::spawn(async move {
+                while waiting.changed().await.is_ok() {
+                    tray::refresh(&handle);
+                }
+            });
             Ok(())
         })
         .on_window_event(|window, event| {
@@ -68,6 +76,8 @@ pub fn run() {
             commands::set_paused,
             commands::answer_all,
             commands::audit_log,
+            commands::set_approval_options,
+            commands::export_audit,
             commands::current_conversation,
             commands::list_conversations,
             commands::open_conversation,

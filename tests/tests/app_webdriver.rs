@@ -296,6 +296,22 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     wait_text(c, "[data-testid=audit-log]", "denied", 10).await?;
     wait_text(c, "[data-testid=audit-log]", "rule", 10).await?;
     wait_text(c, "[data-testid=audit-log]", "edited in the window", 10).await?;
+    click(c, "[data-testid=export-audit]").await?;
+    let exported = wait_text(c, "[data-testid=exported]", ".jsonl", 10).await?;
+    let file = exported.trim_start_matches("Exported to ").trim();
+    let lines = std::fs::read_to_string(file)?;
+    assert_eq!(
+        lines.lines().count(),
+        5,
+        "one JSON object per decision: {lines}"
+    );
+    for line in lines.lines() {
+        let row: serde_json::Value = serde_json::from_str(line)?;
+        assert!(
+            row["decision"].is_string() && row["tool"] == "echo",
+            "{row}"
+        );
+    }
     let shot = save_screenshot(c, "e2e-approvals.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
     Ok(())

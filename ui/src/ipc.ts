@@ -190,6 +190,7 @@ export interface PolicySettings {
   paused: boolean;
   autoAllowReadOnly: boolean;
   default: "ask" | "deny";
+  approvalTimeoutSecs?: number;
   rules: Rule[];
 }
 
@@ -285,6 +286,12 @@ export const setPaused = (paused: boolean) => invoke<PolicySettings>("set_paused
 export const answerAll = (decision: Decision) => invoke<number>("answer_all", { decision });
 
 export const auditLog = (filter: AuditFilter) => invoke<AuditRow[]>("audit_log", { filter });
+
+export const setApprovalOptions = (autoAllowReadOnly: boolean, approvalTimeoutSecs: number) =>
+  invoke<PolicySettings>("set_approval_options", { autoAllowReadOnly, approvalTimeoutSecs });
+
+/** Writes the filtered audit log as JSON Lines; resolves to the file's path. */
+export const exportAudit = (filter: AuditFilter) => invoke<string>("export_audit", { filter });
 
 /** Stops the running turn: the model call, the approvals it waits for, and its tool calls. */
 export const stopTurn = () => invoke<void>("stop_turn");

@@ -97,9 +97,32 @@ pub enum GateError {
     InvalidArguments(Vec<String>),
 }
 
-#[derive(Default)]
 pub struct Gate {
     pending: Mutex<HashMap<String, (PendingCall, oneshot::Sender<Decision>)>>,
+    /// Bumped whenever a call starts or stops waiting, for the tray and other places that show
+    /// the pending calls.
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self {
+            pending: Mutex::default(),
+            changes: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+impl PendingCall {
+    /// A short line naming the call, for a menu: "write_file on Files".
+    pub fn summary(&self) -> String {
+        let line = format!("{} on {}", self.tool, self.server_name);
+        if line.chars().count() <= 48 {
+            line
+        } else {
+            format!("{}…", line.chars().take(47).collect::<String>())
+        }
+    }
 }
 
 /// The answer to one held call. Resolves to a denial if the gate goes away unanswered.
@@ -126,11 +149,21 @@ impl Gate {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// A receiver that changes whenever the set of waiting calls changes.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     /// Holds a call: gives it a fresh id and returns it with the future of its answer.
     pub fn hold(&self, mut call: PendingCall) -> (PendingCall, Answer) {
         call.id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
         self.pending().insert(call.id.clone(), (call.clone(), tx));
+        self.changed();
         (call, Answer(rx))
     }
 
@@ -145,6 +178,7 @@ impl Gate {
         }
         let (_, tx) = pending.remove(id).ok_or(GateError::NotPending)?;
         drop(pending);
+        self.changed();
         tx.send(decision).map_err(|_| GateError::NotPending)
     }
 
@@ -158,7 +192,9 @@ impl Gate {
 
     /// Takes back a call nobody needs an answer to any more (its turn was stopped).
     pub fn withdraw(&self, id: &str) {
-        self.pending().remove(id);
+        if self.pending().remove(id).is_some() {
+            self.changed();
+        }
     }
 
     /// The calls waiting for an answer, for a UI that opens late (or the tray).
@@ -168,7 +204,11 @@ impl Gate {
 
     /// Denies every waiting call, for example when the user stops the turn or quits.
     pub fn deny_all(&self, reason: &str) {
-        for (_, (_, tx)) in self.pending().drain() {
+        let drained: Vec<_> = self.pending().drain().collect();
+        if !drained.is_empty() {
+            self.changed();
+        }
+        for (_, (_, tx)) in drained {
             let _ = tx.send(Decision::Deny {
                 reason: Some(reason.to_owned()),
             });
@@ -216,6 +256,21 @@ mod tests {
         };
         gate.answer(&held.id, good.clone()).expect("fits");
         assert_eq!(answer.await, good);
+    }
+
+    #[tokio::test]
+    async fn watchers_see_calls_arrive_and_leave() {
+        let gate = Gate::default();
+        let mut changes = gate.subscribe();
+        let (held, _answer) = gate.hold(call());
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        gate.answer(&held.id, Decision::Approve).unwrap();
+        assert!(changes.has_changed().unwrap(), "an answer is a change too");
+        assert_eq!(held.summary(), "t on S");
+        let mut long = call();
+        long.tool = "x".repeat(60);
+        assert!(long.summary().ends_with('…') && long.summary().chars().count() == 48);
     }
 
     #[tokio::test]

@@ -16,7 +16,17 @@ pub struct PolicySettings {
     pub auto_allow_read_only: bool,
     /// What happens when no rule and no annotation decides.
     pub default: DefaultDecision,
+    /// Seconds a call waits for the user's answer before it is denied; none means 10 minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_timeout_secs: Option<u64>,
     pub rules: Vec<Rule>,
+}
+
+impl PolicySettings {
+    /// How long a call waits for an answer.
+    pub fn approval_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.approval_timeout_secs.unwrap_or(600).clamp(5, 86_400))
+    }
 }
 
 /// The last word when nothing else decides. There is deliberately no "allow": a request that
@@ -224,6 +234,7 @@ mod tests {
             paused: false,
             auto_allow_read_only: true,
             default: DefaultDecision::Deny,
+            approval_timeout_secs: None,
             rules: vec![
                 Rule::allow_tool("r1", &c, Scope::Always, 1_700_000_000_000)
                     .with_conditions(vec![ArgCondition::prefix("/command", "git status")])

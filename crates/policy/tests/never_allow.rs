@@ -131,6 +131,7 @@ fn settings() -> impl Strategy<Value = PolicySettings> {
             } else {
                 DefaultDecision::Ask
             },
+            approval_timeout_secs: None,
             rules,
         })
 }

@@ -3,7 +3,9 @@ import {
   approvalRules,
   auditLog,
   errorMessage,
+  exportAudit,
   revokeRule,
+  setApprovalOptions,
   setPaused,
   type AuditFilter,
   type AuditRow,
@@ -32,6 +34,7 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
   const [rows, setRows] = useState<AuditRow[]>([]);
   const [filter, setFilter] = useState<AuditFilter>({ limit: 200 });
   const [error, setError] = useState<string | null>(null);
+  const [exported, setExported] = useState<string | null>(null);
 
   const refresh = useCallback(() => {
     approvalRules().then(setPolicy, (e) => setError(errorMessage(e)));
@@ -66,6 +69,32 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
           onChange={(e) => void act(setPaused(e.target.checked))}
         />
         Pause all tools (every call is denied until this is lifted)
+      </label>
+
+      <label className="row">
+        <input
+          type="checkbox"
+          data-testid="auto-allow-read-only"
+          checked={policy?.autoAllowReadOnly ?? false}
+          onChange={(e) =>
+            void act(setApprovalOptions(e.target.checked, policy?.approvalTimeoutSecs ?? 600))
+          }
+        />
+        Allow tools their server marks read-only without asking (the mark is the server&apos;s claim)
+      </label>
+      <label className="row">
+        Deny a call nobody answers after
+        <input
+          type="number"
+          min={5}
+          max={86400}
+          aria-label="Seconds to wait for an answer"
+          value={policy?.approvalTimeoutSecs ?? 600}
+          onChange={(e) =>
+            void act(setApprovalOptions(policy?.autoAllowReadOnly ?? false, Number(e.target.value) || 600))
+          }
+        />
+        seconds
       </label>
 
       <h2>Rules</h2>
@@ -121,7 +150,24 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
           onChange={(e) => setFilter({ ...filter, text: e.target.value || undefined })}
         />
         <button type="submit">Filter</button>
+        <button
+          type="button"
+          data-testid="export-audit"
+          onClick={() =>
+            exportAudit(filter).then(
+              (path) => setExported(path),
+              (e) => setError(errorMessage(e)),
+            )
+          }
+        >
+          Export JSON Lines
+        </button>
       </form>
+      {exported && (
+        <p className="muted small" role="status" data-testid="exported">
+          Exported to {exported}
+        </p>
+      )}
       <table className="audit" data-testid="audit-log">
         <thead>
           <tr>
