@@ -9,10 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolgate_agent::{Agent, Decision, Gate, TurnEvent};
-use toolgate_llm::{HttpProvider, WireFormat};
 use toolgate_mcp::{ManagerOptions, ServerManager};
-use toolgate_settings::ServerConfig;
-use toolgate_tests::{fixtures::anthropic::*, npm_server_entry, Scripted, ScriptedProvider};
+use toolgate_tests::{everything_server, fixtures::anthropic::*, Scripted, ScriptedProvider};
 
 const RUNS: usize = 3;
 
@@ -31,8 +29,7 @@ async fn turn_with_calls(servers: &Arc<ServerManager>, calls: usize) -> Duration
         Scripted::ok(text("done")),
     ])
     .await;
-    let provider = HttpProvider::new(WireFormat::Anthropic, script.anthropic_base_url(), "k")
-        .expect("provider");
+    let provider = script.anthropic_client("k");
     let gate = Arc::new(Gate::default());
     let agent = Agent::new(servers.clone(), gate.clone());
     let on_event = move |event: TurnEvent| {
@@ -60,15 +57,8 @@ async fn median(servers: &Arc<ServerManager>, calls: usize) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let entry = npm_server_entry("@modelcontextprotocol/server-everything");
     let servers = ServerManager::new(ManagerOptions::default());
-    servers
-        .start_all(&[ServerConfig::stdio(
-            "everything",
-            "node",
-            [entry.to_string_lossy().into_owned(), "stdio".into()],
-        )])
-        .await;
+    servers.start_all(&[everything_server("everything")]).await;
     let one = median(&servers, 1).await;
     let five = median(&servers, 5).await;
     println!("\nA turn with 1-second tool calls, all approved (median of {RUNS})\n");

@@ -7,23 +7,9 @@ use std::time::{Duration, Instant};
 
 use toolgate_mcp::{ManagerOptions, ServerManager, ServerStatus};
 use toolgate_settings::ServerConfig;
-use toolgate_tests::{fault_server_script, npm_server_entry, python_server_bin};
+use toolgate_tests::{everything_server, fault_server, python_server_bin};
 
 const RUNS: usize = 5;
-
-fn everything(id: &str) -> ServerConfig {
-    let entry = npm_server_entry("@modelcontextprotocol/server-everything");
-    ServerConfig::stdio(
-        id,
-        "node",
-        [entry.to_string_lossy().into_owned(), "stdio".into()],
-    )
-}
-
-fn fault(id: &str) -> ServerConfig {
-    let script = fault_server_script().to_string_lossy().into_owned();
-    ServerConfig::stdio(id, "python3", [script, "ok".to_owned()])
-}
 
 fn time(id: &str) -> ServerConfig {
     ServerConfig::stdio(
@@ -71,8 +57,8 @@ async fn median_ready(configs: &[ServerConfig], one_by_one: bool) -> Duration {
 #[tokio::main]
 async fn main() {
     let alone = [
-        ("server-everything (node)", vec![everything("e")]),
-        ("fault_server.py ok (python)", vec![fault("f")]),
+        ("server-everything (node)", vec![everything_server("e")]),
+        ("fault_server.py ok (python)", vec![fault_server("f", "ok")]),
         ("mcp-server-time (python, 2026-07-28)", vec![time("t")]),
     ];
     let mut rows = Vec::new();
@@ -82,8 +68,8 @@ async fn main() {
     let slowest = rows.iter().map(|(_, d)| *d).max().unwrap_or_default();
     let mut ten = Vec::new();
     for i in 0..4 {
-        ten.push(everything(&format!("e{i}")));
-        ten.push(fault(&format!("f{i}")));
+        ten.push(everything_server(&format!("e{i}")));
+        ten.push(fault_server(&format!("f{i}"), "ok"));
     }
     ten.push(time("t0"));
     ten.push(time("t1"));

@@ -31,6 +31,11 @@ pub mod anthropic {
     pub fn text(text: &str) -> Value {
         message(vec![text_block(text)], "end_turn")
     }
+
+    /// A reply asking for one tool call, and nothing else.
+    pub fn tool_use(id: &str, name: &str, input: Value) -> Value {
+        message(vec![tool_use_block(id, name, input)], "tool_use")
+    }
 }
 
 pub mod openai {

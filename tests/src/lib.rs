@@ -23,6 +23,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::StreamExt;
 use serde_json::{json, Value};
+use toolgate_llm::{HttpProvider, WireFormat};
+use toolgate_settings::ServerConfig;
 
 pub mod fixtures;
 
@@ -187,6 +189,16 @@ impl ScriptedProvider {
     }
 
     /// The requests received so far, in order.
+    /// An Anthropic client of this server, reaching it through its base URL as a user would.
+    pub fn anthropic_client(&self, key: &str) -> HttpProvider {
+        HttpProvider::new(WireFormat::Anthropic, self.anthropic_base_url(), key).expect("provider")
+    }
+
+    /// An OpenAI client of this server.
+    pub fn openai_client(&self, key: &str) -> HttpProvider {
+        HttpProvider::new(WireFormat::OpenAi, self.openai_base_url(), key).expect("provider")
+    }
+
     pub fn received(&self) -> Vec<Recorded> {
         lock(&self.script.received).clone()
     }
@@ -388,7 +400,45 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or(0)
+        .expect("a free port")
+}
+
+/// A fresh, empty folder for one test, by its canonical path (the filesystem server resolves
+/// symlinks, so paths compare equal only in that form).
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolgate-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.canonicalize().expect("canonical")
+}
+
+/// `@modelcontextprotocol/server-everything` over stdio, run by node from the set-up's install.
+pub fn everything_server(id: &str) -> ServerConfig {
+    let entry = npm_server_entry("@modelcontextprotocol/server-everything");
+    ServerConfig::stdio(
+        id,
+        "node",
+        [entry.to_string_lossy().into_owned(), "stdio".into()],
+    )
+}
+
+/// `@modelcontextprotocol/server-filesystem` on one folder.
+pub fn filesystem_server(id: &str, root: &std::path::Path) -> ServerConfig {
+    let entry = npm_server_entry("@modelcontextprotocol/server-filesystem");
+    ServerConfig::stdio(
+        id,
+        "node",
+        [
+            entry.to_string_lossy().into_owned(),
+            root.to_string_lossy().into_owned(),
+        ],
+    )
+}
+
+/// `tests/fault_server.py` in `mode` (see the script for the modes).
+pub fn fault_server(id: &str, mode: &str) -> ServerConfig {
+    let script = fault_server_script().to_string_lossy().into_owned();
+    ServerConfig::stdio(id, "python3", [script, mode.to_owned()])
 }
 
 /// The parent pid of a process, from `/proc/<pid>/stat`.
@@ -411,11 +461,5 @@ pub fn children_of(parent: u32) -> Vec<u32> {
 
 /// Whether a process exists and has not exited (a zombie has).
 pub fn is_alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = s[s.rfind(')')? + 1..].to_owned();
-            rest.split_whitespace().next().map(|state| state != "Z")
-        })
-        .unwrap_or(false)
+    toolgate_mcp::orphans::ProcessId::of(pid).is_some()
 }

@@ -15,8 +15,8 @@ use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use toolgate_tests::{
-    fixtures::anthropic, fixtures::anthropic_stream, processes_with, repo_root, wait_until_none,
-    ProcField, Scripted, ScriptedProvider,
+    fixtures::anthropic, fixtures::anthropic_stream, free_port, processes_with, repo_root,
+    wait_until_none, ProcField, Scripted, ScriptedProvider,
 };
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
@@ -40,13 +40,6 @@ fn app_binary() -> PathBuf {
         path.display()
     );
     path
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
@@ -318,13 +311,10 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
 }
 
 fn echo_call(id: &str, message: &str) -> Scripted {
-    Scripted::ok(anthropic::message(
-        vec![anthropic::tool_use_block(
-            id,
-            "echo",
-            json!({ "message": message }),
-        )],
-        "tool_use",
+    Scripted::ok(anthropic::tool_use(
+        id,
+        "echo",
+        json!({ "message": message }),
     ))
 }
 

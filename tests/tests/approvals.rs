@@ -11,15 +11,14 @@ use toolgate_agent::{
     Agent, Decision, Gate, Lasting, MemoryPolicy, PolicyStore, Reach, TurnEvent, TurnOptions,
 };
 use toolgate_history::{AuditDecision, AuditFilter, DecidedBy, History};
-use toolgate_llm::{HttpProvider, WireFormat};
+use toolgate_llm::HttpProvider;
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_policy::{ArgCondition, PolicySettings, Rule, Scope, Target};
 use toolgate_settings::{ServerConfig, Transport};
-use toolgate_tests::{fault_server_script, fixtures::anthropic::*, Scripted, ScriptedProvider};
+use toolgate_tests::{fault_server, fixtures::anthropic::*, Scripted, ScriptedProvider};
 
 fn fault_config(description: Option<&str>) -> ServerConfig {
-    let script = fault_server_script().to_string_lossy().into_owned();
-    let mut config = ServerConfig::stdio("f", "python3", [script, "ok".into()]);
+    let mut config = fault_server("f", "ok");
     if let (Transport::Stdio { env, .. }, Some(d)) = (&mut config.transport, description) {
         env.insert("FAULT_ECHO_DESCRIPTION".into(), d.into());
     }
@@ -43,7 +42,7 @@ async fn calls_received(servers: &ServerManager) -> usize {
 }
 
 fn tool_call(id: &str, name: &str, input: Value) -> Scripted {
-    Scripted::ok(message(vec![tool_use_block(id, name, input)], "tool_use"))
+    Scripted::ok(tool_use(id, name, input))
 }
 
 /// The user's answer to a held call (tool, arguments), or None for no answer at all.
@@ -89,8 +88,7 @@ impl User {
 
 async fn provider(replies: Vec<Scripted>) -> (ScriptedProvider, HttpProvider) {
     let script = ScriptedProvider::start(replies).await;
-    let provider = HttpProvider::new(WireFormat::Anthropic, script.anthropic_base_url(), "k")
-        .expect("provider");
+    let provider = script.anthropic_client("k");
     (script, provider)
 }
 

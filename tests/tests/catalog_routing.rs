@@ -3,35 +3,15 @@
 //! the catalog reaches the right folder. A tool list that changes while running changes the
 //! catalog, and the user's tool settings decide what the model is sent.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
 use toolgate_agent::{catalog_of, Agent, Decision, Gate, ToolTarget, TurnEvent};
 use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
-use toolgate_llm::{HttpProvider, WireFormat};
 use toolgate_mcp::{ManagerOptions, ServerManager};
-use toolgate_settings::ServerConfig;
-use toolgate_tests::{fault_server_script, fixtures, npm_server_entry, Scripted, ScriptedProvider};
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolgate-cat-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.canonicalize().expect("canonical")
-}
-
-fn filesystem(id: &str, root: &Path) -> ServerConfig {
-    let entry = npm_server_entry("@modelcontextprotocol/server-filesystem");
-    ServerConfig::stdio(
-        id,
-        "node",
-        [
-            entry.to_string_lossy().into_owned(),
-            root.to_string_lossy().into_owned(),
-        ],
-    )
-}
+use toolgate_tests::{
+    fault_server, filesystem_server, fixtures, temp_dir, Scripted, ScriptedProvider,
+};
 
 #[tokio::test]
 async fn two_copies_of_one_server_are_told_apart_and_calls_reach_the_right_folder() {
@@ -39,8 +19,8 @@ async fn two_copies_of_one_server_are_told_apart_and_calls_reach_the_right_folde
     let servers = ServerManager::new(ManagerOptions::default());
     servers
         .start_all(&[
-            filesystem("left", &left_dir),
-            filesystem("right", &right_dir),
+            filesystem_server("left", &left_dir),
+            filesystem_server("right", &right_dir),
         ])
         .await;
 
@@ -65,8 +45,7 @@ async fn two_copies_of_one_server_are_told_apart_and_calls_reach_the_right_folde
         Scripted::ok(text("Both written.")),
     ])
     .await;
-    let provider = HttpProvider::new(WireFormat::Anthropic, script.anthropic_base_url(), "k")
-        .expect("provider");
+    let provider = script.anthropic_client("k");
 
     let gate = Arc::new(Gate::default());
     let agent = Agent::new(servers.clone(), gate.clone())
@@ -131,12 +110,11 @@ async fn two_copies_of_one_server_are_told_apart_and_calls_reach_the_right_folde
 #[tokio::test]
 async fn tool_settings_choose_what_the_model_is_sent_and_a_refresh_updates_the_catalog() {
     let dir = temp_dir("settings");
-    let fault = fault_server_script().to_string_lossy().into_owned();
     let servers = ServerManager::new(ManagerOptions::default());
     servers
         .start_all(&[
-            filesystem("files", &dir),
-            ServerConfig::stdio("late", "python3", [fault, "list-changed".into()]),
+            filesystem_server("files", &dir),
+            fault_server("late", "list-changed"),
         ])
         .await;
 

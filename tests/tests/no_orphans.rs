@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use toolgate_settings::{ServerConfig, Transport};
 use toolgate_tests::{
-    children_of, fault_server_script, is_alive, npm_server_entry, processes_with, wait_until_none,
-    ProcField,
+    children_of, everything_server, fault_server, fault_server_script, is_alive, processes_with,
+    wait_until_none, ProcField,
 };
 
 fn tagged(mut config: ServerConfig, tag: &str) -> ServerConfig {
@@ -57,30 +57,16 @@ async fn sigkill_of_a_host_running_ten_servers_leaves_no_server_behind() {
     let _ = std::fs::remove_dir_all(&state_dir);
     std::fs::create_dir_all(&state_dir).expect("state dir");
 
-    let everything = npm_server_entry("@modelcontextprotocol/server-everything")
-        .to_string_lossy()
-        .into_owned();
     let fault = fault_server_script().to_string_lossy().into_owned();
     let mut configs = Vec::new();
     for i in 0..5 {
-        configs.push(tagged(
-            ServerConfig::stdio(
-                format!("everything{i}"),
-                "node",
-                [everything.clone(), "stdio".into()],
-            ),
-            &run,
-        ));
+        configs.push(tagged(everything_server(&format!("everything{i}")), &run));
     }
     // Stubborn servers ignore stdin closing and SIGTERM: only the kernel's parent-death
     // signal stops them when their host is killed.
     for i in 0..4 {
         configs.push(tagged(
-            ServerConfig::stdio(
-                format!("stubborn{i}"),
-                "python3",
-                [fault.clone(), "stubborn".into()],
-            ),
+            fault_server(&format!("stubborn{i}"), "stubborn"),
             &run,
         ));
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use toolgate_llm::{
     presets, CancellationToken, ChatRequest, HttpProvider, LlmError, Message, Provider, Reply,
-    StopReason, StreamDelta, ToolSpec, WireFormat,
+    StopReason, StreamDelta, ToolSpec,
 };
 use toolgate_tests::fixtures::{anthropic_stream as a, openai_stream as o};
 use toolgate_tests::{Scripted, ScriptedProvider};
@@ -34,19 +34,13 @@ fn request() -> ChatRequest {
 
 async fn anthropic(replies: Vec<Scripted>) -> (ScriptedProvider, HttpProvider) {
     let server = ScriptedProvider::start(replies).await;
-    let provider = HttpProvider::new(
-        WireFormat::Anthropic,
-        server.anthropic_base_url(),
-        ANTHROPIC_KEY,
-    )
-    .expect("provider");
+    let provider = server.anthropic_client(ANTHROPIC_KEY);
     (server, provider)
 }
 
 async fn openai(replies: Vec<Scripted>) -> (ScriptedProvider, HttpProvider) {
     let server = ScriptedProvider::start(replies).await;
-    let provider = HttpProvider::new(WireFormat::OpenAi, server.openai_base_url(), OPENAI_KEY)
-        .expect("provider");
+    let provider = server.openai_client(OPENAI_KEY);
     (server, provider)
 }
 

@@ -2,7 +2,6 @@
 //! Streamable HTTP, `mcp-server-time` from PyPI (the 2026-07-28 era), and `tests/fault_server.py`,
 //! which crashes, hangs, prints junk and answers slowly on request.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,8 +13,8 @@ use toolgate_mcp::{
 };
 use toolgate_settings::{ServerConfig, Transport};
 use toolgate_tests::{
-    fault_server_script, free_port, npm_server_entry, processes_with, python_server_bin,
-    wait_until_none, ProcField,
+    everything_server as everything, fault_server, filesystem_server, free_port, npm_server_entry,
+    processes_with, python_server_bin, temp_dir, wait_until_none, ProcField,
 };
 
 fn manager() -> Arc<ServerManager> {
@@ -26,26 +25,9 @@ fn manager() -> Arc<ServerManager> {
     })
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolgate-sup-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.canonicalize().expect("canonical")
-}
-
-fn everything(id: &str) -> ServerConfig {
-    let entry = npm_server_entry("@modelcontextprotocol/server-everything");
-    ServerConfig::stdio(
-        id,
-        "node",
-        [entry.to_string_lossy().into_owned(), "stdio".into()],
-    )
-}
-
-/// The fault server in `mode`, tagged so its processes can be found by their command line.
+/// The fault server in `mode`, tagged so its processes can be found by their environment.
 fn fault(id: &str, mode: &str) -> ServerConfig {
-    let script = fault_server_script().to_string_lossy().into_owned();
-    let mut config = ServerConfig::stdio(id, "python3", [script, mode.to_owned()]);
+    let mut config = fault_server(id, mode);
     if let Transport::Stdio { env, .. } = &mut config.transport {
         env.insert("TOOLGATE_TEST_TAG".into(), tag(id));
     }
@@ -399,15 +381,7 @@ async fn mcp_server_time_from_pypi_speaks_the_2026_protocol() {
 #[tokio::test]
 async fn the_filesystem_server_takes_its_folders_from_roots() {
     let (a, b) = (temp_dir("fs-a"), temp_dir("fs-b"));
-    let entry = npm_server_entry("@modelcontextprotocol/server-filesystem");
-    let mut config = ServerConfig::stdio(
-        "files",
-        "node",
-        [
-            entry.to_string_lossy().into_owned(),
-            a.to_string_lossy().into_owned(),
-        ],
-    );
+    let mut config = filesystem_server("files", &a);
     config.roots = vec![b.clone()];
     let servers = manager();
     servers.start_all(&[config]).await;

@@ -2,30 +2,20 @@
 //! provider over HTTP, the real gate. One call is approved and one denied; the approved one really
 //! ran on the server (its file exists) and the denied one never did (its file does not).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 use toolgate_agent::{Agent, Decision, Gate, TurnEvent};
-use toolgate_llm::{HttpProvider, Message, WireFormat};
+use toolgate_llm::{HttpProvider, Message};
 use toolgate_mcp::{ServerManager, ServerStatus};
 use toolgate_settings::{ServerConfig, Transport};
 use toolgate_tests::{
-    fixtures, npm_server_entry, processes_with, wait_until_none, ProcField, Scripted,
+    filesystem_server, fixtures, processes_with, temp_dir, wait_until_none, ProcField, Scripted,
     ScriptedProvider,
 };
 
-fn filesystem_server(root: &Path) -> ServerConfig {
-    let mut config = ServerConfig::stdio(
-        "files",
-        "node",
-        [
-            npm_server_entry("@modelcontextprotocol/server-filesystem")
-                .to_string_lossy()
-                .into_owned(),
-            root.to_string_lossy().into_owned(),
-        ],
-    );
+fn files(root: &std::path::Path) -> ServerConfig {
+    let mut config = filesystem_server("files", root);
     config.name = "Files".into();
     config
 }
@@ -37,14 +27,6 @@ fn everything_server() -> ServerConfig {
         "the set-up installs the example server locally"
     );
     config
-}
-
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolgate-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    // The filesystem server resolves symlinks; compare with the canonical path.
-    dir.canonicalize().expect("canonical")
 }
 
 /// Runs one turn, answering each approval request with `decide(tool, arguments)`.
@@ -81,7 +63,7 @@ async fn anthropic_turn_runs_the_approved_call_and_never_the_denied_one() {
     let (approved, denied) = (root.join("approved.txt"), root.join("denied.txt"));
     let servers = ServerManager::new(Default::default());
     servers
-        .start_all(&[filesystem_server(&root), everything_server()])
+        .start_all(&[files(&root), everything_server()])
         .await;
     for s in servers.snapshot().await {
         assert_eq!(s.status, ServerStatus::Ready, "{} should run", s.id);
@@ -108,12 +90,7 @@ async fn anthropic_turn_runs_the_approved_call_and_never_the_denied_one() {
         Scripted::ok(text("One file written; you declined the other.")),
     ])
     .await;
-    let provider = HttpProvider::new(
-        WireFormat::Anthropic,
-        provider_script.anthropic_base_url(),
-        "sk-ant-test-key",
-    )
-    .expect("provider");
+    let provider = provider_script.anthropic_client("sk-ant-test-key");
 
     let mut history = Vec::new();
     let (answer, events) = run_turn(
@@ -227,12 +204,7 @@ async fn openai_turn_feeds_results_and_errors_back_as_tool_messages() {
         Scripted::ok(text("The echo worked.")),
     ])
     .await;
-    let provider = HttpProvider::new(
-        WireFormat::OpenAi,
-        provider_script.openai_base_url(),
-        "sk-openai-test",
-    )
-    .expect("provider");
+    let provider = provider_script.openai_client("sk-openai-test");
 
     let mut history = Vec::new();
     let (answer, _) = run_turn(

@@ -8,25 +8,21 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolgate_agent::{Agent, AgentError, Decision, Gate, TurnEvent, TurnOptions};
-use toolgate_llm::{ContentPart, HttpProvider, Message, WireFormat};
+use toolgate_llm::{ContentPart, HttpProvider, Message};
 use toolgate_mcp::{ManagerOptions, ServerManager};
-use toolgate_settings::ServerConfig;
 use toolgate_tests::{
-    fault_server_script, fixtures::anthropic::*, fixtures::anthropic_stream, npm_server_entry,
-    Scripted, ScriptedProvider,
+    everything_server, fault_server, fixtures::anthropic::*, fixtures::anthropic_stream, Scripted,
+    ScriptedProvider,
 };
 
 async fn fault_servers() -> Arc<ServerManager> {
-    let script = fault_server_script().to_string_lossy().into_owned();
     let servers = ServerManager::new(ManagerOptions::default());
-    servers
-        .start_all(&[ServerConfig::stdio("f", "python3", [script, "ok".into()])])
-        .await;
+    servers.start_all(&[fault_server("f", "ok")]).await;
     servers
 }
 
 fn tool_call(id: &str, name: &str, input: Value) -> Scripted {
-    Scripted::ok(message(vec![tool_use_block(id, name, input)], "tool_use"))
+    Scripted::ok(tool_use(id, name, input))
 }
 
 /// Records events; approves (or not) each held call from outside the loop, as the window does.
@@ -59,12 +55,26 @@ impl Harness {
     fn events(&self) -> Vec<TurnEvent> {
         self.events.lock().expect("events").clone()
     }
+
+    /// Presses Stop for the turn run with `options` once an event `seen` accepts has arrived.
+    fn stop_when(
+        self: &Arc<Self>,
+        options: &TurnOptions,
+        seen: impl Fn(&TurnEvent) -> bool + Send + 'static,
+    ) {
+        let (me, cancel) = (self.clone(), options.cancel.clone());
+        tokio::spawn(async move {
+            while !me.events().iter().any(&seen) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            cancel.cancel();
+        });
+    }
 }
 
 async fn provider(replies: Vec<Scripted>) -> (ScriptedProvider, HttpProvider) {
     let script = ScriptedProvider::start(replies).await;
-    let provider = HttpProvider::new(WireFormat::Anthropic, script.anthropic_base_url(), "k")
-        .expect("provider");
+    let provider = script.anthropic_client("k");
     (script, provider)
 }
 
@@ -160,19 +170,8 @@ async fn stopping_a_turn_cancels_the_tool_call_that_runs() {
     let h = Harness::new(true);
     let agent = Agent::new(servers.clone(), h.gate.clone());
     let options = TurnOptions::default();
-    let cancel = options.cancel.clone();
-    let watcher = h.clone();
-    tokio::spawn(async move {
-        // Once progress shows the call running, the user presses Stop.
-        while !watcher
-            .events()
-            .iter()
-            .any(|e| matches!(e, TurnEvent::ToolProgress { .. }))
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        cancel.cancel();
-    });
+    // Once progress shows the call running, the user presses Stop.
+    h.stop_when(&options, |e| matches!(e, TurnEvent::ToolProgress { .. }));
     let started = std::time::Instant::now();
     let result = agent
         .run_turn_with(
@@ -324,15 +323,8 @@ async fn text_streams_to_the_ui_as_it_arrives() {
 
 #[tokio::test]
 async fn images_from_a_tool_reach_the_model_as_images() {
-    let entry = npm_server_entry("@modelcontextprotocol/server-everything");
     let servers = ServerManager::new(ManagerOptions::default());
-    servers
-        .start_all(&[ServerConfig::stdio(
-            "everything",
-            "node",
-            [entry.to_string_lossy().into_owned(), "stdio".into()],
-        )])
-        .await;
+    servers.start_all(&[everything_server("everything")]).await;
     let (script, provider) = provider(vec![
         tool_call("toolu_img", "get-tiny-image", json!({})),
         Scripted::ok(text("A tiny image.")),
@@ -434,18 +426,7 @@ async fn stop_ends_a_turn_mid_stream() {
     let h = Harness::new(true);
     let agent = Agent::new(servers.clone(), h.gate.clone());
     let options = TurnOptions::default();
-    let cancel = options.cancel.clone();
-    let watcher = h.clone();
-    tokio::spawn(async move {
-        while !watcher
-            .events()
-            .iter()
-            .any(|e| matches!(e, TurnEvent::TextDelta { .. }))
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        cancel.cancel();
-    });
+    h.stop_when(&options, |e| matches!(e, TurnEvent::TextDelta { .. }));
     let started = std::time::Instant::now();
     let mut history = Vec::new();
     let result = agent

@@ -56,7 +56,6 @@ pub(crate) fn launch_fingerprint(launch: &Launch) -> String {
             server_fingerprint(&ServerEndpoint::Stdio { command, args })
         }
         Launch::Http { url } => server_fingerprint(&ServerEndpoint::Http { url }),
-        Launch::Unknown => String::new(),
     }
 }
 

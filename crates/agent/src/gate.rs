@@ -80,15 +80,6 @@ pub enum Decision {
     },
 }
 
-impl Decision {
-    pub fn approves(&self) -> bool {
-        matches!(
-            self,
-            Decision::Approve | Decision::ApproveEdited { .. } | Decision::Allow { .. }
-        )
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GateError {
     #[error("no tool call is waiting with that id; it was already answered or the turn ended")]

@@ -161,6 +161,24 @@ pub struct Agent {
     target: ToolTarget,
 }
 
+/// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
+/// megabytes, and only their size is needed for the audit log.
+fn json_size(value: &Value) -> Option<u64> {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).ok()?;
+    Some(count.0)
+}
+
 /// The images of a tool result, for providers that can look at them. Everything else is in the
 /// text rendering already (with a placeholder where each image was).
 fn images_of(raw: &Value) -> Vec<ContentPart> {
@@ -489,12 +507,17 @@ impl Agent {
                 reason,
             })
         };
-        let denied = |reason: String| {
+        // Every call that will not run ends here: the card shows `shown`, the model gets `told`.
+        let denied = |shown: Option<String>, told: String| {
             on_event(TurnEvent::ToolDenied {
                 call_id: call.id.clone(),
-                reason: Some(reason.clone()),
+                reason: shown,
             });
-            error(format!("Toolgate did not run this call: {reason}"))
+            error(told)
+        };
+        let refused = |reason: String| {
+            let told = format!("Toolgate did not run this call: {reason}");
+            denied(Some(reason), told)
         };
         let shown = |reason: String| PendingCall {
             id: String::new(),
@@ -521,7 +544,7 @@ impl Agent {
                     None,
                     Some(verdict.reason.clone()),
                 );
-                return denied(verdict.reason.clone());
+                return refused(verdict.reason.clone());
             }
             toolgate_policy::Decision::Allow => {
                 on_event(TurnEvent::DecidedByRule {
@@ -569,7 +592,7 @@ impl Agent {
                         self.gate.withdraw(&gate_id);
                         decided(AuditDecision::Cancelled, DecidedBy::User, &call.arguments, None,
                             Some("the user stopped the turn".to_owned()));
-                        return denied("the user stopped the turn".to_owned());
+                        return refused("the user stopped the turn".to_owned());
                     }
                     answer = tokio::time::timeout(options.approval_timeout, answer) => answer,
                 };
@@ -586,7 +609,7 @@ impl Agent {
                         None,
                         Some(reason.clone()),
                     );
-                    return denied(reason);
+                    return refused(reason);
                 };
                 // An "always" answer becomes a rule before the call runs.
                 let remembered = match &answer {
@@ -616,16 +639,13 @@ impl Agent {
                             None,
                             reason.clone(),
                         );
-                        on_event(TurnEvent::ToolDenied {
-                            call_id: call.id.clone(),
-                            reason: reason.clone(),
-                        });
-                        return error(match reason {
+                        let told = match &reason {
                             Some(r) if !r.trim().is_empty() => {
                                 format!("The user denied this tool call: {r}")
                             }
                             _ => "The user denied this tool call.".to_owned(),
-                        });
+                        };
+                        return denied(reason, told);
                     }
                     Decision::DenyAlways { .. } => {
                         decided(
@@ -635,11 +655,8 @@ impl Agent {
                             None,
                             Some("denied, and from now on".to_owned()),
                         );
-                        on_event(TurnEvent::ToolDenied {
-                            call_id: call.id.clone(),
-                            reason: None,
-                        });
-                        return error(
+                        return denied(
+                            None,
                             "The user denied this tool call, and will not allow it.".to_owned(),
                         );
                     }
@@ -714,7 +731,7 @@ impl Agent {
         let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (is_error, content, images) = match outcome {
             Ok(output) => {
-                let bytes = u64::try_from(output.raw.to_string().len()).ok();
+                let bytes = json_size(&output.raw);
                 self.audit.finish(
                     audit,
                     millis,

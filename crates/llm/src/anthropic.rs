@@ -251,17 +251,6 @@ pub(crate) fn stop_reason(reason: Option<&str>) -> StopReason {
     }
 }
 
-/// A model list page (`GET /v1/models`): `{"data": [{"id": …}, …], "has_more": …}`.
-#[derive(Debug, Deserialize)]
-pub struct ModelList {
-    pub data: Vec<ModelEntry>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ModelEntry {
-    pub id: String,
-}
-
 /// The message of an error body, or the body itself when it is not Anthropic's error shape.
 pub fn error_message(body: &str) -> (String, String) {
     match serde_json::from_str::<ErrorBody>(body) {

@@ -255,21 +255,25 @@ impl HttpProvider {
                 "the model list is not `{{\"data\": [{{\"id\": …}}]}}`: {e}"
             ))
         };
-        Ok(match self.format {
-            WireFormat::Anthropic => serde_json::from_str::<anthropic::ModelList>(&body)
-                .map_err(bad)?
-                .data
-                .into_iter()
-                .map(|m| m.id)
-                .collect(),
-            WireFormat::OpenAi => serde_json::from_str::<openai::ModelList>(&body)
-                .map_err(bad)?
-                .data
-                .into_iter()
-                .map(|m| m.id)
-                .collect(),
-        })
+        // Anthropic (`GET /v1/models`) and OpenAI (`GET {base}/models`) answer the same shape.
+        Ok(serde_json::from_str::<ModelList>(&body)
+            .map_err(bad)?
+            .data
+            .into_iter()
+            .map(|m| m.id)
+            .collect())
     }
+}
+
+/// A model list: `{"data": [{"id": …}, …]}`, with whatever else each API adds ignored.
+#[derive(Debug, serde::Deserialize)]
+struct ModelList {
+    data: Vec<ModelEntry>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ModelEntry {
+    id: String,
 }
 
 #[async_trait::async_trait]

@@ -368,17 +368,6 @@ pub(crate) fn merge_finish(stop: StopReason, finish_reason: Option<&str>) -> Sto
     }
 }
 
-/// A model list (`GET {base}/models`): `{"object": "list", "data": [{"id": …}, …]}`.
-#[derive(Debug, Deserialize)]
-pub struct ModelList {
-    pub data: Vec<ModelEntry>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ModelEntry {
-    pub id: String,
-}
-
 /// The error code (or type) and message of an error body, or the start of the body itself when
 /// it is not OpenAI's error shape.
 pub fn error_message(body: &str) -> (String, String) {

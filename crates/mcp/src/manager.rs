@@ -614,8 +614,18 @@ async fn supervise(
             }
             quit = &mut waiting => break quit,
             Some(kind) = list_changed.recv() => {
+                // Servers often send a burst (server-everything sends four at start-up): one
+                // re-read per list covers every notice already queued.
+                let mut kinds = vec![kind];
+                while let Ok(more) = list_changed.try_recv() {
+                    if !kinds.contains(&more) {
+                        kinds.push(more);
+                    }
+                }
                 if let Some(me) = manager.upgrade() {
-                    tokio::spawn(me.refresh(id.clone(), generation, peer.clone(), kind));
+                    for kind in kinds {
+                        tokio::spawn(me.clone().refresh(id.clone(), generation, peer.clone(), kind));
+                    }
                 }
             }
         }

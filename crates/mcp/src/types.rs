@@ -161,17 +161,10 @@ pub struct ServerSnapshot {
 }
 
 /// What a server runs: its command and arguments, or its URL.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Launch {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-    },
-    Http {
-        url: String,
-    },
-    #[default]
-    Unknown,
+    Stdio { command: String, args: Vec<String> },
+    Http { url: String },
 }
 
 /// The result of a tool call, kept whole, with a text rendering for the model.

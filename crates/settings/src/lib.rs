@@ -342,16 +342,8 @@ impl Settings {
             value.get("provider").cloned().unwrap_or_default(),
         )
         .map_err(|e| invalid("provider", without_values(&e)))?;
-        let tools = match value.get("tools") {
-            Some(tools) => serde_json::from_value::<CatalogSettings>(tools.clone())
-                .map_err(|e| invalid("tools", without_values(&e)))?,
-            None => CatalogSettings::default(),
-        };
-        let policy = match value.get("policy") {
-            Some(policy) => serde_json::from_value::<PolicySettings>(policy.clone())
-                .map_err(|e| invalid("policy", without_values(&e)))?,
-            None => PolicySettings::default(),
-        };
+        let tools = section::<CatalogSettings>(&mut value, "tools")?;
+        let policy = section::<PolicySettings>(&mut value, "policy")?;
         let settings = Settings {
             version: SCHEMA_VERSION,
             servers,
@@ -383,6 +375,19 @@ impl Settings {
             .validate()
             .map_err(|e| invalid("policy", e.to_string()))?;
         self.provider.validate()
+    }
+}
+
+/// An optional section of the settings, its defaults when absent; an error names the section.
+fn section<T: serde::de::DeserializeOwned + Default>(
+    value: &mut serde_json::Value,
+    name: &str,
+) -> Result<T, SettingsError> {
+    match value.get_mut(name).map(serde_json::Value::take) {
+        Some(section) => {
+            serde_json::from_value(section).map_err(|e| invalid(name, without_values(&e)))
+        }
+        None => Ok(T::default()),
     }
 }
 
