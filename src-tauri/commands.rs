@@ -167,6 +167,21 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
     Ok(provider_view(&state, settings).await)
 }
 
+/// The user's provider as the settings name it, with its key from the keychain.
+pub async fn user_provider(state: &AppState) -> Result<(HttpProvider, ProviderSettings)> {
+    let settings = state.settings().provider.clone();
+    let name = settings.kind.secret_name();
+    let key = keychain(state.secrets.clone(), move |s| s.get(name))
+        .await?
+        .ok_or_else(|| CommandError::from(toolgate_llm::LlmError::NoKey))?;
+    let format = match settings.kind {
+        ProviderKind::Anthropic => WireFormat::Anthropic,
+        ProviderKind::Openai => WireFormat::OpenAi,
+    };
+    let provider = HttpProvider::new(format, &settings.base_url, key)?;
+    Ok((provider, settings))
+}
+
 /// Runs one turn of the conversation. Progress, approval requests and the answer arrive on
 /// `on_event`; the command returns the final answer.
 #[tauri::command]
@@ -185,19 +200,8 @@ pub async fn send_message<R: Runtime>(
         .turns
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
-    let (settings, tools) = {
-        let all = state.settings();
-        (all.provider.clone(), all.tools.clone())
-    };
-    let name = settings.kind.secret_name();
-    let key = keychain(state.secrets.clone(), move |s| s.get(name))
-        .await?
-        .ok_or_else(|| CommandError::from(toolgate_llm::LlmError::NoKey))?;
-    let format = match settings.kind {
-        ProviderKind::Anthropic => WireFormat::Anthropic,
-        ProviderKind::Openai => WireFormat::OpenAi,
-    };
-    let provider = HttpProvider::new(format, &settings.base_url, key)?;
+    let tools = state.settings().tools.clone();
+    let (provider, settings) = user_provider(&state).await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target());
     let mut conversation = state.conversation.lock().await;

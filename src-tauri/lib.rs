@@ -2,6 +2,7 @@
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
 mod commands;
+mod notify;
 mod state;
 mod tray;
 
@@ -11,6 +12,8 @@ pub use state::AppState;
 
 /// Event sent to the web-view whenever a server's status or tools change.
 pub const SERVERS_CHANGED: &str = "servers-changed";
+/// Event sent to the web-view whenever a request starts or stops waiting at the gate.
+pub const APPROVALS_CHANGED: &str = "approvals-changed";
 
 pub fn run() {
     tracing_subscriber::fmt()
@@ -23,6 +26,7 @@ pub fn run() {
 
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_store::Builder::default().build())
+        .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let state = AppState::load(app.handle())?;
             let servers = state.servers.clone();
@@ -40,12 +44,18 @@ pub fn run() {
             tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
 
             tray::create(app.handle())?;
-            // The tray lists the calls waiting for approval, kept current.
+            // The tray and the window list the requests waiting for approval, kept current, and
+            // a desktop notification announces each new one while the window is hidden.
             let handle = app.handle().clone();
-            let mut waiting = app.state::<AppState>().gate.subscribe();
+            let gate = app.state::<AppState>().gate.clone();
+            let mut changes = gate.subscribe();
             tauri::async_runtime::spawn(async move {
-                while waiting.changed().await.is_ok() {
-                    tray::refresh(&handle);
+                let mut announcer = toolgate_agent::Announcer::default();
+                while changes.changed().await.is_ok() {
+                    let waiting = gate.waiting();
+                    tray::refresh(&handle, &waiting);
+                    notify::announce(&handle, &mut announcer, &waiting);
+                    let _ = handle.emit(APPROVALS_CHANGED, ());
                 }
             });
             Ok(())

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_store::StoreExt;
-use toolgate_agent::Gate;
+use toolgate_agent::{Gate, ModelSource, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::Message;
 use toolgate_mcp::{ManagerOptions, ServerManager};
@@ -59,18 +59,31 @@ impl AppState {
             }
         };
         let paths = app.path();
+        let history = open_history(app);
+        let gate = Arc::new(Gate::default());
+        // Servers' sampling and elicitation requests wait at the same gate as tool calls.
+        let mut requests = ServerRequestGate::new(
+            gate.clone(),
+            Arc::new(SettingsPolicy { app: app.clone() }),
+            Arc::new(UserModel { app: app.clone() }),
+        );
+        if let Ok(history) = &history {
+            requests = requests.with_audit(history.clone());
+        }
+        let requests = Arc::new(requests);
         let servers = ServerManager::new(ManagerOptions {
+            requests: requests.clone(),
             // Each server's stderr, as <id>.log, rotated.
             log_dir: paths.app_log_dir().ok().map(|d| d.join("servers")),
             // Running server processes, so a killed Toolgate's leftovers are stopped next time.
             state_dir: paths.app_data_dir().ok(),
             ..ManagerOptions::default()
         });
-        let history = open_history(app);
+        requests.attach(&servers);
         Ok(Self {
             history,
             servers,
-            gate: Arc::new(Gate::default()),
+            gate,
             secrets: Arc::new(Keychain::default()),
             settings: Mutex::new(settings),
             conversation: tokio::sync::Mutex::new(Conversation::default()),
@@ -178,14 +191,40 @@ pub struct SettingsPolicy<R: Runtime> {
 
 impl<R: Runtime> toolgate_agent::PolicyStore for SettingsPolicy<R> {
     fn settings(&self) -> toolgate_policy::PolicySettings {
-        self.app.state::<AppState>().settings().policy.clone()
+        // Before the state exists (a server asking during start-up) the defaults apply: ask.
+        self.app
+            .try_state::<AppState>()
+            .map(|state| state.settings().policy.clone())
+            .unwrap_or_default()
     }
 
     fn add_rule(&self, rule: toolgate_policy::Rule) -> Result<(), String> {
-        let state = self.app.state::<AppState>();
+        let state = self
+            .app
+            .try_state::<AppState>()
+            .ok_or("Toolgate is still starting; the rule was not saved")?;
         state
             .update_settings(&self.app, |s| s.policy.rules.push(rule))
             .map(|_| ())
             .map_err(|e| e.message)
+    }
+}
+
+/// The model a server's sampling request runs on: the one the user chose for chat, with its key.
+pub struct UserModel<R: Runtime> {
+    pub app: AppHandle<R>,
+}
+
+#[async_trait::async_trait]
+impl<R: Runtime> ModelSource for UserModel<R> {
+    async fn model(&self) -> Result<(Box<dyn toolgate_llm::Provider>, String), String> {
+        let state = self
+            .app
+            .try_state::<AppState>()
+            .ok_or("Toolgate is still starting")?;
+        let (provider, settings) = crate::commands::user_provider(&state)
+            .await
+            .map_err(|e| e.message)?;
+        Ok((Box::new(provider), settings.model))
     }
 }

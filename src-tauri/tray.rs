@@ -4,7 +4,7 @@
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
-use toolgate_agent::{Decision, PendingCall};
+use toolgate_agent::{Decision, PendingCall, RequestKind};
 
 use crate::AppState;
 
@@ -14,9 +14,9 @@ const TRAY_ID: &str = "main";
 fn menu<R: Runtime>(app: &AppHandle<R>, waiting: &[PendingCall]) -> tauri::Result<Menu<R>> {
     let menu = Menu::new(app)?;
     let header = match waiting.len() {
-        0 => "No tool calls waiting".to_owned(),
-        1 => "1 tool call waiting for approval".to_owned(),
-        n => format!("{n} tool calls waiting for approval"),
+        0 => "Nothing waiting for approval".to_owned(),
+        1 => "1 request waiting for approval".to_owned(),
+        n => format!("{n} requests waiting for approval"),
     };
     menu.append(&MenuItem::with_id(
         app,
@@ -26,13 +26,18 @@ fn menu<R: Runtime>(app: &AppHandle<R>, waiting: &[PendingCall]) -> tauri::Resul
         None::<&str>,
     )?)?;
     for call in waiting {
-        let approve = MenuItem::with_id(
-            app,
-            format!("approve:{}", call.id),
-            "Approve",
-            true,
-            None::<&str>,
-        )?;
+        // A server's question needs typed answers: those are given in the window.
+        let approve = if call.request == RequestKind::Elicitation {
+            MenuItem::with_id(app, "open", "Answer in the window…", true, None::<&str>)?
+        } else {
+            MenuItem::with_id(
+                app,
+                format!("approve:{}", call.id),
+                "Approve",
+                true,
+                None::<&str>,
+            )?
+        };
         let deny = MenuItem::with_id(app, format!("deny:{}", call.id), "Deny", true, None::<&str>)?;
         menu.append(&Submenu::with_items(
             app,
@@ -97,12 +102,11 @@ fn answer<R: Runtime>(app: &AppHandle<R>, id: &str, decision: Decision) {
 }
 
 /// Shows the calls waiting now; called whenever the gate's set of waiting calls changes.
-pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
-    let waiting = app.state::<AppState>().gate.waiting();
+pub fn refresh<R: Runtime>(app: &AppHandle<R>, waiting: &[PendingCall]) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return;
     };
-    match menu(app, &waiting) {
+    match menu(app, waiting) {
         Ok(menu) => {
             let _ = tray.set_menu(Some(menu));
         }

@@ -7,6 +7,7 @@
 //! approves the tool call, and sees the final answer. A screenshot is saved in `artifacts/`.
 
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,6 +26,9 @@ struct Driver(Child);
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // tauri-driver runs WebKitWebDriver, which outlives it unless its process group goes too.
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -61,6 +65,7 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         .env("XDG_CACHE_HOME", data_home.join("cache"))
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
+        .process_group(0)
         .spawn()
         .context("starting tauri-driver (cargo install tauri-driver --locked)")?;
     let driver = Driver(child);
@@ -307,6 +312,40 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     }
     let shot = save_screenshot(c, "e2e-approvals.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
+
+    // A server's own question (elicitation, asked while its tool runs) waits at the same gate
+    // and is answered in the window, in a form-shaped JSON answer.
+    click(c, "[data-testid=tab-chat]").await?;
+    send_and_wait_for_approval(c, "Ask me something", "{}").await?;
+    click(c, "[data-testid=approve]").await?;
+    wait_text(
+        c,
+        "[data-testid=server-requests] [data-testid=approval-message]",
+        "Please provide inputs",
+        20,
+    )
+    .await?;
+    let shot = save_screenshot(c, "e2e-question.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    fill(
+        c,
+        "[data-testid=server-requests] [data-testid=edit-arguments]",
+        r#"{"name": "Ada from the window", "integer": 7}"#,
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-requests] [data-testid=approve-edited]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=tool-output]",
+        "Name: Ada from the window",
+        20,
+    )
+    .await?;
+    wait_text(c, "[data-testid=assistant-message]", "Thanks, Ada.", 20).await?;
     Ok(())
 }
 
@@ -357,6 +396,13 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         Scripted::ok(anthropic::text("Allowed for good.")),
         echo_call("toolu_e2e_5", "no question asked"),
         Scripted::ok(anthropic::text("Ran without asking.")),
+        // A tool whose server asks the user a question while it runs.
+        Scripted::ok(anthropic::tool_use(
+            "toolu_e2e_6",
+            "trigger-elicitation-request",
+            json!({}),
+        )),
+        Scripted::ok(anthropic::text("Thanks, Ada.")),
     ])
     .await;
 
@@ -423,7 +469,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     assert_eq!(rules[0]["effect"], "allow");
 
     let sent = provider.received();
-    assert_eq!(sent.len(), 10, "one request per model round");
+    assert_eq!(sent.len(), 12, "one request per model round");
     assert_eq!(sent[0].headers["x-api-key"], KEY);
     let result = &sent[1].body["messages"][2]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_e2e_1");

@@ -13,6 +13,7 @@ import ChatPanel from "./components/ChatPanel";
 import ProviderPanel from "./components/ProviderPanel";
 import ApprovalsPanel from "./components/ApprovalsPanel";
 import ServersPanel from "./components/ServersPanel";
+import ServerRequests from "./components/ServerRequests";
 
 type Tab = "chat" | "servers" | "approvals" | "provider";
 const TABS: { id: Tab; label: string }[] = [
@@ -74,6 +75,7 @@ export default function App() {
           {loadError}
         </p>
       )}
+      <ServerRequests />
       <main>
         <section role="tabpanel" aria-labelledby="tab-chat" hidden={tab !== "chat"}>
           <ChatPanel provider={provider} servers={servers} onOpenProvider={() => setTab("provider")} />

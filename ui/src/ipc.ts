@@ -98,8 +98,15 @@ export interface ProviderView extends ProviderSettings {
   keyError: string | null;
 }
 
+/** What waits at the gate: a model's tool call, or a server's own request. */
+export type RequestKind = "toolCall" | "sampling" | "elicitation";
+
 export interface PendingCall {
   id: string;
+  /** A tool call, a server asking to use the model (sampling), or a server's question. */
+  request: RequestKind;
+  /** The server's question, for an elicitation. */
+  message?: string;
   callId: string;
   serverId: string;
   serverName: string;
@@ -306,3 +313,7 @@ export const resetConversation = () => invoke<void>("reset_conversation");
 /** Calls `onChange` whenever a server's status or tool list changes. */
 export const onServersChanged = (onChange: () => void): Promise<UnlistenFn> =>
   listen("servers-changed", () => onChange());
+
+/** Calls `onChange` whenever a request starts or stops waiting for approval. */
+export const onApprovalsChanged = (onChange: () => void): Promise<UnlistenFn> =>
+  listen("approvals-changed", () => onChange());

@@ -5,19 +5,40 @@
 //! and the id is gone after it, so an answer cannot be replayed. If the whole gate is dropped, the
 //! waiting calls are denied: a lost answer never becomes an approval.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-/// A tool call held for the user's decision.
+/// What a held request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RequestKind {
+    /// A tool call the model wants to make. Approving runs it with `arguments`.
+    #[default]
+    ToolCall,
+    /// A server asks to use the user's model (`sampling/createMessage`). `arguments` are the
+    /// request the model will get; a second request of this kind shows the model's reply before
+    /// it goes back to the server.
+    Sampling,
+    /// A server asks the user a question (`elicitation/create`). `arguments` are the answer
+    /// (filled with the form's defaults), `input_schema` the form, and `message` the question.
+    Elicitation,
+}
+
+/// A request held for the user's decision: usually a tool call, or a server's request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingCall {
     /// The gate's id for this request: unguessable, answered once.
     pub id: String,
+    /// Named `request`, not `kind`: turn events are tagged with `kind` and embed this struct.
+    pub request: RequestKind,
+    /// What the server says to the user (an elicitation's question).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// The model's id for the call.
     pub call_id: String,
     pub server_id: String,
@@ -84,7 +105,7 @@ pub enum Decision {
 pub enum GateError {
     #[error("no tool call is waiting with that id; it was already answered or the turn ended")]
     NotPending,
-    #[error("the edited arguments do not fit the tool: {}", .0.join("; "))]
+    #[error("the arguments or answer do not fit what was asked for: {}", .0.join("; "))]
     InvalidArguments(Vec<String>),
 }
 
@@ -105,14 +126,55 @@ impl Default for Gate {
 }
 
 impl PendingCall {
-    /// A short line naming the call, for a menu: "write_file on Files".
+    /// A short line naming the request, for a menu: "write_file on Files".
     pub fn summary(&self) -> String {
-        let line = format!("{} on {}", self.tool, self.server_name);
+        let line = match self.request {
+            RequestKind::ToolCall => format!("{} on {}", self.tool, self.server_name),
+            RequestKind::Sampling => format!("{} wants to use your model", self.server_name),
+            RequestKind::Elicitation => format!("{} asks you a question", self.server_name),
+        };
         if line.chars().count() <= 48 {
             line
         } else {
             format!("{}…", line.chars().take(47).collect::<String>())
         }
+    }
+}
+
+/// Remembers which waiting requests were already announced (by a desktop notification, say).
+#[derive(Default)]
+pub struct Announcer {
+    seen: HashSet<String>,
+}
+
+impl Announcer {
+    /// The requests among `waiting` not seen before. Forgets the ones no longer waiting, so the
+    /// set stays as small as the gate.
+    pub fn fresh(&mut self, waiting: &[PendingCall]) -> Vec<PendingCall> {
+        let fresh = waiting
+            .iter()
+            .filter(|call| !self.seen.contains(&call.id))
+            .cloned()
+            .collect();
+        self.seen = waiting.iter().map(|call| call.id.clone()).collect();
+        fresh
+    }
+}
+
+impl PendingCall {
+    /// A desktop notification's title and body. Arguments are not shown: a notification can be
+    /// seen on a locked screen, and the full request is one click away.
+    pub fn notification(&self) -> (String, String) {
+        let title = match self.request {
+            RequestKind::ToolCall => "Toolgate: approve a tool call?",
+            RequestKind::Sampling => "Toolgate: let a server use your model?",
+            RequestKind::Elicitation => "Toolgate: a server asks you something",
+        };
+        let body = format!(
+            "{}. Answer from the tray menu or open Toolgate.",
+            self.summary()
+        );
+        (title.to_owned(), body)
     }
 }
 
@@ -163,7 +225,18 @@ impl Gate {
     pub fn answer(&self, id: &str, decision: Decision) -> Result<(), GateError> {
         let mut pending = self.pending();
         let (call, _) = pending.get(id).ok_or(GateError::NotPending)?;
-        if let Decision::ApproveEdited { arguments } = &decision {
+        // What will be sent must fit: edited arguments always, and an answer to a server's
+        // question as it stands (its defaults may leave a required field empty).
+        let sent = match &decision {
+            Decision::ApproveEdited { arguments } => Some(arguments),
+            Decision::Approve | Decision::Allow { .. }
+                if call.request == RequestKind::Elicitation =>
+            {
+                Some(&call.arguments)
+            }
+            _ => None,
+        };
+        if let Some(arguments) = sent {
             toolgate_policy::validate_arguments(&call.input_schema, arguments)
                 .map_err(GateError::InvalidArguments)?;
         }
@@ -214,6 +287,8 @@ mod tests {
     fn call() -> PendingCall {
         PendingCall {
             id: "chosen-by-caller".into(),
+            request: RequestKind::ToolCall,
+            message: None,
             call_id: "c1".into(),
             server_id: "s".into(),
             server_name: "S".into(),
@@ -317,5 +392,46 @@ mod tests {
                 }
             );
         }
+    }
+
+    fn request(id: &str, request: RequestKind) -> PendingCall {
+        PendingCall {
+            id: id.into(),
+            request,
+            message: None,
+            call_id: String::new(),
+            server_id: "e".into(),
+            server_name: "Everything".into(),
+            tool: "echo".into(),
+            arguments: serde_json::json!({"secret": "do not show"}),
+            read_only: false,
+            destructive: false,
+            input_schema: serde_json::json!({}),
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn each_request_is_announced_once() {
+        let mut announcer = Announcer::default();
+        let a = request("a", RequestKind::ToolCall);
+        let b = request("b", RequestKind::Elicitation);
+        assert_eq!(announcer.fresh(std::slice::from_ref(&a)), vec![a.clone()]);
+        assert!(announcer.fresh(std::slice::from_ref(&a)).is_empty());
+        assert_eq!(announcer.fresh(&[a.clone(), b.clone()]), vec![b.clone()]);
+        // Answered, then a new request reusing nothing: only it is new.
+        let c = request("c", RequestKind::Sampling);
+        assert_eq!(announcer.fresh(std::slice::from_ref(&c)), vec![c]);
+        assert_eq!(announcer.seen.len(), 1, "forgets what left the gate");
+    }
+
+    #[test]
+    fn the_text_names_the_request_but_never_its_arguments() {
+        let (title, body) = request("a", RequestKind::ToolCall).notification();
+        assert!(title.contains("tool call"));
+        assert!(body.starts_with("echo on Everything"), "{body}");
+        assert!(!body.contains("do not show"));
+        let (title, _) = request("b", RequestKind::Elicitation).notification();
+        assert!(title.contains("asks you"));
     }
 }

@@ -17,6 +17,7 @@
 mod approval;
 mod gate;
 mod record;
+mod requests;
 mod tools;
 
 use std::sync::Arc;
@@ -33,8 +34,9 @@ use toolgate_llm::{
 use toolgate_mcp::{CallOptions, CallProgress, ServerManager};
 
 pub use approval::{MemoryPolicy, PolicyStore};
-pub use gate::{Decision, Gate, GateError, Lasting, PendingCall, Reach};
+pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 pub use record::{restore, stored, title_for, HistoryRecorder};
+pub use requests::{ModelSource, ServerRequestGate};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
 
@@ -521,6 +523,8 @@ impl Agent {
         };
         let shown = |reason: String| PendingCall {
             id: String::new(),
+            request: RequestKind::ToolCall,
+            message: None,
             call_id: call.id.clone(),
             server_id: entry.server_id.clone(),
             server_name: entry.server_name.clone(),

@@ -19,6 +19,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
 
 use crate::types::{LogLevel, ServerEvent};
 
@@ -28,10 +29,12 @@ use crate::types::{LogLevel, ServerEvent};
 #[async_trait]
 pub trait ServerRequests: Send + Sync + 'static {
     /// `sampling/createMessage`: the server asks the user's model to write something.
+    /// `cancel` fires when the server takes the request back or goes away.
     async fn create_message(
         &self,
         server: &str,
         params: CreateMessageRequestParams,
+        cancel: CancellationToken,
     ) -> Result<CreateMessageResult, ErrorData>;
 
     /// `elicitation/create`: the server asks the user for input.
@@ -39,11 +42,13 @@ pub trait ServerRequests: Send + Sync + 'static {
         &self,
         server: &str,
         params: ElicitRequestParams,
+        cancel: CancellationToken,
     ) -> Result<ElicitResult, ErrorData>;
 }
 
 /// Declines every request cleanly: elicitation with `decline`, sampling with the error the spec
-/// suggests for a user's refusal. Used until the approval gate handles these requests.
+/// suggests for a user's refusal. For hosts with nobody to ask (and for tests); the app and the
+/// CLI put these requests through the approval gate (`toolgate-agent`'s `ServerRequestGate`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DeclineServerRequests;
 
@@ -53,6 +58,7 @@ impl ServerRequests for DeclineServerRequests {
         &self,
         server: &str,
         _params: CreateMessageRequestParams,
+        _cancel: CancellationToken,
     ) -> Result<CreateMessageResult, ErrorData> {
         tracing::info!(server, "declined a sampling request");
         Err(ErrorData::new(
@@ -66,6 +72,7 @@ impl ServerRequests for DeclineServerRequests {
         &self,
         server: &str,
         _params: ElicitRequestParams,
+        _cancel: CancellationToken,
     ) -> Result<ElicitResult, ErrorData> {
         tracing::info!(server, "declined an elicitation request");
         Ok(ElicitResult::new(ElicitationAction::Decline))
@@ -159,17 +166,19 @@ impl ClientHandler for Client {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.requests.create_message(&self.server, params).await
+        self.requests
+            .create_message(&self.server, params, context.ct)
+            .await
     }
 
     async fn create_elicitation(
         &self,
         params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.requests.elicit(&self.server, params).await
+        self.requests.elicit(&self.server, params, context.ct).await
     }
 
     async fn on_progress(

@@ -20,9 +20,14 @@ const STATE_LABEL = {
 };
 
 /** A tool call held at the gate: what will run, where, with which arguments, and the answer. */
+const pretty = (value: unknown) => JSON.stringify(value, null, 2);
+
 export default function ApprovalCard({ call, state, output, progress, onAnswer }: Props) {
+  const kind = call.request ?? "toolCall";
+  // A server's question is answered by typing: its answer is open for editing from the start.
+  const question = kind === "elicitation";
   const [reason, setReason] = useState("");
-  const [editing, setEditing] = useState<string | null>(null);
+  const [editing, setEditing] = useState<string | null>(question ? pretty(call.arguments) : null);
   const [problem, setProblem] = useState<string | null>(null);
 
   const answer = (decision: Decision) => {
@@ -51,15 +56,24 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
       data-testid="approval-card"
       onKeyDown={(e) => {
         if (state !== "waiting" || typing(e)) return;
-        if (e.key === "a") answer({ decision: "approve" });
+        if (e.key === "a" && !question) answer({ decision: "approve" });
         if (e.key === "d") answer({ decision: "deny", reason: reason || null });
-        if (e.key === "e") setEditing(JSON.stringify(call.arguments, null, 2));
+        if (e.key === "e") setEditing(pretty(call.arguments));
       }}
     >
       <header className="row spread">
         <span>
-          <strong data-testid="approval-tool">{call.tool}</strong> on{" "}
-          <span data-testid="approval-server">{call.serverName}</span>
+          {kind === "toolCall" ? (
+            <>
+              <strong data-testid="approval-tool">{call.tool}</strong> on{" "}
+              <span data-testid="approval-server">{call.serverName}</span>
+            </>
+          ) : (
+            <>
+              <strong data-testid="approval-server">{call.serverName}</strong>{" "}
+              {kind === "sampling" ? "wants to use your model" : "asks you"}
+            </>
+          )}
           {call.readOnly && <span className="badge small">read-only</span>}
           {call.destructive && <span className="badge small danger">destructive</span>}
         </span>
@@ -72,11 +86,17 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
           {call.reason}
         </p>
       )}
+      {call.message && (
+        // The server's words: shown as text, never as HTML.
+        <p className="question" data-testid="approval-message">
+          {call.message}
+        </p>
+      )}
       {editing === null ? (
-        <pre data-testid="approval-arguments">{JSON.stringify(call.arguments, null, 2)}</pre>
+        <pre data-testid="approval-arguments">{pretty(call.arguments)}</pre>
       ) : (
         <textarea
-          aria-label="Arguments (JSON)"
+          aria-label={question ? "Your answer (JSON)" : "Arguments (JSON)"}
           data-testid="edit-arguments"
           rows={6}
           value={editing}
@@ -98,11 +118,15 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
               <button
                 type="button"
                 data-testid="edit"
-                onClick={() => setEditing(JSON.stringify(call.arguments, null, 2))}
+                onClick={() => setEditing(pretty(call.arguments))}
               >
                 Edit <kbd>E</kbd>
               </button>
             </>
+          ) : question ? (
+            <button type="button" data-testid="approve-edited" onClick={approveEdited}>
+              Send answer
+            </button>
           ) : (
             <>
               <button type="button" data-testid="approve-edited" onClick={approveEdited}>
@@ -120,28 +144,32 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
             onChange={(e) => setReason(e.target.value)}
           />
           <button type="button" data-testid="deny" onClick={() => answer({ decision: "deny", reason: reason || null })}>
-            Deny <kbd>D</kbd>
+            {question ? "Decline" : "Deny"} <kbd>D</kbd>
           </button>
-          <button
-            type="button"
-            data-testid="allow-conversation"
-            onClick={() => answer({ decision: "allow", reach: "tool", lasting: "conversation" })}
-          >
-            Allow in this chat
-          </button>
-          <button
-            type="button"
-            data-testid="always-allow"
-            onClick={() => answer({ decision: "allow", reach: "tool", lasting: "always" })}
-          >
-            Always allow
-          </button>
+          {kind === "toolCall" && (
+            <button
+              type="button"
+              data-testid="allow-conversation"
+              onClick={() => answer({ decision: "allow", reach: "tool", lasting: "conversation" })}
+            >
+              Allow in this chat
+            </button>
+          )}
+          {!question && (
+            <button
+              type="button"
+              data-testid="always-allow"
+              onClick={() => answer({ decision: "allow", reach: kind === "toolCall" ? "tool" : "server", lasting: "always" })}
+            >
+              Always allow
+            </button>
+          )}
           <button
             type="button"
             data-testid="always-deny"
-            onClick={() => answer({ decision: "denyAlways", reach: "tool" })}
+            onClick={() => answer({ decision: "denyAlways", reach: kind === "toolCall" ? "tool" : "server" })}
           >
-            Always deny
+            {question ? "Never ask again" : "Always deny"}
           </button>
         </div>
       )}

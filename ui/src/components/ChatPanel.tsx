@@ -47,6 +47,7 @@ export function itemsFromMessages(messages: Message[]): Item[] {
           state: "done",
           call: {
             id: "",
+            request: "toolCall",
             callId: call.id,
             serverId: "",
             serverName: "",

@@ -1,0 +1,672 @@
+//! Requests servers make of the user, put through the same gate as tool calls.
+//!
+//! - **Sampling** (`sampling/createMessage`): a server asks to use the user's model, which costs
+//!   the user's tokens and can carry anything the server likes into the model. The user sees the
+//!   request (and may edit it) before the model gets it, then sees the model's reply (and may edit
+//!   it) before the server gets it. An allow rule for the server's sampling skips both questions.
+//! - **Elicitation** (`elicitation/create`): a server asks the user a question. Only the user can
+//!   answer, so rules can refuse these but never answer them: an allow rule still asks.
+//!
+//! Deny rules and "pause all" refuse both without asking. A request that waits past the approval
+//! time-out, or that the server takes back, is withdrawn from the gate. Every decision is written
+//! to the audit log, like a tool call's.
+#![allow(deprecated)] // Sampling is deprecated in the 2026 protocol, and used by every server today.
+
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorCode, ErrorData, Role, SamplingMessage, SamplingMessageContentBlock,
+};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History};
+use toolgate_llm::{ChatRequest, Message, Provider, StopReason};
+use toolgate_mcp::{ServerManager, ServerRequests};
+use toolgate_policy::{Basis, Effect, Rule, Scope, Subject};
+
+use crate::approval::{launch_fingerprint, now_ms, PolicyStore};
+use crate::gate::{Decision, Gate, Lasting, PendingCall, RequestKind};
+
+/// The audit log's "tool" for each kind of request: the protocol's method name.
+pub const SAMPLING: &str = "sampling/createMessage";
+pub const ELICITATION: &str = "elicitation/create";
+
+/// Error code for a sampling request the user refused (the spec's example uses -1).
+const REFUSED: ErrorCode = ErrorCode(-1);
+
+/// The model a server's sampling request runs on: the user's current provider and model.
+#[async_trait]
+pub trait ModelSource: Send + Sync {
+    /// The provider and the model name, or why there is none (no key set, say), in words for
+    /// the server's error.
+    async fn model(&self) -> Result<(Box<dyn Provider>, String), String>;
+}
+
+/// Answers servers' sampling and elicitation requests through the approval gate. Give it to the
+/// [`ServerManager`] (as `ManagerOptions::requests`), then [`attach`](Self::attach) the manager,
+/// which it asks for each server's name and launch fingerprint.
+pub struct ServerRequestGate {
+    gate: Arc<Gate>,
+    policy: Arc<dyn PolicyStore>,
+    models: Arc<dyn ModelSource>,
+    history: Option<Arc<History>>,
+    servers: OnceLock<Weak<ServerManager>>,
+}
+
+/// Which server asks, as the user and the rules know it.
+struct Asker {
+    id: String,
+    name: String,
+    fingerprint: String,
+}
+
+/// How a held request ended.
+enum Outcome {
+    Answered(Decision),
+    TimedOut,
+    Withdrawn,
+}
+
+impl ServerRequestGate {
+    pub fn new(
+        gate: Arc<Gate>,
+        policy: Arc<dyn PolicyStore>,
+        models: Arc<dyn ModelSource>,
+    ) -> Self {
+        Self {
+            gate,
+            policy,
+            models,
+            history: None,
+            servers: OnceLock::new(),
+        }
+    }
+
+    /// Writes every decision to the audit log in `history`.
+    pub fn with_audit(mut self, history: Arc<History>) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// The manager whose servers send the requests (held weakly: the manager holds this).
+    pub fn attach(&self, servers: &Arc<ServerManager>) {
+        let _ = self.servers.set(Arc::downgrade(servers));
+    }
+
+    async fn asker(&self, server: &str) -> Asker {
+        let snapshot = match self.servers.get().and_then(Weak::upgrade) {
+            Some(manager) => manager.snapshot().await,
+            None => Vec::new(),
+        };
+        let found = snapshot.iter().find(|s| s.id == server);
+        Asker {
+            id: server.to_owned(),
+            name: found.map_or_else(|| server.to_owned(), |s| s.name.clone()),
+            // Unknown servers get a fingerprint no grant was bound to, so no grant applies.
+            fingerprint: found.map_or_else(String::new, |s| launch_fingerprint(&s.launch)),
+        }
+    }
+
+    /// Holds a request at the gate until it is answered, times out, or the server takes it back.
+    async fn ask(&self, request: PendingCall, cancel: &CancellationToken) -> Outcome {
+        let timeout = self.policy.settings().approval_timeout();
+        let (held, answer) = self.gate.hold(request);
+        // Whatever ends the wait (including this future being dropped), the request leaves the
+        // gate, so the window and the tray never show a question nobody is waiting for.
+        struct Withdraw<'a>(&'a Gate, String);
+        impl Drop for Withdraw<'_> {
+            fn drop(&mut self) {
+                self.0.withdraw(&self.1);
+            }
+        }
+        let _withdraw = Withdraw(&self.gate, held.id.clone());
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Outcome::Withdrawn,
+            answer = tokio::time::timeout(timeout, answer) => match answer {
+                Ok(decision) => Outcome::Answered(decision),
+                Err(_) => Outcome::TimedOut,
+            },
+        }
+    }
+
+    fn audit(
+        &self,
+        asker: &Asker,
+        method: &str,
+        arguments: &Value,
+        decision: AuditDecision,
+        by: DecidedBy,
+        reason: Option<String>,
+    ) -> Option<i64> {
+        let mut entry = AuditEntry::new(
+            asker.id.clone(),
+            method.to_owned(),
+            arguments.clone(),
+            decision,
+            by,
+        );
+        entry.reason = reason;
+        self.write(&entry)
+    }
+
+    /// Writes a decision the user's rules (or the pause) made.
+    fn audit_verdict(
+        &self,
+        asker: &Asker,
+        method: &str,
+        arguments: &Value,
+        decision: AuditDecision,
+        verdict: &toolgate_policy::Verdict,
+    ) -> Option<i64> {
+        let by = match verdict.basis {
+            Basis::Paused => DecidedBy::Pause,
+            Basis::Rule => DecidedBy::Rule,
+            _ => DecidedBy::Default,
+        };
+        let mut entry = AuditEntry::new(
+            asker.id.clone(),
+            method.to_owned(),
+            arguments.clone(),
+            decision,
+            by,
+        );
+        entry.rule_id = verdict.rule_id.clone();
+        entry.reason = Some(verdict.reason.clone());
+        self.write(&entry)
+    }
+
+    fn write(&self, entry: &AuditEntry) -> Option<i64> {
+        self.history
+            .as_ref()?
+            .record_audit(entry)
+            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
+            .ok()
+    }
+
+    fn finish(&self, id: Option<i64>, started: Instant, bytes: Option<u64>, error: Option<&str>) {
+        if let (Some(history), Some(id)) = (&self.history, id) {
+            let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            if let Err(e) = history.finish_audit(id, millis, bytes, error.is_some(), error) {
+                tracing::error!("could not complete the audit entry: {e}");
+            }
+        }
+    }
+
+    fn remember(&self, subject: &Subject, effect: Effect) {
+        let rule = Rule::for_subject(
+            uuid::Uuid::new_v4().to_string(),
+            effect,
+            subject,
+            Scope::Always,
+            now_ms(),
+        );
+        if let Err(e) = self.policy.add_rule(rule) {
+            tracing::error!("could not save the rule the user asked for: {e}");
+        }
+    }
+
+    /// Runs the model on a sampling request.
+    async fn sample(
+        &self,
+        params: &CreateMessageRequestParams,
+        cancel: &CancellationToken,
+    ) -> Result<(String, String, StopReason), String> {
+        let (provider, model) = self.models.model().await?;
+        let request = ChatRequest {
+            model: model.clone(),
+            system: params.system_prompt.clone(),
+            messages: params.messages.iter().map(to_message).collect(),
+            tools: Vec::new(),
+            max_tokens: params.max_tokens.clamp(1, 32_000),
+        };
+        let reply = tokio::select! {
+            reply = provider.complete(&request) => reply.map_err(|e| e.to_string())?,
+            () = cancel.cancelled() => return Err("the server took the request back".to_owned()),
+        };
+        Ok((model, reply.text, reply.stop))
+    }
+}
+
+/// A sampling message as the model gets it. Only text goes to the model: images and audio are
+/// named in place, so the user sees in the approval exactly what is sent.
+fn to_message(message: &SamplingMessage) -> Message {
+    let text = message
+        .content
+        .iter()
+        .map(|block| match block {
+            SamplingMessageContentBlock::Text(t) => t.text.clone(),
+            SamplingMessageContentBlock::Image(i) => format!("[an image, {}]", i.mime_type),
+            SamplingMessageContentBlock::Audio(a) => format!("[audio, {}]", a.mime_type),
+            _ => "[a tool use or result, not supported in sampling]".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    match message.role {
+        Role::Assistant => Message::Assistant {
+            text,
+            tool_calls: Vec::new(),
+        },
+        _ => Message::User { text },
+    }
+}
+
+/// The parts of a sampling request the user can edit, and their shape.
+fn sampling_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["messages", "maxTokens"],
+        "properties": {
+            "messages": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "object", "required": ["role", "content"]}
+            },
+            "systemPrompt": {"type": "string"},
+            "maxTokens": {"type": "integer", "minimum": 1},
+            "temperature": {"type": "number"}
+        }
+    })
+}
+
+/// The model's reply, as the user reviews it.
+fn reply_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["text"],
+        "properties": {"text": {"type": "string"}}
+    })
+}
+
+/// An elicitation form's answer as it starts: each field's default, where it has one.
+fn form_defaults(schema: &Value) -> Value {
+    let defaults = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, field)| Some((name.clone(), field.get("default")?.clone())))
+        .collect();
+    Value::Object(defaults)
+}
+
+fn refused(message: impl Into<String>) -> ErrorData {
+    ErrorData::new(REFUSED, message.into(), None)
+}
+
+fn stop_reason(stop: StopReason) -> Option<&'static str> {
+    match stop {
+        StopReason::EndTurn => Some(CreateMessageResult::STOP_REASON_END_TURN),
+        StopReason::MaxTokens => Some(CreateMessageResult::STOP_REASON_END_MAX_TOKEN),
+        StopReason::ToolUse => Some(CreateMessageResult::STOP_REASON_TOOL_USE),
+        StopReason::Other => None,
+    }
+}
+
+fn pending(asker: &Asker, request: RequestKind, arguments: Value, schema: Value) -> PendingCall {
+    PendingCall {
+        id: String::new(),
+        request,
+        message: None,
+        call_id: String::new(),
+        server_id: asker.id.clone(),
+        server_name: asker.name.clone(),
+        tool: match request {
+            RequestKind::Elicitation => ELICITATION,
+            _ => SAMPLING,
+        }
+        .to_owned(),
+        arguments,
+        read_only: false,
+        destructive: false,
+        input_schema: schema,
+        reason: String::new(),
+    }
+}
+
+fn json_len(value: &impl serde::Serialize) -> Option<u64> {
+    serde_json::to_vec(value).ok().map(|v| v.len() as u64)
+}
+
+#[async_trait]
+impl ServerRequests for ServerRequestGate {
+    async fn create_message(
+        &self,
+        server: &str,
+        params: CreateMessageRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asker = self.asker(server).await;
+        let started = Instant::now();
+        let mut shown = serde_json::to_value(&params).unwrap_or(Value::Null);
+        if let Some(map) = shown.as_object_mut() {
+            map.remove("_meta");
+        }
+        if params.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+            self.audit(
+                &asker,
+                SAMPLING,
+                &shown,
+                AuditDecision::Denied,
+                DecidedBy::Default,
+                Some("sampling with tools is not supported".into()),
+            );
+            return Err(ErrorData::invalid_params(
+                "Toolgate does not offer tools in sampling requests; send the request without `tools`",
+                None,
+            ));
+        }
+        let subject = Subject::Sampling {
+            server_id: asker.id.clone(),
+            server_fingerprint: asker.fingerprint.clone(),
+        };
+        let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
+        let (params, audit, review) = match verdict.decision {
+            toolgate_policy::Decision::Deny => {
+                self.audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Denied, &verdict);
+                return Err(refused(format!(
+                    "The user's rules refuse this sampling request: {}",
+                    verdict.reason
+                )));
+            }
+            toolgate_policy::Decision::Allow => {
+                let audit =
+                    self.audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Allowed, &verdict);
+                (params, audit, false)
+            }
+            toolgate_policy::Decision::Ask => {
+                let mut request = pending(
+                    &asker,
+                    RequestKind::Sampling,
+                    shown.clone(),
+                    sampling_schema(),
+                );
+                request.reason = format!(
+                    "{} asks to use your model to write a reply ({} tokens at most). You will see the reply before {} gets it.",
+                    asker.name, params.max_tokens, asker.name
+                );
+                let decision = match self.ask(request, &cancel).await {
+                    Outcome::Answered(decision) => decision,
+                    Outcome::TimedOut => {
+                        self.audit(
+                            &asker,
+                            SAMPLING,
+                            &shown,
+                            AuditDecision::TimedOut,
+                            DecidedBy::Timeout,
+                            Some("nobody answered in time".into()),
+                        );
+                        return Err(refused("Nobody answered the sampling request in time"));
+                    }
+                    Outcome::Withdrawn => {
+                        self.audit(
+                            &asker,
+                            SAMPLING,
+                            &shown,
+                            AuditDecision::Cancelled,
+                            DecidedBy::User,
+                            Some("the server took the request back".into()),
+                        );
+                        return Err(refused("The request was cancelled"));
+                    }
+                };
+                match decision {
+                    Decision::Deny { .. } | Decision::DenyAlways { .. } => {
+                        let reason = match decision {
+                            Decision::Deny { reason } => reason,
+                            _ => {
+                                self.remember(&subject, Effect::Deny);
+                                Some("refused, and from now on".to_owned())
+                            }
+                        };
+                        self.audit(
+                            &asker,
+                            SAMPLING,
+                            &shown,
+                            AuditDecision::Denied,
+                            DecidedBy::User,
+                            reason.clone(),
+                        );
+                        return Err(refused(match reason {
+                            Some(r) if !r.trim().is_empty() => {
+                                format!("The user rejected the sampling request: {r}")
+                            }
+                            _ => "The user rejected the sampling request".to_owned(),
+                        }));
+                    }
+                    Decision::ApproveEdited { arguments } => {
+                        let mut edited: CreateMessageRequestParams =
+                            serde_json::from_value(arguments.clone()).map_err(|e| {
+                                ErrorData::internal_error(
+                                    format!("the edited request could not be read: {e}"),
+                                    None,
+                                )
+                            })?;
+                        edited.meta = params.meta.clone();
+                        let audit = self.audit(
+                            &asker,
+                            SAMPLING,
+                            &arguments,
+                            AuditDecision::Allowed,
+                            DecidedBy::User,
+                            Some("approved with an edited request".into()),
+                        );
+                        (edited, audit, true)
+                    }
+                    Decision::Allow { lasting, .. } => {
+                        if lasting == Lasting::Always {
+                            self.remember(&subject, Effect::Allow);
+                        }
+                        let audit = self.audit(
+                            &asker,
+                            SAMPLING,
+                            &shown,
+                            AuditDecision::Allowed,
+                            DecidedBy::User,
+                            None,
+                        );
+                        // Trusted from now on: the reply goes back without a second question.
+                        (params, audit, false)
+                    }
+                    Decision::Approve => {
+                        let audit = self.audit(
+                            &asker,
+                            SAMPLING,
+                            &shown,
+                            AuditDecision::Allowed,
+                            DecidedBy::User,
+                            None,
+                        );
+                        (params, audit, true)
+                    }
+                }
+            }
+        };
+        let (model, mut text, stop) = match self.sample(&params, &cancel).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                self.finish(audit, started, None, Some(&e));
+                return Err(ErrorData::internal_error(
+                    format!("The model could not answer: {e}"),
+                    None,
+                ));
+            }
+        };
+        if review {
+            let mut request = pending(
+                &asker,
+                RequestKind::Sampling,
+                json!({ "text": text }),
+                reply_schema(),
+            );
+            request.reason = format!(
+                "The model ({model}) wrote this reply for {}. Send it, edit it, or deny it.",
+                asker.name
+            );
+            let reason = match self.ask(request, &cancel).await {
+                Outcome::Answered(Decision::ApproveEdited { arguments }) => {
+                    text = arguments["text"].as_str().unwrap_or_default().to_owned();
+                    None
+                }
+                Outcome::Answered(Decision::Approve | Decision::Allow { .. }) => None,
+                Outcome::Answered(Decision::Deny { reason }) => {
+                    Some(reason.unwrap_or_else(|| "the user kept the reply back".into()))
+                }
+                Outcome::Answered(Decision::DenyAlways { .. }) => {
+                    self.remember(&subject, Effect::Deny);
+                    Some("the user kept the reply back".into())
+                }
+                Outcome::TimedOut => Some("nobody reviewed the reply in time".into()),
+                Outcome::Withdrawn => Some("the server took the request back".into()),
+            };
+            if let Some(reason) = reason {
+                self.finish(audit, started, None, Some(&reason));
+                return Err(refused(format!("The reply was not sent: {reason}")));
+            }
+        }
+        let mut result = CreateMessageResult::new(SamplingMessage::assistant_text(text), model);
+        result.stop_reason = stop_reason(stop).map(str::to_owned);
+        self.finish(audit, started, json_len(&result), None);
+        Ok(result)
+    }
+
+    async fn elicit(
+        &self,
+        server: &str,
+        params: ElicitRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<ElicitResult, ErrorData> {
+        let asker = self.asker(server).await;
+        let started = Instant::now();
+        let (question, answer, schema) = match &params {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                let schema = serde_json::to_value(requested_schema).unwrap_or(Value::Null);
+                (message.clone(), form_defaults(&schema), schema)
+            }
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (
+                format!("{message}\n\nIt asks you to open: {url}"),
+                json!({}),
+                json!({"type": "object"}),
+            ),
+            _ => {
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            }
+        };
+        let shown = json!({ "message": question, "requestedSchema": schema });
+        let subject = Subject::Elicitation {
+            server_id: asker.id.clone(),
+            server_fingerprint: asker.fingerprint.clone(),
+        };
+        let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
+        // Rules can refuse a question, never answer one: an allow rule still asks.
+        if verdict.decision == toolgate_policy::Decision::Deny {
+            self.audit_verdict(&asker, ELICITATION, &shown, AuditDecision::Denied, &verdict);
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let mut request = pending(&asker, RequestKind::Elicitation, answer, schema);
+        request.message = Some(question);
+        request.reason = format!(
+            "{} asks you this. Your answer goes only to {}.",
+            asker.name, asker.name
+        );
+        let outcome = self.ask(request.clone(), &cancel).await;
+        let (result, decision, by, reason) = match outcome {
+            Outcome::Answered(Decision::ApproveEdited { arguments }) => (
+                ElicitResult::new(ElicitationAction::Accept).with_content(arguments),
+                AuditDecision::Allowed,
+                DecidedBy::User,
+                None,
+            ),
+            Outcome::Answered(Decision::Approve | Decision::Allow { .. }) => (
+                ElicitResult::new(ElicitationAction::Accept).with_content(request.arguments),
+                AuditDecision::Allowed,
+                DecidedBy::User,
+                None,
+            ),
+            Outcome::Answered(Decision::Deny { reason }) => (
+                ElicitResult::new(ElicitationAction::Decline),
+                AuditDecision::Denied,
+                DecidedBy::User,
+                reason,
+            ),
+            Outcome::Answered(Decision::DenyAlways { .. }) => {
+                self.remember(&subject, Effect::Deny);
+                (
+                    ElicitResult::new(ElicitationAction::Decline),
+                    AuditDecision::Denied,
+                    DecidedBy::User,
+                    Some("declined, and from now on".into()),
+                )
+            }
+            Outcome::TimedOut => (
+                ElicitResult::new(ElicitationAction::Cancel),
+                AuditDecision::TimedOut,
+                DecidedBy::Timeout,
+                Some("nobody answered in time".into()),
+            ),
+            Outcome::Withdrawn => (
+                ElicitResult::new(ElicitationAction::Cancel),
+                AuditDecision::Cancelled,
+                DecidedBy::User,
+                Some("the server took the question back".into()),
+            ),
+        };
+        // The answer itself is the user's own data: the log keeps the question, and whether
+        // and how it was answered, not what was typed.
+        let id = self.audit(&asker, ELICITATION, &shown, decision, by, reason);
+        self.finish(
+            id,
+            started,
+            result.content.as_ref().and_then(json_len),
+            None,
+        );
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_starts_with_its_defaults() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "count": {"type": "integer", "default": 42},
+                "pick": {"type": "array", "default": ["a"]}
+            }
+        });
+        assert_eq!(form_defaults(&schema), json!({"count": 42, "pick": ["a"]}));
+        assert_eq!(form_defaults(&json!({})), json!({}));
+    }
+
+    #[test]
+    fn sampling_messages_reach_the_model_as_text() {
+        let message = SamplingMessage::new_multiple(
+            Role::User,
+            vec![
+                SamplingMessageContentBlock::text("hello"),
+                SamplingMessageContentBlock::text("there"),
+            ],
+        );
+        assert_eq!(
+            to_message(&message),
+            Message::User {
+                text: "hello\nthere".into()
+            }
+        );
+        assert!(matches!(
+            to_message(&SamplingMessage::assistant_text("hi")),
+            Message::Assistant { .. }
+        ));
+    }
+}
