@@ -26,6 +26,9 @@ fn main() {
         "open_conversation",
         "rename_conversation",
         "delete_conversation",
+        "list_secrets",
+        "set_secret",
+        "clear_secret",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

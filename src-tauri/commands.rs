@@ -10,7 +10,7 @@ use toolgate_agent::{Agent, Decision, PendingCall, TurnEvent, TurnOptions};
 use toolgate_history::{ConversationSummary, History};
 use toolgate_llm::{HttpProvider, Message, WireFormat};
 use toolgate_mcp::{ServerSnapshot, ToolOutput};
-use toolgate_secrets::SecretStore;
+use toolgate_secrets::{KeySource, SecretStore};
 use toolgate_settings::{ProviderKind, ProviderSettings};
 
 use crate::state::Conversation;
@@ -85,30 +85,40 @@ pub async fn call_tool(
         .await?)
 }
 
-/// The provider settings and whether a key is set; never the key.
+/// The provider settings and whether a key is set, where it came from and its last 4
+/// characters; never the key.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderView {
     #[serde(flatten)]
     pub settings: ProviderSettings,
     pub key_set: bool,
+    pub key_source: Option<KeySource>,
+    pub key_hint: Option<String>,
+    /// The environment variable a key may also come from.
+    pub key_env_var: &'static str,
     /// Why the keychain could not be read, if it could not.
     pub key_error: Option<String>,
 }
 
 async fn provider_view(state: &AppState, settings: ProviderSettings) -> ProviderView {
-    let name = settings.kind.secret_name();
-    let (key_set, key_error) = match keychain(state.secrets.clone(), move |s| {
-        toolgate_secrets::is_set(s, name)
+    let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
+    let found = keychain(state.secrets.clone(), move |s| {
+        toolgate_secrets::provider_key(s, item, var)
     })
-    .await
-    {
-        Ok(set) => (set, None),
-        Err(e) => (false, Some(e.message)),
+    .await;
+    let (found, key_error) = match found {
+        Ok(found) => (found, None),
+        Err(e) => (None, Some(e.message)),
     };
     ProviderView {
         settings,
-        key_set,
+        key_set: found.is_some(),
+        key_source: found.as_ref().map(|k| k.source),
+        key_hint: found
+            .as_ref()
+            .and_then(|k| toolgate_secrets::hint(&k.value)),
+        key_env_var: var,
         key_error,
     }
 }
@@ -170,10 +180,13 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
 /// The user's provider as the settings name it, with its key from the keychain.
 pub async fn user_provider(state: &AppState) -> Result<(HttpProvider, ProviderSettings)> {
     let settings = state.settings().provider.clone();
-    let name = settings.kind.secret_name();
-    let key = keychain(state.secrets.clone(), move |s| s.get(name))
-        .await?
-        .ok_or_else(|| CommandError::from(toolgate_llm::LlmError::NoKey))?;
+    let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
+    let key = keychain(state.secrets.clone(), move |s| {
+        toolgate_secrets::provider_key(s, item, var)
+    })
+    .await?
+    .ok_or_else(|| CommandError::from(toolgate_llm::LlmError::NoKey))?
+    .value;
     let format = match settings.kind {
         ProviderKind::Anthropic => WireFormat::Anthropic,
         ProviderKind::Openai => WireFormat::OpenAi,
@@ -486,4 +499,76 @@ pub async fn delete_conversation(state: State<'_, AppState>, id: String) -> Resu
         *conversation = Conversation::default();
     }
     Ok(())
+}
+
+/// A secret that a server's env or headers refer to as `${secret:NAME}`: whether it is set and
+/// its last 4 characters, never its value.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretView {
+    pub name: String,
+    /// The servers whose settings refer to it.
+    pub used_by: Vec<String>,
+    pub set: bool,
+    pub hint: Option<String>,
+}
+
+/// Every secret the settings refer to, with its state in the keychain.
+#[tauri::command]
+pub async fn list_secrets(state: State<'_, AppState>) -> Result<Vec<SecretView>> {
+    let used = toolgate_settings::secrets_used(&state.settings());
+    keychain(state.secrets.clone(), move |s| {
+        used.into_iter()
+            .map(|(name, used_by)| {
+                let value = s.get(&toolgate_settings::secret_item(&name))?;
+                Ok(SecretView {
+                    hint: value.as_deref().and_then(toolgate_secrets::hint),
+                    set: value.is_some_and(|v| !v.is_empty()),
+                    name,
+                    used_by,
+                })
+            })
+            .collect()
+    })
+    .await
+}
+
+/// Stores a server secret in the keychain, then restarts the servers that use it.
+#[tauri::command]
+pub async fn set_secret(state: State<'_, AppState>, name: String, value: String) -> Result<()> {
+    if !toolgate_settings::reference::valid_name(&name) {
+        return Err(CommandError {
+            kind: "settings",
+            message: format!("'{name}' is not a valid secret name: start with a letter or '_', then letters, digits, '_', '.' or '-'"),
+        });
+    }
+    if value.is_empty() {
+        return Err(CommandError {
+            kind: "settings",
+            message: "the secret is empty; paste its value".into(),
+        });
+    }
+    let item = toolgate_settings::secret_item(&name);
+    keychain(state.secrets.clone(), move |s| s.set(&item, &value)).await?;
+    restart_users(&state, &name).await;
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn clear_secret(state: State<'_, AppState>, name: String) -> Result<()> {
+    let item = toolgate_settings::secret_item(&name);
+    keychain(state.secrets.clone(), move |s| s.delete(&item)).await?;
+    Ok(())
+}
+
+/// Restarts the enabled servers whose settings use the secret, so they get its new value.
+async fn restart_users(state: &AppState, name: &str) {
+    let users = toolgate_settings::secrets_used(&state.settings())
+        .remove(name)
+        .unwrap_or_default();
+    for id in users {
+        if let Err(e) = state.servers.restart(&id).await {
+            tracing::info!(server = %id, "not restarted after its secret changed: {e}");
+        }
+    }
 }

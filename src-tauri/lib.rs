@@ -93,6 +93,9 @@ pub fn run() {
             commands::open_conversation,
             commands::rename_conversation,
             commands::delete_conversation,
+            commands::list_secrets,
+            commands::set_secret,
+            commands::clear_secret,
         ])
         .build(tauri::generate_context!());
 

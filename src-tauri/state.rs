@@ -71,8 +71,11 @@ impl AppState {
             requests = requests.with_audit(history.clone());
         }
         let requests = Arc::new(requests);
+        let secrets: Arc<dyn SecretStore> = Arc::new(Keychain::default());
         let servers = ServerManager::new(ManagerOptions {
             requests: requests.clone(),
+            // `${secret:NAME}` in a server's env and headers is read from here at each start.
+            secrets: Some(secrets.clone()),
             // Each server's stderr, as <id>.log, rotated.
             log_dir: paths.app_log_dir().ok().map(|d| d.join("servers")),
             // Running server processes, so a killed Toolgate's leftovers are stopped next time.
@@ -84,7 +87,7 @@ impl AppState {
             history,
             servers,
             gate,
-            secrets: Arc::new(Keychain::default()),
+            secrets,
             settings: Mutex::new(settings),
             conversation: tokio::sync::Mutex::new(Conversation::default()),
             turn: Mutex::new(None),

@@ -95,7 +95,21 @@ export interface ProviderSettings {
 
 export interface ProviderView extends ProviderSettings {
   keySet: boolean;
+  /** Where the key in use comes from: the OS keychain, or an environment variable. */
+  keySource: "keychain" | "environment" | null;
+  /** The key's last 4 characters ("…a1b2"), for telling keys apart; never more. */
+  keyHint: string | null;
+  /** The environment variable a key may also come from, e.g. ANTHROPIC_API_KEY. */
+  keyEnvVar: string;
   keyError: string | null;
+}
+
+/** A secret the servers' env or headers name as `${secret:NAME}`; never its value. */
+export interface SecretView {
+  name: string;
+  usedBy: string[];
+  set: boolean;
+  hint: string | null;
 }
 
 /** What waits at the gate: a model's tool call, or a server's own request. */
@@ -261,6 +275,13 @@ export const setProvider = (provider: ProviderSettings) =>
 export const setApiKey = (key: string) => invoke<ProviderView>("set_api_key", { key });
 
 export const clearApiKey = () => invoke<ProviderView>("clear_api_key");
+
+export const listSecrets = () => invoke<SecretView[]>("list_secrets");
+
+/** Stores a server secret in the OS keychain; the servers using it restart to pick it up. */
+export const setSecret = (name: string, value: string) => invoke<void>("set_secret", { name, value });
+
+export const clearSecret = (name: string) => invoke<void>("clear_secret", { name });
 
 /** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
 export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): Promise<string> {

@@ -19,6 +19,7 @@ use rmcp::RoleClient;
 use serde_json::Value;
 use tokio::sync::{broadcast, oneshot, watch, Mutex};
 use tokio_util::sync::CancellationToken;
+use toolgate_secrets::SecretStore;
 use toolgate_settings::ServerConfig;
 
 use self::connect::Connected;
@@ -49,6 +50,9 @@ pub struct ManagerOptions {
     pub env: Option<HostEnv>,
     /// Answers sampling and elicitation requests.
     pub requests: Arc<dyn ServerRequests>,
+    /// Where `${secret:NAME}` in a server's env and headers is looked up when it starts. None:
+    /// such a server fails to start, saying there is no keychain.
+    pub secrets: Option<Arc<dyn SecretStore>>,
     /// How long a server gets to exit after stdin closes, and again after SIGTERM.
     pub stop_grace: Duration,
     /// The wait before the first restart after a crash; doubled for each crash in a row.
@@ -62,6 +66,7 @@ impl Default for ManagerOptions {
             state_dir: None,
             env: None,
             requests: Arc::new(DeclineServerRequests),
+            secrets: None,
             stop_grace: Duration::from_secs(2),
             restart_delay: Duration::from_secs(1),
         }

@@ -139,6 +139,68 @@ pub fn is_set(store: &dyn SecretStore, name: &str) -> Result<bool, SecretError> 
     Ok(store.get(name)?.is_some_and(|v| !v.is_empty()))
 }
 
+/// The last 4 characters of a secret, for the user to tell keys apart ("…a1b2"); nothing for a
+/// value shorter than 12 characters, of which 4 would be too large a part.
+pub fn hint(value: &str) -> Option<String> {
+    let count = value.chars().count();
+    (count >= 12).then(|| {
+        let tail: String = value.chars().skip(count - 4).collect();
+        format!("…{tail}")
+    })
+}
+
+/// Where a key was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum KeySource {
+    Keychain,
+    /// An environment variable of Toolgate's process (such as `ANTHROPIC_API_KEY`).
+    Environment,
+}
+
+/// A key and where it came from. Its `Debug` shows only the hint.
+#[derive(Clone)]
+pub struct FoundKey {
+    pub value: String,
+    pub source: KeySource,
+}
+
+impl std::fmt::Debug for FoundKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FoundKey")
+            .field("value", &hint(&self.value).unwrap_or_else(|| "…".into()))
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+/// A provider's key: the keychain item `item` if set, else the environment variable `env_var`.
+/// When the keychain cannot be read but the variable is set, the variable is used; otherwise
+/// the keychain's error is returned.
+pub fn provider_key(
+    store: &dyn SecretStore,
+    item: &str,
+    env_var: &str,
+) -> Result<Option<FoundKey>, SecretError> {
+    let from_env = || {
+        std::env::var(env_var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|value| FoundKey {
+                value: value.trim().to_owned(),
+                source: KeySource::Environment,
+            })
+    };
+    match store.get(item) {
+        Ok(Some(value)) if !value.is_empty() => Ok(Some(FoundKey {
+            value,
+            source: KeySource::Keychain,
+        })),
+        Ok(_) => Ok(from_env()),
+        Err(e) => from_env().map(Some).ok_or(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +221,30 @@ mod tests {
         let err = map_error("x", keyring::Error::BadEncoding(b"hunter2".to_vec()));
         assert!(!err.to_string().contains("hunter2"));
         assert!(!format!("{err:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn hints_show_only_the_last_four_characters_of_long_values() {
+        assert_eq!(hint("sk-ant-0123456789abcd").as_deref(), Some("…abcd"));
+        assert_eq!(hint("short-value"), None);
+        assert_eq!(hint("ééééééééé1234").as_deref(), Some("…1234"));
+    }
+
+    #[test]
+    fn a_provider_key_comes_from_the_keychain_first_then_the_environment() {
+        let store = MemoryStore::default();
+        let var = "TOOLGATE_TEST_PROVIDER_KEY_VAR";
+        assert!(provider_key(&store, "k", var).unwrap().is_none());
+        std::env::set_var(var, "sk-from-env-000000");
+        let found = provider_key(&store, "k", var).unwrap().unwrap();
+        assert_eq!(found.source, KeySource::Environment);
+        assert!(!format!("{found:?}").contains("sk-from-env"));
+        store.set("k", "sk-from-keychain").unwrap();
+        let found = provider_key(&store, "k", var).unwrap().unwrap();
+        assert_eq!(
+            (found.value.as_str(), found.source),
+            ("sk-from-keychain", KeySource::Keychain)
+        );
+        std::env::remove_var(var);
     }
 }

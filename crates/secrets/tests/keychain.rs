@@ -27,3 +27,83 @@ fn a_secret_is_stored_in_the_secret_service_and_read_back_by_another_process() {
     store.delete(name).expect("delete");
     assert_eq!(store.get(name).expect("get after delete"), None);
 }
+
+/// Runs this test binary again, for one test, in an environment the parent sets up.
+fn child(test: &str, shell: &str) -> std::process::Output {
+    let exe = std::env::current_exe().expect("test binary");
+    Command::new("bash")
+        .args(["-c", shell, "bash"])
+        .arg(exe)
+        .args(["--exact", test, "--nocapture"])
+        .env("TOOLGATE_KEYCHAIN_CHILD", "1")
+        .output()
+        .expect("bash runs")
+}
+
+fn in_child() -> bool {
+    std::env::var_os("TOOLGATE_KEYCHAIN_CHILD").is_some()
+}
+
+#[test]
+fn a_locked_keychain_says_to_unlock_it() {
+    if in_child() {
+        let err = Keychain::new("toolgate-locked-test")
+            .get("provider.test.api_key")
+            .expect_err("a locked keychain cannot be read");
+        println!("MESSAGE: {err}");
+        assert!(
+            matches!(err, toolgate_secrets::SecretError::Locked { .. }),
+            "{err:?}"
+        );
+        return;
+    }
+    // A keyring of its own, with nobody to answer the unlock prompt (no display), locked after
+    // an item is stored: what a user sees with a locked login keyring.
+    let out = child(
+        "a_locked_keychain_says_to_unlock_it",
+        r#"exec dbus-run-session -- bash -c '
+            unset DISPLAY WAYLAND_DISPLAY
+            eval "$(printf toolgate | gnome-keyring-daemon --unlock --components=secrets)"
+            printf v | secret-tool store --label=t service toolgate-locked-test username provider.test.api_key
+            busctl --user call org.freedesktop.secrets /org/freedesktop/secrets \
+              org.freedesktop.Secret.Service Lock ao 1 /org/freedesktop/secrets/collection/login >/dev/null
+            exec timeout 60 "$@"' bash "$@""#,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("MESSAGE: the OS keychain is locked or refused access")
+            && stdout.contains("Unlock it"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn no_secret_service_says_what_to_start() {
+    if in_child() {
+        let err = Keychain::new("toolgate-missing-test")
+            .get("provider.test.api_key")
+            .expect_err("no Secret Service");
+        println!("MESSAGE: {err}");
+        assert!(
+            matches!(err, toolgate_secrets::SecretError::Unavailable { .. }),
+            "{err:?}"
+        );
+        return;
+    }
+    let out = child(
+        "no_secret_service_says_what_to_start",
+        r#"DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/toolgate-bus exec timeout 60 "$@""#,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child failed: {stdout}");
+    assert!(
+        stdout.contains("MESSAGE: the OS keychain is not reachable")
+            && stdout.contains("start a Secret Service"),
+        "{stdout}"
+    );
+}

@@ -2,7 +2,9 @@
 //!
 //! Settings are plain serde data with a schema version, validated on every change. They never hold
 //! a secret: API keys live in the OS keychain (see `toolgate-secrets`), and a setting only names the
-//! keychain item through [`ProviderKind::secret_name`].
+//! keychain item through [`ProviderKind::secret_name`]. Server env values and HTTP headers refer to
+//! secrets as `${secret:NAME}` (and to Toolgate's environment as `${env:NAME}`), filled in only
+//! when the server starts (see [`reference`]).
 //!
 //! Storage is the caller's business: the desktop app keeps these values in `tauri-plugin-store`,
 //! so this crate stays free of any UI or file-format choice.
@@ -11,6 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+pub mod reference;
+pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
 
@@ -60,6 +64,10 @@ pub struct ServerConfig {
     /// Folders offered to the server when it asks for `roots/list`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roots: Vec<PathBuf>,
+    /// Environment variables that can make the program load other code (`LD_PRELOAD`,
+    /// `NODE_OPTIONS`…) which the user explicitly allows in this server's `env`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_env: Vec<String>,
 }
 
 /// How Toolgate talks to a server.
@@ -143,7 +151,28 @@ impl ServerConfig {
             max_call_timeout_secs: default_max_call_timeout(),
             auto_restart: true,
             roots: Vec::new(),
+            allow_env: Vec::new(),
         }
+    }
+
+    /// The first variable of `env` that can make the server's program load other code
+    /// (`LD_PRELOAD`, `NODE_OPTIONS`…) and that the user has not allowed in `allow_env`, as an
+    /// error saying how to allow it. Checked before every start and on import, not when the
+    /// settings are read, so a hand-edited file is never thrown away for it.
+    pub fn unsafe_env(&self) -> Option<SettingsError> {
+        let Transport::Stdio { env, .. } = &self.transport else {
+            return None;
+        };
+        let name = env.keys().find(|name| {
+            reference::hijacks_process(name)
+                && !self.allow_env.iter().any(|a| a.eq_ignore_ascii_case(name))
+        })?;
+        Some(invalid(
+            format!("servers.{}.env.{name}", self.id),
+            format!(
+                "{name} can make the server's program load other code, so Toolgate refuses it. If you trust this setting, add \"{name}\" to the server's allowEnv"
+            ),
+        ))
     }
 
     /// Checks this entry alone; `at` names a field for the error, e.g. `servers[2].command`.
@@ -177,6 +206,15 @@ impl ServerConfig {
                 ));
             }
             _ => {}
+        }
+        let (values, kind): (Vec<(&String, &String)>, &str) = match &self.transport {
+            Transport::Stdio { env, .. } => (env.iter().collect(), "env"),
+            Transport::Http { headers, .. } => (headers.iter().collect(), "headers"),
+        };
+        for (name, value) in values {
+            // The value may be a pasted secret: errors name the field, never repeat the value.
+            reference::references(value)
+                .map_err(|reason| invalid(at(&format!("{kind}.{name}")), reason))?;
         }
         for (field, secs) in [
             ("startupTimeoutSecs", self.startup_timeout_secs),
@@ -230,6 +268,14 @@ impl ProviderKind {
         }
     }
 
+    /// The environment variable that holds this provider's key when the keychain has none.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+            ProviderKind::Openai => "OPENAI_API_KEY",
+        }
+    }
+
     pub fn default_base_url(self) -> &'static str {
         match self {
             ProviderKind::Anthropic => "https://api.anthropic.com",
@@ -272,6 +318,28 @@ impl ProviderSettings {
             model: kind.default_model().to_owned(),
         }
     }
+}
+
+/// The secrets the servers' env and headers refer to, each with the ids of the servers using it.
+pub fn secrets_used(settings: &Settings) -> BTreeMap<String, Vec<String>> {
+    let mut used: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for server in &settings.servers {
+        let values = match &server.transport {
+            Transport::Stdio { env, .. } => env.values(),
+            Transport::Http { headers, .. } => headers.values(),
+        };
+        for value in values {
+            for reference in references(value).unwrap_or_default() {
+                if let Reference::Secret(name) = reference {
+                    let users = used.entry(name.to_owned()).or_default();
+                    if !users.contains(&server.id) {
+                        users.push(server.id.clone());
+                    }
+                }
+            }
+        }
+    }
+    used
 }
 
 /// A setting that was rejected, naming the field and why.
@@ -610,5 +678,40 @@ mod tests {
         assert_eq!(command, "node");
         assert!(args[0].ends_with("dist/index.js"));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn env_that_hijacks_the_program_is_refused_unless_allowed_and_references_are_checked() {
+        let mut server = ServerConfig::stdio("s", "node", ["server.js"]);
+        if let Transport::Stdio { env, .. } = &mut server.transport {
+            env.insert("GITHUB_TOKEN".into(), "${secret:GITHUB_TOKEN}".into());
+            env.insert("LD_PRELOAD".into(), "/tmp/evil.so".into());
+        }
+        let refused = server.unsafe_env().expect("refused").to_string();
+        assert!(
+            refused.starts_with("servers.s.env.LD_PRELOAD:"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("allowEnv") && !refused.contains("evil"),
+            "{refused}"
+        );
+        server.allow_env.push("ld_preload".into());
+        assert!(server.unsafe_env().is_none());
+
+        let mut settings = Settings::first_run(server.clone());
+        settings.validate().expect("references are well formed");
+        assert_eq!(
+            secrets_used(&settings).into_iter().collect::<Vec<_>>(),
+            vec![("GITHUB_TOKEN".to_owned(), vec!["s".to_owned()])]
+        );
+        if let Transport::Stdio { env, .. } = &mut settings.servers[0].transport {
+            env.insert("BROKEN".into(), "${secret:}".into());
+        }
+        let err = settings.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("env.BROKEN") && err.contains("does not name"),
+            "{err}"
+        );
     }
 }

@@ -64,8 +64,12 @@ export default function ProviderPanel({ provider, onChange }: Props) {
         {provider.keyError
           ? `Keychain problem: ${provider.keyError}`
           : provider.keySet
-            ? "Key set (stored in the OS keychain)"
-            : "No key set"}
+            ? `Key set ${provider.keyHint ?? ""} (${
+                provider.keySource === "environment"
+                  ? `from the environment variable ${provider.keyEnvVar}`
+                  : "stored in the OS keychain"
+              })`
+            : `No key set. Save one below, or set ${provider.keyEnvVar} before starting Toolgate.`}
       </p>
       <form
         onSubmit={(e) => {
@@ -89,7 +93,7 @@ export default function ProviderPanel({ provider, onChange }: Props) {
           <button
             id="api-key-clear"
             type="button"
-            disabled={!provider.keySet}
+            disabled={!provider.keySet || provider.keySource !== "keychain"}
             onClick={() => run(clearApiKey, "Key removed from the keychain.")}
           >
             Clear key

@@ -1,3 +1,4 @@
+import Secrets from "./Secrets";
 import { useState } from "react";
 import {
   callTool,
@@ -51,6 +52,7 @@ export default function ServersPanel({
   if (servers.length === 0) return <p className="panel muted">No MCP servers are configured.</p>;
   return (
     <div className="panel">
+      <Secrets refreshKey={servers} />
       {catalog?.budget && (
         <p className="muted" data-testid="tool-budget">
           {catalog.budget.tools} of {catalog.budget.limit} tools offered to the model, about{" "}

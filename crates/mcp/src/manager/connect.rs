@@ -14,7 +14,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate_settings::{ServerConfig, Transport};
+use toolgate_secrets::SecretStore;
+use toolgate_settings::{Reference, ServerConfig, Transport};
 
 use super::ServerManager;
 use crate::client::{Client, ListKind};
@@ -47,6 +48,41 @@ fn lifecycle() -> ClientLifecycleMode {
 type NotStarted = (String, Option<StdioProcess>);
 
 impl ServerManager {
+    /// `values` (a server's env or headers) with their `${secret:…}` and `${env:…}` references
+    /// filled in, just before use. An error names the entry and what is missing, never a value.
+    async fn resolve(
+        &self,
+        kind: &'static str,
+        values: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let needs_keychain = values.values().any(|v| {
+            toolgate_settings::references(v)
+                .is_ok_and(|r| r.iter().any(|r| matches!(r, Reference::Secret(_))))
+        });
+        let values = values.clone();
+        let secrets = self.options.secrets.clone();
+        let fill = move || {
+            values
+                .into_iter()
+                .map(|(name, value)| {
+                    toolgate_settings::expand(&value, |reference| {
+                        lookup(secrets.as_deref(), reference)
+                    })
+                    .map(|value| (name.clone(), value))
+                    .map_err(|why| format!("{kind}.{name}: {why}"))
+                })
+                .collect()
+        };
+        if needs_keychain {
+            // The keychain answers over D-Bus and may block: off the async workers.
+            tokio::task::spawn_blocking(fill)
+                .await
+                .map_err(|e| format!("could not read the keychain: {e}"))?
+        } else {
+            fill()
+        }
+    }
+
     /// Spawns or dials the server, performs the handshake and lists what it offers, all within
     /// the server's start-up timeout, unless `cancel` cuts it short. On failure the process is
     /// stopped and the reason includes the server's last words on stderr.
@@ -75,6 +111,10 @@ impl ServerManager {
                 env,
                 cwd,
             } => {
+                if let Some(refused) = config.unsafe_env() {
+                    return Err(refused.to_string());
+                }
+                let env = self.resolve("env", env).await?;
                 // Read once, possibly slowly (the login shell): not part of this server's time.
                 let host = self.host_env().await;
                 let deadline = tokio::time::Instant::now() + timeout;
@@ -82,7 +122,7 @@ impl ServerManager {
                     server: &config.id,
                     command,
                     args,
-                    env,
+                    env: &env,
                     cwd: cwd.as_deref(),
                 };
                 let spawned = stdio::spawn(&spec, host, log, &self.events)?;
@@ -108,7 +148,8 @@ impl ServerManager {
             Transport::Http { url, headers } => {
                 let deadline = tokio::time::Instant::now() + timeout;
                 let shown = redact_url(url);
-                let transport = http_transport(url, headers)?;
+                let headers = self.resolve("headers", headers).await?;
+                let transport = http_transport(url, &headers)?;
                 let serve = client.serve_with_lifecycle(transport, lifecycle());
                 tokio::select! {
                     served = tokio::time::timeout_at(deadline, serve) => match served {
@@ -277,6 +318,27 @@ pub(super) fn with_last_words(reason: String, exit: Option<String>, log: &Server
     }
 }
 
+/// The value of one reference, or why there is none (never a secret's value).
+fn lookup(secrets: Option<&dyn SecretStore>, reference: Reference<'_>) -> Result<String, String> {
+    match reference {
+        Reference::Env(name) => std::env::var(name).map_err(|_| {
+            format!("the environment variable {name} is not set in Toolgate's environment")
+        }),
+        Reference::Secret(name) => {
+            let store = secrets.ok_or_else(|| {
+                format!("the secret {name} cannot be read: no keychain is available here")
+            })?;
+            match store.get(&toolgate_settings::secret_item(name)) {
+                Ok(Some(value)) => Ok(value),
+                Ok(None) => Err(format!(
+                    "the secret {name} is not set; set it under Servers & tools → Secrets (or `toolgate secrets set {name}`)"
+                )),
+                Err(e) => Err(format!("the secret {name} cannot be read: {e}")),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +350,28 @@ mod tests {
             "https://mcp.example.com/mcp?…"
         );
         assert_eq!(redact_url("not a url sk-1"), "the server's URL");
+    }
+
+    #[test]
+    fn references_resolve_from_the_keychain_and_the_environment_and_say_what_is_missing() {
+        use toolgate_secrets::MemoryStore;
+        let store = MemoryStore::default();
+        store
+            .set(&toolgate_settings::secret_item("GH"), "ghp_value")
+            .unwrap();
+        assert_eq!(
+            lookup(Some(&store), Reference::Secret("GH")).unwrap(),
+            "ghp_value"
+        );
+        let missing = lookup(Some(&store), Reference::Secret("NOPE")).unwrap_err();
+        assert!(missing.contains("the secret NOPE is not set"), "{missing}");
+        let no_keychain = lookup(None, Reference::Secret("GH")).unwrap_err();
+        assert!(no_keychain.contains("no keychain"), "{no_keychain}");
+        assert!(lookup(None, Reference::Env("PATH")).is_ok());
+        let unset = lookup(None, Reference::Env("TOOLGATE_SURELY_UNSET_VAR")).unwrap_err();
+        assert!(
+            unset.contains("not set in Toolgate's environment"),
+            "{unset}"
+        );
     }
 }
