@@ -26,6 +26,7 @@ fn main() {
         "open_conversation",
         "rename_conversation",
         "delete_conversation",
+        "startup_notices",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

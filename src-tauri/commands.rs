@@ -487,3 +487,10 @@ pub async fn delete_conversation(state: State<'_, AppState>, id: String) -> Resu
     }
     Ok(())
 }
+
+/// What the user must be told about this start (a settings or history file that could not be
+/// read, and where it was kept).
+#[tauri::command]
+pub async fn startup_notices(state: State<'_, AppState>) -> Result<Vec<String>> {
+    Ok(state.notices.clone())
+}

@@ -25,7 +25,6 @@ pub fn run() {
         .init();
 
     let app = tauri::Builder::default()
-        .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let state = AppState::load(app.handle())?;
@@ -93,6 +92,7 @@ pub fn run() {
             commands::open_conversation,
             commands::rename_conversation,
             commands::delete_conversation,
+            commands::startup_notices,
         ])
         .build(tauri::generate_context!());
 

@@ -4,8 +4,11 @@
 //! a secret: API keys live in the OS keychain (see `toolgate-secrets`), and a setting only names the
 //! keychain item through [`ProviderKind::secret_name`].
 //!
-//! Storage is the caller's business: the desktop app keeps these values in `tauri-plugin-store`,
-//! so this crate stays free of any UI or file-format choice.
+//! The settings file is this crate's too ([`file`]): `{"settings": {…}}` in one JSON file that the
+//! app and the CLI share, written atomically (a crash or kill never leaves a partial file), and
+//! set aside as a backup, never overwritten, when it cannot be read.
+
+pub mod file;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
