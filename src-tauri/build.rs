@@ -29,6 +29,7 @@ fn main() {
         "list_secrets",
         "set_secret",
         "clear_secret",
+        "startup_notices",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -572,3 +572,10 @@ async fn restart_users(state: &AppState, name: &str) {
         }
     }
 }
+
+/// What the user must be told about this start (a settings or history file that could not be
+/// read, and where it was kept).
+#[tauri::command]
+pub async fn startup_notices(state: State<'_, AppState>) -> Result<Vec<String>> {
+    Ok(state.notices.clone())
+}

@@ -25,7 +25,6 @@ pub fn run() {
         .init();
 
     let app = tauri::Builder::default()
-        .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let state = AppState::load(app.handle())?;
@@ -96,6 +95,7 @@ pub fn run() {
             commands::list_secrets,
             commands::set_secret,
             commands::clear_secret,
+            commands::startup_notices,
         ])
         .build(tauri::generate_context!());
 

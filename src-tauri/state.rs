@@ -1,20 +1,21 @@
 //! What the app holds while it runs, and where settings are stored.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
-use tauri_plugin_store::StoreExt;
 use toolgate_agent::{Gate, ModelSource, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::Message;
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_secrets::{Keychain, SecretStore};
-use toolgate_settings::{Settings, SettingsError};
+use toolgate_settings::file::{FileError, Loaded};
+use toolgate_settings::Settings;
 
-/// The file `tauri-plugin-store` keeps in the app's data folder.
-pub const STORE_FILE: &str = "settings.json";
-const SETTINGS_KEY: &str = "settings";
+use crate::commands::CommandError;
+
+/// The settings file in the app's data folder (read and written by `toolgate_settings::file`).
+pub const SETTINGS_FILE: &str = "settings.json";
 
 /// The conversation on screen: its id in the history (none until its first message) and its
 /// messages.
@@ -29,6 +30,11 @@ pub struct AppState {
     pub gate: Arc<Gate>,
     pub secrets: Arc<dyn SecretStore>,
     settings: Mutex<Settings>,
+    /// Where the settings are saved.
+    settings_path: PathBuf,
+    /// What the user must be told about this start: files that could not be read and where they
+    /// were kept. Shown once as a banner.
+    pub notices: Vec<String>,
     /// The conversation on screen; its lock also keeps turns one at a time.
     pub conversation: tokio::sync::Mutex<Conversation>,
     /// Every conversation, in SQLite; or why it could not be opened (chat still works, unsaved).
@@ -48,18 +54,22 @@ fn local_example_servers() -> Option<std::path::PathBuf> {
 impl AppState {
     /// Loads the settings, or writes the first-run defaults when there are none.
     pub fn load<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Self> {
-        let settings = match read_settings(app) {
-            Ok(Some(settings)) => settings,
-            Ok(None) => first_run(app)?,
-            Err(e) => {
-                // Keep the unreadable file for the user, and start from the defaults.
-                let backup = back_up_store(app);
-                tracing::error!(error = %e, backup = ?backup, "settings unreadable; defaults loaded");
-                first_run(app)?
+        let paths = app.path();
+        let settings_path = paths.app_data_dir()?.join(SETTINGS_FILE);
+        let mut notices = Vec::new();
+        let settings = match toolgate_settings::file::load(&settings_path)? {
+            Loaded::Found(settings) => settings,
+            Loaded::Missing => first_run(&settings_path)?,
+            unreadable @ Loaded::Unreadable { .. } => {
+                // The file was kept as a backup; start from the defaults and tell the user.
+                if let Some(notice) = unreadable.notice() {
+                    tracing::error!("{notice}");
+                    notices.push(notice);
+                }
+                first_run(&settings_path)?
             }
         };
-        let paths = app.path();
-        let history = open_history(app);
+        let history = open_history(app, &mut notices);
         let gate = Arc::new(Gate::default());
         // Servers' sampling and elicitation requests wait at the same gate as tool calls.
         let mut requests = ServerRequestGate::new(
@@ -89,6 +99,8 @@ impl AppState {
             gate,
             secrets,
             settings: Mutex::new(settings),
+            settings_path,
+            notices,
             conversation: tokio::sync::Mutex::new(Conversation::default()),
             turn: Mutex::new(None),
             turns: std::sync::atomic::AtomicU64::new(0),
@@ -99,25 +111,31 @@ impl AppState {
         self.settings.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Applies a change, validates it, stores it; on any failure nothing changes.
+    /// Applies a change, validates it, saves it; on any failure nothing changes, in memory or
+    /// in the file. (The handle is no longer needed, the state knows the file; it stays so that
+    /// callers need not change.)
     pub fn update_settings<R: Runtime>(
         &self,
-        app: &AppHandle<R>,
+        _app: &AppHandle<R>,
         change: impl FnOnce(&mut Settings),
-    ) -> Result<Settings, crate::commands::CommandError> {
+    ) -> Result<Settings, CommandError> {
         let mut current = self.settings();
         let mut next = current.clone();
         change(&mut next);
-        next.validate()?;
-        write_settings(app, &next)?;
+        // Validates first; the file is replaced whole or not at all.
+        toolgate_settings::file::save(&self.settings_path, &next)?;
         *current = next.clone();
         Ok(next)
     }
 }
 
 /// Opens `history.sqlite3` in the app's data folder. A damaged file is moved aside (and the user
-/// told where) and a new one started; any other failure leaves the app working without history.
-fn open_history<R: Runtime>(app: &AppHandle<R>) -> Result<Arc<History>, String> {
+/// told where, in `notices`) and a new one started; any other failure leaves the app working
+/// without history.
+fn open_history<R: Runtime>(
+    app: &AppHandle<R>,
+    notices: &mut Vec<String>,
+) -> Result<Arc<History>, String> {
     let dir = app
         .path()
         .app_data_dir()
@@ -129,6 +147,11 @@ fn open_history<R: Runtime>(app: &AppHandle<R>) -> Result<Arc<History>, String> 
                     backup = %backup.display(),
                     "the history file was damaged; it was moved aside and a new one started"
                 );
+                notices.push(format!(
+                    "Your conversation history could not be read. It was kept as {} and a new \
+                     history was started.",
+                    backup.display()
+                ));
             }
             Ok(Arc::new(history))
         }
@@ -139,51 +162,22 @@ fn open_history<R: Runtime>(app: &AppHandle<R>) -> Result<Arc<History>, String> 
     }
 }
 
-/// Writes and returns the settings of a first run.
-fn first_run<R: Runtime>(app: &AppHandle<R>) -> Result<Settings, SettingsError> {
+/// Saves and returns the settings of a first run.
+fn first_run(path: &Path) -> Result<Settings, FileError> {
     let defaults = Settings::first_run(toolgate_settings::example_server(
         local_example_servers().as_deref(),
     ));
-    write_settings(app, &defaults)?;
+    toolgate_settings::file::save(path, &defaults)?;
     Ok(defaults)
 }
 
-fn read_settings<R: Runtime>(app: &AppHandle<R>) -> anyhow::Result<Option<Settings>> {
-    let store = app.store(STORE_FILE)?;
-    match store.get(SETTINGS_KEY) {
-        None => Ok(None),
-        Some(value) => Ok(Some(Settings::from_json(value)?)),
+impl From<FileError> for CommandError {
+    fn from(e: FileError) -> Self {
+        Self {
+            kind: "settings",
+            message: e.to_string(),
+        }
     }
-}
-
-fn write_settings<R: Runtime>(
-    app: &AppHandle<R>,
-    settings: &Settings,
-) -> Result<(), SettingsError> {
-    let store = app
-        .store(STORE_FILE)
-        .map_err(|e| SettingsError::Malformed(e.to_string()))?;
-    let value: Value =
-        serde_json::to_value(settings).map_err(|e| SettingsError::Malformed(e.to_string()))?;
-    store.set(SETTINGS_KEY, value);
-    store.save().map_err(|e| SettingsError::Invalid {
-        field: STORE_FILE.to_owned(),
-        reason: format!("could not be saved: {e}"),
-    })
-}
-
-fn back_up_store<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
-    let path = app.path().app_data_dir().ok()?.join(STORE_FILE);
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let backup = path.with_extension(format!("unreadable-{stamp}.json"));
-    std::fs::copy(&path, &backup).ok()?;
-    if let Ok(store) = app.store(STORE_FILE) {
-        store.delete(SETTINGS_KEY);
-    }
-    Some(backup)
 }
 
 /// The approval rules as the agent sees them: read from the settings at every call, and saved to

@@ -6,6 +6,7 @@ import {
   toolCatalog,
   type ToolCatalogView,
   onServersChanged,
+  startupNotices,
   type ProviderView,
   type ServerSnapshot,
 } from "./ipc";
@@ -29,6 +30,7 @@ export default function App() {
   const [catalog, setCatalog] = useState<ToolCatalogView | null>(null);
   const [provider, setProviderView] = useState<ProviderView | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  const [notices, setNotices] = useState<string[]>([]);
 
   const refreshServers = useCallback(() => {
     listServers().then(setServers, (e) => setLoadError(errorMessage(e)));
@@ -38,6 +40,7 @@ export default function App() {
   useEffect(() => {
     refreshServers();
     getProvider().then(setProviderView, (e) => setLoadError(errorMessage(e)));
+    startupNotices().then(setNotices, (e) => setLoadError(errorMessage(e)));
     const unlisten = onServersChanged(refreshServers);
     return () => {
       unlisten.then((f) => f());
@@ -70,6 +73,14 @@ export default function App() {
           ))}
         </nav>
       </header>
+      {notices.map((notice, i) => (
+        <div key={notice} className="card notice" role="alert" data-testid="startup-notice">
+          <p>{notice}</p>
+          <button type="button" onClick={() => setNotices((all) => all.filter((_, j) => j !== i))}>
+            Dismiss
+          </button>
+        </div>
+      ))}
       {loadError && (
         <p className="error" role="alert">
           {loadError}

@@ -2,7 +2,7 @@
 // names must match what the Rust commands expect.
 import { afterEach, describe, expect, it } from "vitest";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
-import { answerApproval, callTool, errorMessage, setProvider } from "./ipc";
+import { answerApproval, callTool, errorMessage, setProvider, startupNotices } from "./ipc";
 
 afterEach(() => clearMocks());
 
@@ -37,5 +37,15 @@ describe("ipc", () => {
       kind: "settings",
     });
     expect(errorMessage({ kind: "settings", message: "bad" })).toBe("bad");
+  });
+
+  it("reads the start-up notices", async () => {
+    const seen: string[] = [];
+    mockIPC((cmd) => {
+      seen.push(cmd);
+      return ["Your settings file could not be read (line 3, column 5: expected `,`)."];
+    });
+    expect(await startupNotices()).toHaveLength(1);
+    expect(seen).toEqual(["startup_notices"]);
   });
 });

@@ -331,6 +331,10 @@ export const pendingApprovals = () => invoke<PendingCall[]>("pending_approvals")
 
 export const resetConversation = () => invoke<void>("reset_conversation");
 
+/** What the user must be told about this start, e.g. a settings file that could not be read and
+ *  where it was kept. Empty on a normal start. */
+export const startupNotices = () => invoke<string[]>("startup_notices");
+
 /** Calls `onChange` whenever a server's status or tool list changes. */
 export const onServersChanged = (onChange: () => void): Promise<UnlistenFn> =>
   listen("servers-changed", () => onChange());

@@ -6,8 +6,11 @@
 //! secrets as `${secret:NAME}` (and to Toolgate's environment as `${env:NAME}`), filled in only
 //! when the server starts (see [`reference`]).
 //!
-//! Storage is the caller's business: the desktop app keeps these values in `tauri-plugin-store`,
-//! so this crate stays free of any UI or file-format choice.
+//! The settings file is this crate's too ([`file`]): `{"settings": {…}}` in one JSON file that the
+//! app and the CLI share, written atomically (a crash or kill never leaves a partial file), and
+//! set aside as a backup, never overwritten, when it cannot be read.
+
+pub mod file;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
