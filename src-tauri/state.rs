@@ -120,7 +120,21 @@ impl AppState {
         change: impl FnOnce(&mut Settings),
     ) -> Result<Settings, CommandError> {
         let mut current = self.settings();
-        let mut next = current.clone();
+        // Start from the file, not memory: the CLI may have changed it since (adding a server,
+        // say), and this change must not undo that.
+        let mut next = match toolgate_settings::file::load(&self.settings_path) {
+            Ok(Loaded::Found(on_disk)) => on_disk,
+            Ok(other) => {
+                if let Some(notice) = other.notice() {
+                    tracing::error!("{notice}");
+                }
+                current.clone()
+            }
+            Err(e) => {
+                tracing::error!("could not re-read the settings before saving: {e}");
+                current.clone()
+            }
+        };
         change(&mut next);
         // Validates first; the file is replaced whole or not at all.
         toolgate_settings::file::save(&self.settings_path, &next)?;
