@@ -64,7 +64,8 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         .env("XDG_CONFIG_HOME", data_home.join("config"))
         .env("XDG_CACHE_HOME", data_home.join("cache"))
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        // The app's own log goes here, to be scanned for secrets with its other files.
+        .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
         .process_group(0)
         .spawn()
         .context("starting tauri-driver (cargo install tauri-driver --locked)")?;
@@ -143,6 +144,7 @@ async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
 async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     // First run: the welcome screen asks for a provider key.
     wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
+    record_payloads(c).await?;
 
     // The example server is ready with its tools, and a tool can be called by hand.
     click(c, "[data-testid=tab-servers]").await?;
@@ -346,6 +348,119 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     )
     .await?;
     wait_text(c, "[data-testid=assistant-message]", "Thanks, Ada.", 20).await?;
+
+    assert_no_secret_reached_the_web_view(c, &[KEY]).await?;
+    Ok(())
+}
+
+/// Records every payload the web-view receives from now on: command results and errors, events
+/// and turn channels' messages. For checking that no secret gets there.
+async fn record_payloads(c: &Client) -> Result<()> {
+    let hooked = c
+        .execute(
+            r#"
+            // Every answer from the backend (command results and errors, events, channel
+            // messages) reaches the page through one map of callbacks, looked up by id.
+            const callbacks = window.__TAURI_INTERNALS__.callbacks;
+            if (!(callbacks instanceof Map)) return false;
+            const seen = (window.__toolgatePayloads = []);
+            const lookup = Map.prototype.get;
+            callbacks.get = function (id) {
+                const callback = lookup.call(this, id);
+                return callback && ((data) => {
+                    try { seen.push(JSON.stringify(data)); } catch (e) { seen.push(String(data)); }
+                    return callback(data);
+                });
+            };
+            return callbacks.get !== lookup;
+            "#,
+            vec![],
+        )
+        .await?;
+    anyhow::ensure!(
+        hooked == json!(true),
+        "could not record the web-view's payloads"
+    );
+    Ok(())
+}
+
+/// Asks the backend for everything the window can read, then checks that no secret is in any
+/// payload recorded since [`record_payloads`], nor in the page.
+async fn assert_no_secret_reached_the_web_view(c: &Client, secrets: &[&str]) -> Result<()> {
+    let payloads = c
+        .execute_async(
+            r#"
+            const done = arguments[arguments.length - 1];
+            const invoke = window.__TAURI_INTERNALS__.invoke;
+            const reads = [
+                ["get_provider", {}], ["list_servers", {}], ["tool_catalog", {}], ["list_secrets", {}],
+                ["pending_approvals", {}], ["approval_rules", {}], ["audit_log", { filter: {} }],
+                ["list_conversations", { search: null }], ["current_conversation", {}],
+                ["startup_notices", {}],
+                // Errors too: a bad secret name, and a provider with a broken address.
+                ["set_secret", { name: "bad name", value: "x" }],
+            ];
+            Promise.allSettled(reads.map(([cmd, args]) => invoke(cmd, args))).then((r) => done(r.length));
+            "#,
+            vec![],
+        )
+        .await
+        .context("reading everything the window can read")?;
+    anyhow::ensure!(payloads == json!(11), "every read answered: {payloads}");
+    let recorded = c
+        .execute("return window.__toolgatePayloads.join('\\n');", vec![])
+        .await
+        .context("collecting the recorded payloads")?;
+    let page = c
+        .execute("return document.documentElement.outerHTML;", vec![])
+        .await
+        .context("reading the page")?;
+    let text = format!(
+        "{}\n{}",
+        recorded.as_str().unwrap_or_default(),
+        page.as_str().unwrap_or_default()
+    );
+    anyhow::ensure!(
+        text.contains("\"keyEnvVar\":\"ANTHROPIC_API_KEY\"") && text.contains("textDelta"),
+        "the payloads were recorded: {} bytes",
+        text.len()
+    );
+    for secret in secrets {
+        anyhow::ensure!(
+            !text.contains(secret),
+            "a secret reached the web-view: {}",
+            text.lines()
+                .find(|l| l.contains(secret))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// Every file under `dir` (settings, history, logs, the app's own output) must be free of the
+/// secrets.
+fn assert_no_secret_in_files(dir: &std::path::Path, secrets: &[&str]) -> Result<()> {
+    let mut checked = 0;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path)?;
+            let text = String::from_utf8_lossy(&bytes);
+            checked += 1;
+            for secret in secrets {
+                anyhow::ensure!(!text.contains(secret), "{} holds a secret", path.display());
+            }
+        }
+    }
+    anyhow::ensure!(
+        checked >= 3,
+        "settings, history and logs were scanned ({checked} files)"
+    );
     Ok(())
 }
 
@@ -408,6 +523,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
 
     let data_home = std::env::temp_dir().join(format!("toolgate-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data_home);
+    std::fs::create_dir_all(&data_home)?;
     let (_driver, port) = start_driver(&data_home)?;
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));
@@ -426,6 +542,12 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let running = app_processes(&marker);
     if outcome.is_err() {
         let _ = save_screenshot(&client, "e2e-failure.png").await;
+        let log = std::fs::read_to_string(data_home.join("app-stderr.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(60).collect();
+        eprintln!("the app's last log lines:");
+        for line in tail.into_iter().rev() {
+            eprintln!("  {line}");
+        }
     }
     let _ = client.close().await;
     outcome?;
@@ -460,6 +582,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         "the key must never reach the settings file"
     );
     assert!(settings.contains(&provider.anthropic_base_url()));
+    assert_no_secret_in_files(&data_home, &[KEY])?;
 
     // The "always allow" answer is a rule in the settings file, bound to the echo tool.
     let stored: serde_json::Value = serde_json::from_str(&settings)?;
