@@ -9,8 +9,13 @@
 //! The settings file is this crate's too ([`file`]): `{"settings": {…}}` in one JSON file that the
 //! app and the CLI share, written atomically (a crash or kill never leaves a partial file), and
 //! set aside as a backup, never overwritten, when it cannot be read.
+//!
+//! [`import`] reads other hosts' MCP configs (Claude Desktop, Cursor, Claude Code, VS Code) into
+//! servers and approval rules; [`export`] writes servers back in the `mcpServers` form.
 
+pub mod export;
 pub mod file;
+pub mod import;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
