@@ -30,6 +30,10 @@ fn main() {
         "set_secret",
         "clear_secret",
         "startup_notices",
+        "import_sources",
+        "preview_import",
+        "apply_import",
+        "export_servers",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -42,6 +42,7 @@ command_error! {
     toolgate_agent::GateError => "approval",
     toolgate_agent::AgentError => "turn",
     toolgate_history::HistoryError => "history",
+    toolgate_settings::import::ImportError => "import",
     tauri::Error => "internal",
 }
 
@@ -561,16 +562,26 @@ pub async fn clear_secret(state: State<'_, AppState>, name: String) -> Result<()
     Ok(())
 }
 
-/// Restarts the enabled servers whose settings use the secret, so they get its new value.
+/// Restarts, in the background, the servers whose settings use the secret, so they get its new
+/// value; their status shows the progress.
 async fn restart_users(state: &AppState, name: &str) {
-    let users = toolgate_settings::secrets_used(&state.settings())
-        .remove(name)
-        .unwrap_or_default();
-    for id in users {
-        if let Err(e) = state.servers.restart(&id).await {
-            tracing::info!(server = %id, "not restarted after its secret changed: {e}");
+    let users: Vec<String> = {
+        let settings = state.settings();
+        let used = toolgate_settings::secrets_used(&settings)
+            .remove(name)
+            .unwrap_or_default();
+        used.into_iter()
+            .filter(|id| settings.servers.iter().any(|s| &s.id == id && s.enabled))
+            .collect()
+    };
+    let servers = state.servers.clone();
+    tauri::async_runtime::spawn(async move {
+        for id in users {
+            if let Err(e) = servers.restart(&id).await {
+                tracing::info!(server = %id, "not restarted after its secret changed: {e}");
+            }
         }
-    }
+    });
 }
 
 /// What the user must be told about this start (a settings or history file that could not be
@@ -578,4 +589,120 @@ async fn restart_users(state: &AppState, name: &str) {
 #[tauri::command]
 pub async fn startup_notices(state: State<'_, AppState>) -> Result<Vec<String>> {
     Ok(state.notices.clone())
+}
+
+/// Where servers to import come from: text the user pasted, or Claude Desktop's own file (read
+/// here, so its plain-text tokens never pass through the window).
+#[derive(Debug, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum ImportSource {
+    Text {
+        text: String,
+        /// The name for a single server pasted alone.
+        name: Option<String>,
+    },
+    ClaudeDesktop,
+}
+
+/// Files the import can offer to read, where they exist.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportSources {
+    pub claude_desktop: Option<String>,
+}
+
+#[tauri::command]
+pub async fn import_sources() -> Result<ImportSources> {
+    Ok(ImportSources {
+        claude_desktop: toolgate_settings::import::claude_desktop_config_path()
+            .filter(|p| p.is_file())
+            .map(|p| p.display().to_string()),
+    })
+}
+
+fn import_plan(
+    settings: &toolgate_settings::Settings,
+    source: &ImportSource,
+) -> Result<toolgate_settings::import::ImportPlan> {
+    use toolgate_settings::import::{plan_import, ImportOptions};
+    let (text, name) = match source {
+        ImportSource::Text { text, name } => (text.clone(), name.clone()),
+        ImportSource::ClaudeDesktop => {
+            let path =
+                toolgate_settings::import::claude_desktop_config_path().ok_or_else(|| {
+                    CommandError {
+                        kind: "import",
+                        message: "no Claude Desktop configuration folder on this system".into(),
+                    }
+                })?;
+            let text = std::fs::read_to_string(&path).map_err(|e| CommandError {
+                kind: "import",
+                message: format!("could not read {}: {e}", path.display()),
+            })?;
+            (text, None)
+        }
+    };
+    let options = ImportOptions {
+        name,
+        ..ImportOptions::default()
+    };
+    Ok(plan_import(settings, &text, &options)?)
+}
+
+/// What importing would add, rename, skip and ask for; changes nothing.
+#[tauri::command]
+pub async fn preview_import(
+    state: State<'_, AppState>,
+    source: ImportSource,
+) -> Result<toolgate_settings::import::ImportReport> {
+    let settings = state.settings().clone();
+    Ok(import_plan(&settings, &source)?.report().clone())
+}
+
+/// Imports: the chosen secrets go to the keychain first, then the settings are saved with
+/// references to them, then the new servers start.
+#[tauri::command]
+pub async fn apply_import<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    source: ImportSource,
+    choices: toolgate_settings::import::ImportChoices,
+) -> Result<toolgate_settings::import::ImportReport> {
+    let before = state.settings().clone();
+    let plan = import_plan(&before, &source)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let applied = plan.apply(&before, &choices, now)?;
+    let secrets = applied.secrets;
+    keychain(state.secrets.clone(), move |s| {
+        secrets.iter().try_for_each(|secret| {
+            s.set(&toolgate_settings::secret_item(&secret.name), &secret.value)
+        })
+    })
+    .await?;
+    let next = applied.settings;
+    state.update_settings(&app, |s| *s = next.clone())?;
+    let new: Vec<_> = next
+        .servers
+        .iter()
+        .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
+        .cloned()
+        .collect();
+    state.servers.add(&new).await;
+    Ok(plan.report().clone())
+}
+
+/// The servers in Claude Desktop's `mcpServers` format, secrets left as `${secret:…}`.
+#[tauri::command]
+pub async fn export_servers(
+    state: State<'_, AppState>,
+) -> Result<toolgate_settings::export::Export> {
+    Ok(toolgate_settings::export::export_mcp_servers(
+        &state.settings(),
+    ))
 }

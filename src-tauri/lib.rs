@@ -96,6 +96,10 @@ pub fn run() {
             commands::set_secret,
             commands::clear_secret,
             commands::startup_notices,
+            commands::import_sources,
+            commands::preview_import,
+            commands::apply_import,
+            commands::export_servers,
         ])
         .build(tauri::generate_context!());
 

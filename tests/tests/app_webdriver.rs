@@ -21,6 +21,10 @@ use toolgate_tests::{
 };
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
+/// A token pasted in an imported snippet, moved to the keychain by the import.
+const IMPORTED_TOKEN: &str = "imported-canary-token-5a5a5a";
+/// A server secret set afterwards in the Secrets section.
+const SERVER_SECRET: &str = "server-canary-secret-7b7b7b";
 
 struct Driver(Child);
 
@@ -110,8 +114,14 @@ async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
         .for_element(Locator::Css(css))
         .await
         .with_context(|| format!("waiting for {css}"))?;
-    element.clear().await?;
-    element.send_keys(text).await?;
+    element
+        .clear()
+        .await
+        .with_context(|| format!("clearing {css}"))?;
+    element
+        .send_keys(text)
+        .await
+        .with_context(|| format!("typing into {css}"))?;
     Ok(())
 }
 
@@ -141,7 +151,7 @@ async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
+async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Result<()> {
     // First run: the welcome screen asks for a provider key.
     wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
     record_payloads(c).await?;
@@ -349,8 +359,82 @@ async fn scenario(c: &Client, provider: &ScriptedProvider) -> Result<()> {
     .await?;
     wait_text(c, "[data-testid=assistant-message]", "Thanks, Ada.", 20).await?;
 
-    assert_no_secret_reached_the_web_view(c, &[KEY]).await?;
+    // Import a server from a pasted snippet with a token in plain text: the token moves to the
+    // keychain, and the server starts with it.
+    click(c, "[data-testid=tab-servers]").await?;
+    let snippet = json!({"mcpServers": {"canary-server": {
+        "command": "python3",
+        "args": [toolgate_tests::fault_server_script().to_string_lossy(), "ok"],
+        "env": {"API_TOKEN": IMPORTED_TOKEN},
+    }}});
+    // An empty textarea: typed into without clearing (WebKit refuses to clear this one).
+    c.wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css("#import-text"))
+        .await?
+        .send_keys(&snippet.to_string())
+        .await
+        .context("pasting the snippet")?;
+    click(c, "[data-testid=import-preview]")
+        .await
+        .context("previewing the import")?;
+    wait_text(c, "[data-testid=import-report]", "Add canary-server", 10).await?;
+    click(c, "[data-testid=import-confirm]").await?;
+    wait_text(c, "[data-testid=import-done]", "Imported canary-server", 10).await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "ready",
+        30,
+    )
+    .await?;
+    wait_text(c, "[data-testid=secret-API_TOKEN]", "set …5a5a", 10).await?;
+    assert_eq!(
+        server_env(marker, "API_TOKEN"),
+        Some(IMPORTED_TOKEN.to_owned())
+    );
+
+    // Replace it in the Secrets section: the server restarts with the new value.
+    fill(c, "#secret-input-API_TOKEN", SERVER_SECRET).await?;
+    click(c, "[data-testid=secret-API_TOKEN] button[type=submit]").await?;
+    wait_text(c, "[data-testid=secret-API_TOKEN]", "set …7b7b", 10).await?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_env(marker, "API_TOKEN").as_deref() != Some(SERVER_SECRET) {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the server restarted with the new secret"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Exported for other hosts, the secret stays a reference.
+    click(c, "[data-testid=export-servers]").await?;
+    wait_text(
+        c,
+        "[data-testid=exported-servers]",
+        "\"API_TOKEN\": \"${secret:API_TOKEN}\"",
+        10,
+    )
+    .await?;
+    let shot = save_screenshot(c, "e2e-servers.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+
+    assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
     Ok(())
+}
+
+/// The value of `name` in the environment of this test's fault server process, if it runs.
+fn server_env(marker: &str, name: &str) -> Option<String> {
+    let of_this_test = processes_with(marker, ProcField::Environ);
+    processes_with("fault_server.py", ProcField::Cmdline)
+        .into_iter()
+        .filter(|pid| of_this_test.contains(pid))
+        .find_map(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            environ.split(|b| *b == 0).find_map(|entry| {
+                let entry = String::from_utf8_lossy(entry);
+                entry.strip_prefix(&format!("{name}=")).map(str::to_owned)
+            })
+        })
 }
 
 /// Records every payload the web-view receives from now on: command results and errors, events
@@ -537,7 +621,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .await
         .context("opening a WebDriver session on the app")?;
 
-    let outcome = scenario(&client, &provider).await;
+    let outcome = scenario(&client, &provider, &data_home.to_string_lossy()).await;
     let marker = data_home.to_string_lossy().into_owned();
     let running = app_processes(&marker);
     if outcome.is_err() {
@@ -582,7 +666,11 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         "the key must never reach the settings file"
     );
     assert!(settings.contains(&provider.anthropic_base_url()));
-    assert_no_secret_in_files(&data_home, &[KEY])?;
+    assert_no_secret_in_files(&data_home, &[KEY, IMPORTED_TOKEN, SERVER_SECRET])?;
+    assert!(
+        settings.contains("${secret:API_TOKEN}"),
+        "the imported server refers to its secret"
+    );
 
     // The "always allow" answer is a rule in the settings file, bound to the echo tool.
     let stored: serde_json::Value = serde_json::from_str(&settings)?;

@@ -276,6 +276,55 @@ export const setApiKey = (key: string) => invoke<ProviderView>("set_api_key", { 
 
 export const clearApiKey = () => invoke<ProviderView>("clear_api_key");
 
+/** Where servers to import come from; Claude Desktop's file is read by the backend. */
+export type ImportSource = { kind: "text"; text: string; name: string | null } | { kind: "claudeDesktop" };
+
+export type SecretLocation = "env" | "header";
+
+/** What an import would do (or did); never holds a secret's value. */
+export interface ImportReport {
+  format: "mcpServers" | "vsCode" | "serverMap" | "singleServer";
+  added: { id: string; name: string; transport: "stdio" | "http"; enabled: boolean }[];
+  renamed: { name: string; wantedId: string; id: string; clash: "existingServer" | "importedServer" }[];
+  skipped: {
+    name: string;
+    reason:
+      | { kind: "identical"; id: string; existing: boolean }
+      | { kind: "disabledDuplicate"; id: string; existing: boolean }
+      | { kind: "unsafeEnv"; variable: string }
+      | { kind: "unsupportedTransport"; transport: string };
+  }[];
+  rules: { serverId: string; tool: string }[];
+  inputs: {
+    id: string;
+    description: string;
+    password: boolean;
+    secretName?: string | null;
+    default?: string | null;
+    options?: string[];
+    usedBy: string[];
+  }[];
+  secretCandidates: { serverId: string; location: SecretLocation; name: string; suggestedSecret: string }[];
+  warnings: { server?: string | null; message: string }[];
+}
+
+/** The user's answers: values for the inputs, and which values move to the keychain. */
+export interface ImportChoices {
+  inputs: Record<string, string>;
+  moveSecrets: { serverId: string; location: SecretLocation; name: string; secretName?: string }[];
+}
+
+export const importSources = () => invoke<{ claudeDesktop: string | null }>("import_sources");
+
+export const previewImport = (source: ImportSource) => invoke<ImportReport>("preview_import", { source });
+
+export const applyImport = (source: ImportSource, choices: ImportChoices) =>
+  invoke<ImportReport>("apply_import", { source, choices });
+
+/** The servers as Claude Desktop's `mcpServers` JSON; secrets stay `${secret:…}` references. */
+export const exportServers = () =>
+  invoke<{ json: unknown; leftOut: { id: string; reason: string }[] }>("export_servers");
+
 export const listSecrets = () => invoke<SecretView[]>("list_secrets");
 
 /** Stores a server secret in the OS keychain; the servers using it restart to pick it up. */

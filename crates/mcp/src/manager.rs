@@ -233,24 +233,7 @@ impl ServerManager {
             let mut entries = self.entries.lock().await;
             entries.clear();
             for config in configs {
-                entries.insert(
-                    config.id.clone(),
-                    Entry {
-                        log: ServerLog::new(self.options.log_dir.as_deref(), &config.id),
-                        roots: Arc::new(RwLock::new(config.roots.clone())),
-                        config: config.clone(),
-                        status: ServerStatus::Stopped,
-                        implementation: None,
-                        protocol_version: None,
-                        tools: Vec::new(),
-                        resources: Vec::new(),
-                        prompts: Vec::new(),
-                        conn: None,
-                        starting: None,
-                        generation: self.next_generation(),
-                        crashes: 0,
-                    },
-                );
+                entries.insert(config.id.clone(), self.new_entry(config));
             }
         }
         self.changed("");
@@ -259,6 +242,45 @@ impl ServerManager {
             .filter(|c| c.enabled)
             .map(|c| self.start(&c.id));
         futures::future::join_all(starts).await;
+    }
+
+    /// Adds servers next to the running ones (after an import, say) and starts the enabled ones;
+    /// a server whose id is already configured is left as it is.
+    pub async fn add(&self, configs: &[ServerConfig]) {
+        let mut added: Vec<&ServerConfig> = Vec::new();
+        {
+            let mut entries = self.entries.lock().await;
+            for config in configs {
+                if !entries.contains_key(&config.id) {
+                    entries.insert(config.id.clone(), self.new_entry(config));
+                    added.push(config);
+                }
+            }
+        }
+        self.changed("");
+        let starts = added
+            .iter()
+            .filter(|c| c.enabled)
+            .map(|c| self.start(&c.id));
+        futures::future::join_all(starts).await;
+    }
+
+    fn new_entry(&self, config: &ServerConfig) -> Entry {
+        Entry {
+            log: ServerLog::new(self.options.log_dir.as_deref(), &config.id),
+            roots: Arc::new(RwLock::new(config.roots.clone())),
+            config: config.clone(),
+            status: ServerStatus::Stopped,
+            implementation: None,
+            protocol_version: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            conn: None,
+            starting: None,
+            generation: self.next_generation(),
+            crashes: 0,
+        }
     }
 
     /// Starts one configured server, stopping it first if it runs. This is also the user's

@@ -1,3 +1,4 @@
+import ImportServers from "./ImportServers";
 import Secrets from "./Secrets";
 import { useState } from "react";
 import {
@@ -49,9 +50,10 @@ export default function ServersPanel({
   servers: ServerSnapshot[];
   catalog: ToolCatalogView | null;
 }) {
-  if (servers.length === 0) return <p className="panel muted">No MCP servers are configured.</p>;
   return (
     <div className="panel">
+      {servers.length === 0 && <p className="muted">No MCP servers are configured.</p>}
+      <ImportServers />
       <Secrets refreshKey={servers} />
       {catalog?.budget && (
         <p className="muted" data-testid="tool-budget">

@@ -1,0 +1,216 @@
+import { useEffect, useState } from "react";
+import {
+  applyImport,
+  errorMessage,
+  exportServers,
+  importSources,
+  previewImport,
+  type ImportChoices,
+  type ImportReport,
+  type ImportSource,
+} from "../ipc";
+
+type Candidate = ImportReport["secretCandidates"][number];
+const candidateKey = (c: Candidate) => `${c.serverId}/${c.location}/${c.name}`;
+
+function skipLabel(reason: ImportReport["skipped"][number]["reason"]): string {
+  switch (reason.kind) {
+    case "identical":
+      return `the same as ${reason.id}`;
+    case "disabledDuplicate":
+      return `disabled, and ${reason.id} runs the same`;
+    case "unsafeEnv":
+      return `its env sets ${reason.variable}, which can make the program load other code`;
+    case "unsupportedTransport":
+      return `Toolgate does not speak the ${reason.transport} transport`;
+  }
+}
+
+/**
+ * Adds servers from a pasted `mcpServers` / VS Code snippet or Claude Desktop's file: preview
+ * first (what is added, renamed, skipped, which values look like secrets), then import. Values
+ * chosen for the keychain never reach the settings file.
+ */
+export default function ImportServers({ onImported }: { onImported?: () => void }) {
+  const [text, setText] = useState("");
+  const [name, setName] = useState("");
+  const [claudeDesktop, setClaudeDesktop] = useState<string | null>(null);
+  const [source, setSource] = useState<ImportSource | null>(null);
+  const [report, setReport] = useState<ImportReport | null>(null);
+  const [moving, setMoving] = useState<Record<string, boolean>>({});
+  const [inputs, setInputs] = useState<Record<string, string>>({});
+  const [done, setDone] = useState<ImportReport | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [exported, setExported] = useState<string | null>(null);
+
+  useEffect(() => {
+    importSources().then((s) => setClaudeDesktop(s.claudeDesktop), () => setClaudeDesktop(null));
+  }, []);
+
+  const preview = (from: ImportSource) => {
+    setProblem(null);
+    setDone(null);
+    previewImport(from).then(
+      (r) => {
+        setSource(from);
+        setReport(r);
+        setMoving(Object.fromEntries(r.secretCandidates.map((c) => [candidateKey(c), true])));
+        setInputs(Object.fromEntries(r.inputs.map((i) => [i.id, i.default ?? ""])));
+      },
+      (e) => {
+        setReport(null);
+        setProblem(errorMessage(e));
+      },
+    );
+  };
+
+  const confirm = () => {
+    if (!source || !report) return;
+    const choices: ImportChoices = {
+      inputs,
+      moveSecrets: report.secretCandidates
+        .filter((c) => moving[candidateKey(c)])
+        .map((c) => ({ serverId: c.serverId, location: c.location, name: c.name })),
+    };
+    applyImport(source, choices).then(
+      (r) => {
+        setDone(r);
+        setReport(null);
+        setText("");
+        onImported?.();
+      },
+      (e) => setProblem(errorMessage(e)),
+    );
+  };
+
+  return (
+    <section className="card" aria-labelledby="import-heading" data-testid="import">
+      <h2 id="import-heading">Add servers from JSON</h2>
+      <label htmlFor="import-text">
+        Paste a server&apos;s configuration (<code>mcpServers</code> from its README, Cursor, Claude Code or VS Code{" "}
+        <code>mcp.json</code>)
+      </label>
+      <textarea
+        id="import-text"
+        data-testid="import-text"
+        rows={6}
+        spellCheck={false}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+      />
+      <div className="row wrap">
+        <label htmlFor="import-name">Name (for a single server)</label>
+        <input id="import-name" value={name} onChange={(e) => setName(e.target.value)} />
+        <button
+          type="button"
+          data-testid="import-preview"
+          disabled={!text.trim()}
+          onClick={() => preview({ kind: "text", text, name: name.trim() || null })}
+        >
+          Preview
+        </button>
+        {claudeDesktop && (
+          <button type="button" data-testid="import-claude" onClick={() => preview({ kind: "claudeDesktop" })}>
+            Import from Claude Desktop
+          </button>
+        )}
+      </div>
+      {problem && (
+        <p className="error small" role="alert" data-testid="import-problem">
+          {problem}
+        </p>
+      )}
+      {report && (
+        <div data-testid="import-report">
+          {report.added.length === 0 ? (
+            <p>Nothing to add.</p>
+          ) : (
+            <ul>
+              {report.added.map((a) => (
+                <li key={a.id}>
+                  Add <strong>{a.name}</strong> as <code>{a.id}</code> ({a.transport}
+                  {a.enabled ? "" : ", switched off"})
+                  {report.renamed.some((r) => r.id === a.id) && " — renamed: that id was taken"}
+                </li>
+              ))}
+            </ul>
+          )}
+          {report.skipped.map((s) => (
+            <p key={s.name} className="muted small">
+              Skip {s.name}: {skipLabel(s.reason)}
+            </p>
+          ))}
+          {report.rules.map((r) => (
+            <p key={`${r.serverId}/${r.tool}`} className="small">
+              Always allow {r.tool} on {r.serverId} (from the file&apos;s auto-approve list)
+            </p>
+          ))}
+          {report.secretCandidates.length > 0 && (
+            <fieldset>
+              <legend>Move to the OS keychain</legend>
+              {report.secretCandidates.map((c) => (
+                <label key={candidateKey(c)} className="row">
+                  <input
+                    type="checkbox"
+                    data-testid={`move-${c.name}`}
+                    checked={moving[candidateKey(c)] ?? false}
+                    onChange={(e) => setMoving((m) => ({ ...m, [candidateKey(c)]: e.target.checked }))}
+                  />
+                  {c.location} {c.name} of {c.serverId} → <code>{`\${secret:${c.suggestedSecret}}`}</code>
+                </label>
+              ))}
+            </fieldset>
+          )}
+          {report.inputs.map((i) => (
+            <div key={i.id} className="row wrap">
+              <label htmlFor={`import-input-${i.id}`}>{i.description || i.id}</label>
+              <input
+                id={`import-input-${i.id}`}
+                type={i.password ? "password" : "text"}
+                autoComplete="off"
+                value={inputs[i.id] ?? ""}
+                onChange={(e) => setInputs((v) => ({ ...v, [i.id]: e.target.value }))}
+              />
+            </div>
+          ))}
+          {report.warnings.map((w, n) => (
+            <p key={n} className="muted small">
+              {w.server ? `${w.server}: ` : ""}
+              {w.message}
+            </p>
+          ))}
+          <button type="button" data-testid="import-confirm" disabled={report.added.length === 0} onClick={confirm}>
+            Import {report.added.length} server{report.added.length === 1 ? "" : "s"}
+          </button>
+        </div>
+      )}
+      {done && (
+        <p role="status" className="ok small" data-testid="import-done">
+          Imported {done.added.map((a) => a.name).join(", ") || "nothing"}.
+        </p>
+      )}
+      <h3>Export</h3>
+      <button
+        type="button"
+        data-testid="export-servers"
+        onClick={() =>
+          exportServers().then(
+            (e) =>
+              setExported(
+                JSON.stringify(e.json, null, 2) +
+                  e.leftOut.map((l) => `\n// left out ${l.id}: ${l.reason}`).join(""),
+              ),
+            (e) => setProblem(errorMessage(e)),
+          )
+        }
+      >
+        Show as Claude Desktop JSON
+      </button>
+      {exported && (
+        <pre data-testid="exported-servers" aria-label="Servers as Claude Desktop JSON">
+          {exported}
+        </pre>
+      )}
+    </section>
+  );
+}
