@@ -1,0 +1,184 @@
+//! Answering the gate from a terminal: each waiting request is shown in full and answered with
+//! yes, no, always, or edit (in `$EDITOR`). With no terminal, nobody can be asked, so every
+//! request the rules leave open is denied, saying why.
+
+use std::collections::HashSet;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use toolgate_agent::{
+    Decision, Gate, GateError, Lasting, PendingCall, PolicyStore, Reach, RequestKind,
+};
+use toolgate_policy::{PolicySettings, Rule};
+
+/// Why a call is denied when no terminal is attached.
+pub const NO_TERMINAL: &str =
+    "no terminal is attached to ask the user; allow it with --approve or an always-allow rule";
+
+/// Whether the user can be asked: stdin and stderr are terminals.
+pub fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// Answers every request held at `gate` until the task is dropped.
+pub fn spawn(gate: Arc<Gate>, interactive: bool) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut changes = gate.subscribe();
+        let mut asked: HashSet<String> = HashSet::new();
+        loop {
+            for call in gate.waiting() {
+                if !asked.insert(call.id.clone()) {
+                    continue;
+                }
+                if !interactive {
+                    let _ = gate.answer(
+                        &call.id,
+                        Decision::Deny {
+                            reason: Some(NO_TERMINAL.to_owned()),
+                        },
+                    );
+                    continue;
+                }
+                let gate = gate.clone();
+                // One question at a time: the terminal is read in a blocking thread.
+                let _ = tokio::task::spawn_blocking(move || ask(&gate, &call)).await;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+}
+
+fn read_line() -> String {
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    line.trim().to_lowercase()
+}
+
+/// Asks about one request until it is answered (or was answered elsewhere).
+fn ask(gate: &Gate, call: &PendingCall) {
+    let mut err = std::io::stderr();
+    let pretty = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+    let _ = match call.request {
+        RequestKind::ToolCall => writeln!(
+            err,
+            "\n{} on {} wants to run with:\n{pretty}",
+            call.tool, call.server_name
+        ),
+        RequestKind::Sampling => writeln!(
+            err,
+            "\n{} wants to use your model:\n{pretty}",
+            call.server_name
+        ),
+        RequestKind::Elicitation => writeln!(
+            err,
+            "\n{} asks: {}\nThe answer starts as:\n{pretty}",
+            call.server_name,
+            call.message.as_deref().unwrap_or_default()
+        ),
+    };
+    if !call.reason.is_empty() {
+        let _ = writeln!(err, "({})", call.reason);
+    }
+    loop {
+        let _ = match call.request {
+            RequestKind::Elicitation => {
+                write!(err, "Answer? [e]dit and send, [s]end as is, [n]o: ")
+            }
+            _ => write!(err, "Allow? [y]es, [n]o, [a]lways, [e]dit: "),
+        };
+        let _ = err.flush();
+        let decision = match read_line().as_str() {
+            "y" | "yes" | "s" | "send" => Decision::Approve,
+            "a" | "always" if call.request != RequestKind::Elicitation => Decision::Allow {
+                reach: if call.request == RequestKind::ToolCall {
+                    Reach::Tool
+                } else {
+                    Reach::Server
+                },
+                lasting: Lasting::Always,
+            },
+            "n" | "no" => Decision::Deny {
+                reason: Some("denied at the prompt".to_owned()),
+            },
+            "e" | "edit" => match edit(&call.arguments) {
+                Ok(arguments) => Decision::ApproveEdited { arguments },
+                Err(problem) => {
+                    let _ = writeln!(err, "{problem}");
+                    continue;
+                }
+            },
+            _ => continue,
+        };
+        match gate.answer(&call.id, decision) {
+            Ok(()) | Err(GateError::NotPending) => return,
+            Err(problem) => {
+                let _ = writeln!(err, "{problem}");
+            }
+        }
+    }
+}
+
+/// Opens the arguments in `$VISUAL` / `$EDITOR` (else `vi`) and reads them back.
+fn edit(arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let path: PathBuf =
+        std::env::temp_dir().join(format!("toolgate-edit-{}.json", uuid::Uuid::new_v4()));
+    let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    std::fs::write(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_owned());
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("{editor} \"$1\""), "sh"])
+        .arg(&path)
+        .status()
+        .map_err(|e| format!("could not start the editor {editor}: {e}"));
+    let edited = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    if !status?.success() {
+        return Err(format!("the editor {editor} failed; nothing was changed"));
+    }
+    let edited = edited.map_err(|e| format!("could not read the edited arguments: {e}"))?;
+    serde_json::from_str(&edited).map_err(|e| format!("the edited arguments are not JSON: {e}"))
+}
+
+/// The rules for a CLI session: the settings file's, plus grants given for this run only
+/// (`--approve`). "Always" answers are saved to the settings file, as in the app.
+pub struct CliPolicy {
+    pub path: PathBuf,
+    pub saved: Mutex<PolicySettings>,
+    pub for_this_run: Mutex<Vec<Rule>>,
+}
+
+impl CliPolicy {
+    fn saved(&self) -> std::sync::MutexGuard<'_, PolicySettings> {
+        self.saved.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl PolicyStore for CliPolicy {
+    fn settings(&self) -> PolicySettings {
+        let mut settings = self.saved().clone();
+        let extra = self.for_this_run.lock().unwrap_or_else(|p| p.into_inner());
+        settings.rules.extend(extra.iter().cloned());
+        settings
+    }
+
+    fn add_rule(&self, rule: Rule) -> Result<(), String> {
+        // Start from the file: the app may have changed it meanwhile.
+        use toolgate_settings::file::Loaded;
+        let mut settings = match toolgate_settings::file::load(&self.path) {
+            Ok(Loaded::Found(s)) => s,
+            Ok(Loaded::Missing) => {
+                toolgate_settings::Settings::first_run(toolgate_settings::example_server(None))
+            }
+            _ => return Err("the settings file could not be read; the rule was not saved".into()),
+        };
+        settings.policy.add_rule(rule).map_err(|e| e.to_string())?;
+        toolgate_settings::file::save(&self.path, &settings).map_err(|e| e.to_string())?;
+        *self.saved() = settings.policy;
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! `toolgate`: the desktop app's servers, approval rules, keys and tool loop from a terminal. It
+//! reads and writes the app's own settings file and history, so both see the same servers,
+//! rules and audit log.
+
+mod approve;
+mod context;
+mod manage;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  done
+  1  error (a server, the provider, the keychain or the settings failed; the message says which)
+  2  usage (unknown command or bad arguments)
+  3  denied (a tool call of the run was denied: by a rule, at the prompt, or because no
+     terminal was attached to ask)
+
+Files: the app's data folder, $XDG_DATA_HOME/dev.toolgate.desktop (settings.json,
+history.sqlite3, logs/servers/<id>.log), unless --data-dir or TOOLGATE_DATA_DIR says otherwise.
+Keys and secrets are read from the OS keychain; ANTHROPIC_API_KEY / OPENAI_API_KEY are used when
+the keychain has no provider key.";
+
+/// Toolgate from a terminal: the same MCP servers, approval rules, keys and history as the app.
+#[derive(Parser)]
+#[command(name = "toolgate", version, after_help = EXIT_CODES)]
+struct Cli {
+    /// The data folder (settings, history, logs) to use instead of the app's.
+    #[arg(long, global = true, env = "TOOLGATE_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List, add, remove, enable, disable, test-start or read the logs of MCP servers.
+    #[command(subcommand)]
+    Servers(Servers),
+    /// The tools the model sees.
+    #[command(subcommand)]
+    Tools(Tools),
+    /// Call a tool yourself (no approval: you are the one asking), e.g.
+    /// `toolgate call echo '{"message":"hi"}'`.
+    Call {
+        /// The tool's name as the model sees it (`toolgate tools list`).
+        tool: String,
+        /// The arguments, as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// Chat with the model at the prompt; each tool call asks: yes, no, always, or edit.
+    Chat {
+        /// Allow tools matching this glob (model-facing or own name) for this session only.
+        #[arg(long, value_name = "GLOB")]
+        approve: Vec<String>,
+    },
+    /// Work through one goal and print the trace of every tool call and the answer.
+    Run {
+        /// What to do, in words.
+        goal: String,
+        /// Print the goal, the trace and the answer as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Allow tools matching this glob (model-facing or own name) for this run only.
+        #[arg(long, value_name = "GLOB")]
+        approve: Vec<String>,
+    },
+    /// Add servers from another host's config: Claude Desktop, Cursor, .mcp.json or VS Code's
+    /// mcp.json. Values that look like secrets are moved to the keychain.
+    Import {
+        file: PathBuf,
+        /// Only show what would be added, renamed and skipped.
+        #[arg(long)]
+        dry_run: bool,
+        /// Leave values that look like secrets in the settings file as they are.
+        #[arg(long)]
+        keep_secrets_in_settings: bool,
+    },
+    /// Store or remove a secret that servers refer to as ${secret:NAME}.
+    #[command(subcommand)]
+    Secrets(Secrets),
+}
+
+#[derive(Subcommand)]
+enum Servers {
+    /// The configured servers.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `toolgate servers add files -- npx -y @modelcontextprotocol/server-filesystem ~/notes`
+    /// or `toolgate servers add remote --url https://example.com/mcp`.
+    Add {
+        id: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// A Streamable HTTP server's address.
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// An environment variable, NAME=value; the value may be ${secret:NAME} or ${env:NAME}.
+        #[arg(long, value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    Remove {
+        id: String,
+    },
+    Enable {
+        id: String,
+    },
+    Disable {
+        id: String,
+    },
+    /// Start the server now and report whether it comes up, with its tools.
+    Restart {
+        id: String,
+    },
+    /// The server's recent stderr.
+    Logs {
+        id: String,
+        #[arg(long, default_value_t = 50)]
+        lines: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum Tools {
+    /// Each tool by the name the model sees, and the server and tool it routes to.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum Secrets {
+    /// Reads the value from the terminal without echoing it (or from piped stdin).
+    Set {
+        name: String,
+    },
+    Clear {
+        name: String,
+    },
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    let data_dir = match cli.data_dir {
+        Some(dir) => dir,
+        None => context::default_data_dir()?,
+    };
+    let mut ctx = context::Context::load(data_dir)?;
+    match cli.command {
+        Command::Servers(command) => match command {
+            Servers::List { json } => manage::servers_list(&ctx, json),
+            Servers::Add {
+                id,
+                name,
+                url,
+                env,
+                command,
+            } => manage::servers_add(&mut ctx, &id, name, url, command, env),
+            Servers::Remove { id } => manage::servers_remove(&mut ctx, &id),
+            Servers::Enable { id } => manage::servers_enable(&mut ctx, &id, true),
+            Servers::Disable { id } => manage::servers_enable(&mut ctx, &id, false),
+            Servers::Restart { id } => manage::servers_restart(&ctx, &id).await,
+            Servers::Logs { id, lines } => manage::servers_logs(&ctx, &id, lines),
+        },
+        Command::Tools(Tools::List { json }) => manage::tools_list(&ctx, json).await,
+        Command::Call { tool, arguments } => manage::call(&ctx, &tool, &arguments).await,
+        Command::Chat { approve } => run::chat(ctx, &approve).await,
+        Command::Run {
+            goal,
+            json,
+            approve,
+        } => run::run(ctx, &goal, &approve, json).await,
+        Command::Import {
+            file,
+            dry_run,
+            keep_secrets_in_settings,
+        } => manage::import(&mut ctx, &file, keep_secrets_in_settings, dry_run),
+        Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name),
+        Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name),
+    }
+}
+
+fn main() -> ExitCode {
+    // Clap prints usage errors and exits with 2 itself.
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("toolgate: could not start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("toolgate: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

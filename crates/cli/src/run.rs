@@ -1,0 +1,408 @@
+//! `toolgate run` (one goal in, a trace out) and `toolgate chat` (a conversation at the prompt),
+//! both on the app's tool loop and gate.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+use toolgate_agent::{Agent, Gate, TurnEvent, TurnOptions};
+use toolgate_llm::{ContentPart, Message, Usage};
+use toolgate_policy::{Effect, Rule, Scope, Target};
+
+use crate::approve::{self, CliPolicy};
+use crate::context::{self, CliModel, Context};
+
+/// One tool call of the run, as the model asked for it and as it ended.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceEntry {
+    pub tool: String,
+    pub server: Option<String>,
+    pub arguments: Value,
+    /// "allowed" or "denied".
+    pub decision: &'static str,
+    /// Who decided: "rule", "user", or "toolgate" (an unknown tool, bad arguments, a stop).
+    pub decided_by: &'static str,
+    pub reason: Option<String>,
+    pub success: bool,
+    pub output: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub goal: String,
+    pub trace: Vec<TraceEntry>,
+    pub answer: Option<String>,
+    pub error: Option<String>,
+    pub usage: Usage,
+}
+
+impl RunReport {
+    /// 0 done, 1 error, 3 a call was denied.
+    pub fn exit_code(&self) -> u8 {
+        if self.error.is_some() {
+            1
+        } else if self.trace.iter().any(|t| t.decision == "denied") {
+            3
+        } else {
+            0
+        }
+    }
+}
+
+/// What the events said about each call, by the model's call id.
+#[derive(Default, Clone)]
+struct Seen {
+    server: Option<String>,
+    tool: Option<String>,
+    by: Option<&'static str>,
+    denied: bool,
+    reason: Option<String>,
+}
+
+/// Grants for this run only: allow the tools whose model-facing or own name matches a glob.
+fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<Rule>> {
+    let mut rules = Vec::new();
+    for glob in globs {
+        let matcher = globset::Glob::new(glob)
+            .map_err(|e| anyhow::anyhow!("--approve {glob}: not a glob pattern: {e}"))?
+            .compile_matcher();
+        let matching: Vec<_> = catalog
+            .entries()
+            .iter()
+            .filter(|e| matcher.is_match(&e.model_name) || matcher.is_match(&e.tool.name))
+            .collect();
+        if matching.is_empty() {
+            eprintln!("toolgate: --approve {glob} matches no tool of the running servers");
+        }
+        for entry in matching {
+            rules.push(Rule {
+                id: format!("cli-approve-{}", rules.len()),
+                effect: Effect::Allow,
+                scope: Scope::Always,
+                target: Target::Tool {
+                    server_id: entry.server_id.clone(),
+                    tool: entry.tool.name.clone(),
+                },
+                conditions: Vec::new(),
+                bound_to: None,
+                created_at: 0,
+                expires_at: None,
+                note: Some(format!("--approve {glob}, for this run")),
+            });
+        }
+    }
+    Ok(rules)
+}
+
+/// A session: servers started, the gate answered at the terminal (or not at all).
+pub struct Session {
+    pub ctx: Context,
+    pub gate: Arc<Gate>,
+    pub agent: Agent,
+    pub model: String,
+    provider: Arc<toolgate_llm::HttpProvider>,
+    servers: Arc<toolgate_mcp::ServerManager>,
+    _answerer: tokio::task::JoinHandle<()>,
+}
+
+impl Session {
+    pub async fn start(ctx: Context, approve: &[String], title: &str) -> Result<Self> {
+        let (provider, model) = ctx.provider()?;
+        let provider = Arc::new(provider);
+        let gate = Arc::new(Gate::default());
+        let policy = Arc::new(CliPolicy {
+            path: ctx.settings_path(),
+            saved: Mutex::new(ctx.settings.policy.clone()),
+            for_this_run: Mutex::default(),
+        });
+        let history = ctx.history();
+        let requests = context::requests(
+            &gate,
+            policy.clone(),
+            Some(CliModel {
+                provider: provider.clone(),
+                model: model.clone(),
+            }),
+            history.as_ref(),
+        );
+        let servers = ctx.manager(Some(requests));
+        servers.start_all(&ctx.settings.servers).await;
+        for server in servers.snapshot().await {
+            if let toolgate_mcp::ServerStatus::Failed { reason } = &server.status {
+                eprintln!("toolgate: server {} is not available: {reason}", server.id);
+            }
+        }
+        let snapshot = servers.snapshot().await;
+        let catalog = toolgate_agent::catalog_of(&snapshot, &ctx.settings.tools)?;
+        *policy
+            .for_this_run
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = grants(approve, &catalog)?;
+        let mut agent = Agent::new(servers.clone(), gate.clone())
+            .with_tools(
+                ctx.settings.tools.clone(),
+                ctx.settings.provider.tool_target(),
+            )
+            .with_policy(policy);
+        if let Some(history) = history {
+            let conversation = history
+                .create(&toolgate_agent::title_for(title))
+                .map(|c| c.id)
+                .map_err(|e| eprintln!("toolgate: this run will not be saved: {e}"))
+                .ok();
+            if let Some(id) = &conversation {
+                agent = agent.with_recorder(Arc::new(toolgate_agent::HistoryRecorder::new(
+                    history.clone(),
+                    id.clone(),
+                )));
+            }
+            agent = agent.with_audit(history, conversation);
+        }
+        let answerer = approve::spawn(gate.clone(), approve::interactive());
+        Ok(Self {
+            ctx,
+            gate,
+            agent,
+            model,
+            provider,
+            servers,
+            _answerer: answerer,
+        })
+    }
+
+    /// One turn; `print` streams the model's text to stdout and the calls to stderr.
+    pub async fn turn(
+        &self,
+        history: &mut Vec<Message>,
+        text: &str,
+        print: bool,
+    ) -> (Result<String, String>, Vec<TraceEntry>, Usage) {
+        let seen: Arc<Mutex<HashMap<String, Seen>>> = Arc::default();
+        let usage = Arc::new(Mutex::new(Usage::default()));
+        let options = TurnOptions {
+            approval_timeout: self.ctx.settings.policy.approval_timeout(),
+            ..TurnOptions::default()
+        };
+        let cancel = options.cancel.clone();
+        let on_ctrl_c = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+        let record = {
+            let (seen, usage) = (seen.clone(), usage.clone());
+            move |event: TurnEvent| {
+                let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+                match event {
+                    TurnEvent::TextDelta { text } if print => {
+                        print!("{text}");
+                        let _ = std::io::stdout().flush();
+                    }
+                    TurnEvent::DecidedByRule { call, allowed } => {
+                        if print {
+                            let verb = if allowed { "allowed" } else { "denied" };
+                            eprintln!(
+                                "\n[{} on {}: {verb} by a rule]",
+                                call.tool, call.server_name
+                            );
+                        }
+                        let entry = seen.entry(call.call_id.clone()).or_default();
+                        entry.server = Some(call.server_id.clone());
+                        entry.tool = Some(call.tool.clone());
+                        entry.by = Some("rule");
+                        entry.denied = !allowed;
+                        entry.reason = Some(call.reason);
+                    }
+                    TurnEvent::ApprovalRequested(call) => {
+                        let entry = seen.entry(call.call_id.clone()).or_default();
+                        entry.server = Some(call.server_id.clone());
+                        entry.tool = Some(call.tool.clone());
+                        entry.by = Some("user");
+                    }
+                    TurnEvent::ToolDenied { call_id, reason } => {
+                        let entry = seen.entry(call_id).or_default();
+                        entry.denied = true;
+                        if reason.as_deref() == Some(approve::NO_TERMINAL) {
+                            entry.by = Some("toolgate");
+                        }
+                        if print {
+                            eprintln!(
+                                "\n[{} denied: {}]",
+                                entry.tool.as_deref().unwrap_or("call"),
+                                reason.as_deref().unwrap_or("by the user")
+                            );
+                        }
+                        entry.reason = reason;
+                    }
+                    TurnEvent::ToolFinished {
+                        call_id, is_error, ..
+                    } if print => {
+                        let entry = seen.entry(call_id).or_default();
+                        let how = if is_error { "failed" } else { "done" };
+                        eprintln!("[{} {how}]", entry.tool.as_deref().unwrap_or("call"));
+                    }
+                    TurnEvent::Retrying {
+                        delay_ms, reason, ..
+                    } if print => {
+                        eprintln!("\n[{reason}; trying again in {delay_ms} ms]");
+                    }
+                    TurnEvent::Finished { usage: u, .. } => {
+                        *usage.lock().unwrap_or_else(|p| p.into_inner()) = u;
+                    }
+                    _ => {}
+                }
+            }
+        };
+        let start = history.len();
+        let result = self
+            .agent
+            .run_turn_with(
+                self.provider.as_ref(),
+                &self.model,
+                history,
+                text,
+                &options,
+                &record,
+            )
+            .await
+            .map_err(|e| e.to_string());
+        on_ctrl_c.abort();
+        if print {
+            println!();
+        }
+        let seen = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let usage = *usage.lock().unwrap_or_else(|p| p.into_inner());
+        (result, trace(&history[start..], &seen), usage)
+    }
+
+    pub async fn stop(self) {
+        self.gate.deny_all("the command ended");
+        self.servers.stop_all().await;
+    }
+}
+
+/// The calls of a turn's messages, with what the events said about them.
+fn trace(messages: &[Message], seen: &HashMap<String, Seen>) -> Vec<TraceEntry> {
+    let results: HashMap<&str, (&Vec<ContentPart>, bool)> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => Some((call_id.as_str(), (content, *is_error))),
+            _ => None,
+        })
+        .collect();
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => Some(tool_calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|call| {
+            let info = seen.get(&call.id).cloned().unwrap_or_default();
+            let (output, is_error) = results
+                .get(call.id.as_str())
+                .map(|(content, is_error)| {
+                    let text = content
+                        .iter()
+                        .filter_map(|p| match p {
+                            ContentPart::Text { text } => Some(text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    (text, *is_error)
+                })
+                .unwrap_or_default();
+            // A call that never reached the gate (unknown tool, bad arguments) was refused by
+            // Toolgate itself.
+            let refused = info.by.is_none();
+            TraceEntry {
+                tool: info.tool.clone().unwrap_or_else(|| call.name.clone()),
+                server: info.server.clone(),
+                arguments: call.arguments.clone(),
+                decision: if info.denied || refused {
+                    "denied"
+                } else {
+                    "allowed"
+                },
+                decided_by: info.by.unwrap_or("toolgate"),
+                reason: info
+                    .reason
+                    .clone()
+                    .or_else(|| refused.then(|| output.clone())),
+                success: !is_error && !info.denied && !refused,
+                output,
+            }
+        })
+        .collect()
+}
+
+/// `toolgate run`: one goal, its trace, and the answer.
+pub async fn run(ctx: Context, goal: &str, approve: &[String], json: bool) -> Result<u8> {
+    let session = Session::start(ctx, approve, goal).await?;
+    let mut history = Vec::new();
+    let (result, trace, usage) = session.turn(&mut history, goal, !json).await;
+    session.stop().await;
+    let report = RunReport {
+        goal: goal.to_owned(),
+        trace,
+        answer: result.as_ref().ok().cloned(),
+        error: result.err(),
+        usage,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if let Some(error) = &report.error {
+            eprintln!("toolgate: {error}");
+        }
+        eprintln!(
+            "[{} tool call(s); {} in, {} out tokens]",
+            report.trace.len(),
+            report.usage.input_tokens,
+            report.usage.output_tokens
+        );
+    }
+    Ok(report.exit_code())
+}
+
+/// `toolgate chat`: turns until end of input or `/exit`.
+pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
+    let session = Session::start(ctx, approve, "Chat from the terminal").await?;
+    eprintln!(
+        "Chatting with {} ({}). Each tool call asks here first. /exit or Ctrl-D to end.",
+        session.model, session.ctx.settings.provider.base_url
+    );
+    let mut history = Vec::new();
+    loop {
+        eprint!("\nyou> ");
+        let _ = std::io::stderr().flush();
+        let line = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|n| (n, line))
+        })
+        .await??;
+        let text = line.1.trim();
+        if line.0 == 0 || text == "/exit" {
+            break;
+        }
+        if text.is_empty() {
+            continue;
+        }
+        let (result, _, _) = session.turn(&mut history, text, true).await;
+        if let Err(e) = result {
+            eprintln!("toolgate: {e}");
+        }
+    }
+    session.stop().await;
+    Ok(0)
+}

@@ -1,0 +1,332 @@
+//! The `toolgate` binary against real MCP servers and the scripted provider, on a data folder of
+//! its own: `run --json` traces, grants, denials without a terminal, the tool list, calls by
+//! hand, server management and import through the settings file the app reads, and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
+use toolgate_tests::{everything_server, fault_server_script, fixtures::anthropic, temp_dir};
+use toolgate_tests::{Scripted, ScriptedProvider};
+
+fn data_dir(tag: &str, provider: &ScriptedProvider) -> PathBuf {
+    let dir = temp_dir(&format!("cli-{tag}"));
+    let mut settings = Settings::first_run(everything_server("everything"));
+    settings.provider = ProviderSettings {
+        kind: ProviderKind::Anthropic,
+        base_url: provider.anthropic_base_url(),
+        model: "claude-test".into(),
+    };
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    dir
+}
+
+fn toolgate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
+        .stdin(Stdio::null())
+        .output()
+        .expect("toolgate runs")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn settings_of(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("settings.json")).expect("settings file");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_json_traces_a_granted_call_and_the_answer() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::tool_use(
+            "toolu_cli_1",
+            "echo",
+            json!({"message": "from the cli"}),
+        )),
+        Scripted::ok(anthropic::text("Echoed it.")),
+    ])
+    .await;
+    let dir = data_dir("run", &provider);
+    let out = toolgate(
+        &dir,
+        &["run", "Echo something", "--json", "--approve", "ech*"],
+    );
+    let report = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["goal"], "Echo something");
+    assert_eq!(report["answer"], "Echoed it.");
+    let call = &report["trace"][0];
+    assert_eq!(call["tool"], "echo");
+    assert_eq!(call["server"], "everything");
+    assert_eq!(call["arguments"], json!({"message": "from the cli"}));
+    assert_eq!(call["decision"], "allowed");
+    assert_eq!(call["decidedBy"], "rule");
+    assert_eq!(call["success"], true);
+    assert!(
+        call["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Echo: from the cli"),
+        "{call}"
+    );
+    // The grant was for this run only, and the decision is in the shared audit log.
+    assert_eq!(settings_of(&dir)["settings"]["policy"]["rules"], json!([]));
+    let history = toolgate_history::History::open(&dir.join("history.sqlite3")).expect("history");
+    let audit = history
+        .audit(&toolgate_history::AuditFilter::default())
+        .expect("audit");
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].entry.decided_by, toolgate_history::DecidedBy::Rule);
+    assert_eq!(provider.received().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_terminal_a_call_that_would_ask_is_denied_and_the_exit_code_says_so() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::tool_use(
+            "toolu_cli_2",
+            "echo",
+            json!({"message": "nobody to ask"}),
+        )),
+        Scripted::ok(anthropic::text("It was not allowed.")),
+    ])
+    .await;
+    let dir = data_dir("denied", &provider);
+    let out = toolgate(&dir, &["run", "Echo something", "--json"]);
+    let report = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(3), "{report}");
+    let call = &report["trace"][0];
+    assert_eq!(call["decision"], "denied");
+    assert_eq!(call["decidedBy"], "toolgate");
+    assert_eq!(call["success"], false);
+    assert!(
+        call["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no terminal"),
+        "{call}"
+    );
+    assert_eq!(report["answer"], "It was not allowed.");
+    // The model was told, as an error result.
+    let told = provider.received()[1].body["messages"][2].to_string();
+    assert!(told.contains("no terminal"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_as_the_model_sees_them_and_called_by_hand() {
+    let provider = ScriptedProvider::start(Vec::new()).await;
+    let dir = data_dir("tools", &provider);
+    let out = toolgate(&dir, &["tools", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let tools = stdout_json(&out);
+    let echo = tools
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .expect("echo is offered");
+    assert_eq!(echo["server"], "everything");
+    assert_eq!(echo["readOnly"], true);
+
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "by hand"}"#]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Echo: by hand");
+
+    let out = toolgate(&dir, &["call", "no-such-tool"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tool 'no-such-tool'"));
+    let out = toolgate(&dir, &["call", "echo", "not json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+    assert!(provider.received().is_empty(), "no model was involved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_are_managed_in_the_settings_file_the_app_reads() {
+    let provider = ScriptedProvider::start(Vec::new()).await;
+    let dir = data_dir("servers", &provider);
+    let script = fault_server_script().to_string_lossy().into_owned();
+    let out = toolgate(
+        &dir,
+        &[
+            "servers", "add", "faults", "--name", "Faults", "--", "python3", &script, "ok",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = toolgate(&dir, &["servers", "restart", "faults"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("faults: ready"), "{said}");
+    let out = toolgate(&dir, &["servers", "logs", "faults"]);
+    assert_eq!(out.status.code(), Some(0));
+
+    assert_eq!(
+        toolgate(&dir, &["servers", "disable", "faults"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let list = stdout_json(&toolgate(&dir, &["servers", "list", "--json"]));
+    let faults = list
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|s| s["id"] == "faults")
+        .expect("added");
+    assert_eq!(faults["enabled"], false);
+    assert_eq!(faults["name"], "Faults");
+
+    // Refused: a clash, a hijacking variable, and a server that is not there.
+    let out = toolgate(&dir, &["servers", "add", "faults", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = toolgate(
+        &dir,
+        &[
+            "servers",
+            "add",
+            "sneaky",
+            "--env",
+            "LD_PRELOAD=/tmp/x.so",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allowEnv"));
+    assert_eq!(
+        toolgate(&dir, &["servers", "remove", "nope"]).status.code(),
+        Some(1)
+    );
+
+    assert_eq!(
+        toolgate(&dir, &["servers", "remove", "faults"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let servers = &settings_of(&dir)["settings"]["servers"];
+    assert_eq!(servers.as_array().map(Vec::len), Some(1), "{servers}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_dry_run_reports_and_changes_nothing() {
+    let provider = ScriptedProvider::start(Vec::new()).await;
+    let dir = data_dir("import", &provider);
+    let snippet = dir.join("claude_desktop_config.json");
+    std::fs::write(
+        &snippet,
+        r#"{"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "ghp_cli_canary_123456"}}}}"#,
+    )
+    .expect("write");
+    let before = std::fs::read_to_string(dir.join("settings.json")).expect("settings");
+    let out = toolgate(
+        &dir,
+        &["import", snippet.to_str().expect("utf-8"), "--dry-run"],
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("github"), "{said}");
+    assert!(
+        !said.contains("ghp_cli_canary"),
+        "the value is never printed: {said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("settings.json")).expect("settings"),
+        before
+    );
+    let out = toolgate(&dir, &["import", "/nonexistent/file.json"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn help_documents_the_exit_codes_and_bad_usage_exits_with_2() {
+    let dir = temp_dir("cli-help");
+    let out = toolgate(&dir, &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "Exit codes:",
+        "3  denied",
+        "run",
+        "chat",
+        "import",
+        "secrets",
+    ] {
+        assert!(help.contains(needle), "{needle} in:\n{help}");
+    }
+    assert_eq!(toolgate(&dir, &["frobnicate"]).status.code(), Some(2));
+    assert_eq!(toolgate(&dir, &["run"]).status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_asks_at_the_terminal_and_always_becomes_a_saved_rule() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::tool_use(
+            "toolu_cli_3",
+            "echo",
+            json!({"message": "asked at the prompt"}),
+        )),
+        Scripted::ok(anthropic::text("Done at the prompt.")),
+    ])
+    .await;
+    let dir = data_dir("chat", &provider);
+    // `script` gives the chat a real terminal; the lines typed are the message, the answer to
+    // the approval question ("a": always), and /exit.
+    let command = format!(
+        "{} --data-dir {} chat",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"Please echo\na\n/exit\n").expect("typed");
+    }
+    let out = child.wait_with_output().expect("chat ends");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains("echo on everything"),
+        "the call was shown: {screen}"
+    );
+    assert!(
+        screen.contains("asked at the prompt"),
+        "with its arguments: {screen}"
+    );
+    assert!(
+        screen.contains("Allow? [y]es, [n]o, [a]lways, [e]dit"),
+        "{screen}"
+    );
+    assert!(screen.contains("Done at the prompt."), "{screen}");
+    let rules = &settings_of(&dir)["settings"]["policy"]["rules"];
+    assert_eq!(rules[0]["effect"], "allow", "{rules}");
+    assert_eq!(rules[0]["target"]["tool"], "echo", "{rules}");
+    let result = provider.received()[1].body["messages"][2].to_string();
+    assert!(result.contains("Echo: asked at the prompt"), "{result}");
+}
