@@ -7,5 +7,6 @@ export default defineConfig({
   clearScreen: false,
   server: { port: 5173, strictPort: true },
   build: { target: "safari15", outDir: "dist", emptyOutDir: true },
-  test: { environment: "jsdom" },
+  // styles.css is read as text by its contrast test (Vitest empties CSS files unless told).
+  test: { environment: "jsdom", css: { include: [/styles\.css/] } },
 });

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import {
   errorMessage,
   getProvider,
@@ -47,23 +47,43 @@ export default function App() {
     };
   }, [refreshServers]);
 
+  const tabButtons = useRef<(HTMLButtonElement | null)[]>([]);
+
+  // The tab bar is one stop for Tab; arrows, Home and End move between tabs (and open them).
   const onTabKey = (e: React.KeyboardEvent, index: number) => {
-    const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
-    if (step) setTab(TABS[(index + step + TABS.length) % TABS.length].id);
+    const last = TABS.length - 1;
+    const to =
+      e.key === "ArrowRight"
+        ? (index + 1) % TABS.length
+        : e.key === "ArrowLeft"
+          ? (index + last) % TABS.length
+          : e.key === "Home"
+            ? 0
+            : e.key === "End"
+              ? last
+              : null;
+    if (to === null) return;
+    e.preventDefault();
+    setTab(TABS[to].id);
+    tabButtons.current[to]?.focus();
   };
 
   return (
     <div className="app">
       <header className="topbar">
         <h1>Toolgate</h1>
-        <nav role="tablist" aria-label="Sections">
+        <nav role="tablist" aria-label="Sections" aria-orientation="horizontal">
           {TABS.map((t, i) => (
             <button
               key={t.id}
               role="tab"
               id={`tab-${t.id}`}
+              ref={(el) => {
+                tabButtons.current[i] = el;
+              }}
               data-testid={`tab-${t.id}`}
               aria-selected={tab === t.id}
+              aria-controls={`panel-${t.id}`}
               tabIndex={tab === t.id ? 0 : -1}
               onClick={() => setTab(t.id)}
               onKeyDown={(e) => onTabKey(e, i)}
@@ -88,16 +108,16 @@ export default function App() {
       )}
       <ServerRequests />
       <main>
-        <section role="tabpanel" aria-labelledby="tab-chat" hidden={tab !== "chat"}>
+        <section role="tabpanel" id="panel-chat" aria-labelledby="tab-chat" hidden={tab !== "chat"}>
           <ChatPanel provider={provider} servers={servers} onOpenProvider={() => setTab("provider")} />
         </section>
-        <section role="tabpanel" aria-labelledby="tab-servers" hidden={tab !== "servers"}>
+        <section role="tabpanel" id="panel-servers" aria-labelledby="tab-servers" hidden={tab !== "servers"}>
           <ServersPanel servers={servers} catalog={catalog} />
         </section>
-        <section role="tabpanel" aria-labelledby="tab-approvals" hidden={tab !== "approvals"}>
+        <section role="tabpanel" id="panel-approvals" aria-labelledby="tab-approvals" hidden={tab !== "approvals"}>
           <ApprovalsPanel visible={tab === "approvals"} />
         </section>
-        <section role="tabpanel" aria-labelledby="tab-provider" hidden={tab !== "provider"}>
+        <section role="tabpanel" id="panel-provider" aria-labelledby="tab-provider" hidden={tab !== "provider"}>
           {provider && <ProviderPanel provider={provider} onChange={setProviderView} />}
         </section>
       </main>

@@ -54,6 +54,12 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
     <div
       className={`tool-card ${state}`}
       data-testid="approval-card"
+      role="group"
+      aria-label={
+        kind === "toolCall"
+          ? `${call.tool} on ${call.serverName || "a server"}`
+          : `${call.serverName} ${kind === "sampling" ? "wants to use your model" : "asks you"}`
+      }
       onKeyDown={(e) => {
         if (state !== "waiting" || typing(e)) return;
         if (e.key === "a" && !question) answer({ decision: "approve" });
@@ -112,15 +118,22 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
         <div className="row wrap">
           {editing === null ? (
             <>
-              <button type="button" data-testid="approve" autoFocus onClick={() => answer({ decision: "approve" })}>
-                Approve <kbd>A</kbd>
+              <button
+                type="button"
+                data-testid="approve"
+                autoFocus
+                aria-keyshortcuts="A"
+                onClick={() => answer({ decision: "approve" })}
+              >
+                Approve <kbd aria-hidden="true">A</kbd>
               </button>
               <button
                 type="button"
                 data-testid="edit"
+                aria-keyshortcuts="E"
                 onClick={() => setEditing(pretty(call.arguments))}
               >
-                Edit <kbd>E</kbd>
+                Edit <kbd aria-hidden="true">E</kbd>
               </button>
             </>
           ) : question ? (
@@ -143,8 +156,13 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
             value={reason}
             onChange={(e) => setReason(e.target.value)}
           />
-          <button type="button" data-testid="deny" onClick={() => answer({ decision: "deny", reason: reason || null })}>
-            {question ? "Decline" : "Deny"} <kbd>D</kbd>
+          <button
+            type="button"
+            data-testid="deny"
+            aria-keyshortcuts="D"
+            onClick={() => answer({ decision: "deny", reason: reason || null })}
+          >
+            {question ? "Decline" : "Deny"} <kbd aria-hidden="true">D</kbd>
           </button>
           {kind === "toolCall" && (
             <button
@@ -178,12 +196,49 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
           {progress}
         </p>
       )}
-      {output !== undefined && (
-        // Tool output is untrusted: shown as text, never as HTML.
-        <pre className="result" data-testid="tool-output">
-          {output}
-        </pre>
-      )}
+      {output !== undefined && <ToolResult text={output} label={state === "denied" ? "Reason" : "Result"} />}
     </div>
+  );
+}
+
+/** Results longer than this (in lines or characters) start collapsed. */
+export const LONG_LINES = 30;
+export const LONG_CHARS = 3000;
+
+export function isLong(text: string): boolean {
+  if (text.length > LONG_CHARS) return true;
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+    if (++lines > LONG_LINES) return true;
+  }
+  return false;
+}
+
+/**
+ * A call's result, which can be folded away: long ones start folded. A `<details>` is a native
+ * disclosure (a button for keyboards and screen readers, Enter or Space toggles it), and the
+ * `<pre>` always holds the whole text, folded or not.
+ */
+export function ToolResult({ text, label }: { text: string; label: string }) {
+  const [open, setOpen] = useState(() => !isLong(text));
+  const lines = text === "" ? 0 : text.split("\n").length;
+  return (
+    <details
+      className="result-box"
+      open={open}
+      onToggle={(e) => setOpen(e.currentTarget.open)}
+      data-testid="tool-result"
+    >
+      <summary>
+        {label}{" "}
+        <span className="muted small">
+          ({lines} {lines === 1 ? "line" : "lines"}, {text.length.toLocaleString("en")} characters)
+        </span>
+      </summary>
+      {/* Tool output is untrusted: shown as text, never as HTML. */}
+      <pre className="result" data-testid="tool-output">
+        {text}
+      </pre>
+    </details>
   );
 }

@@ -103,7 +103,7 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
         {policy?.rules.map((r) => (
           <li key={r.id} className="row spread">
             <span data-testid="rule">{ruleLabel(r)}</span>
-            <button type="button" onClick={() => void act(revokeRule(r.id))}>
+            <button type="button" aria-label={`Revoke: ${ruleLabel(r)}`} onClick={() => void act(revokeRule(r.id))}>
               Revoke
             </button>
           </li>

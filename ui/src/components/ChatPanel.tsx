@@ -18,6 +18,7 @@ import {
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
 import Conversations from "./Conversations";
+import Markdown from "./Markdown";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
@@ -213,6 +214,8 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     );
   };
 
+  // Screen readers read the streamed answer once it is whole, not piece by piece.
+  const streaming = items.some((it) => it.type === "assistant" && it.streaming);
   const waiting = items.filter((it) => it.type === "tool" && it.state === "waiting").length;
 
   const answerEvery = async (decision: Decision) => {
@@ -261,13 +264,15 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           </button>
         </div>
       )}
-      <ol className="messages" aria-live="polite">
+      <ol className="messages" aria-live="polite" aria-busy={streaming} aria-label="Messages">
         {items.map((item, i) => (
           <li key={i} className={`msg ${item.type}`}>
             {item.type === "user" && <p data-testid="user-message">{item.text}</p>}
             {item.type === "assistant" && (
               <>
-                <p data-testid="assistant-message">{item.text}</p>
+                <div className="markdown" data-testid="assistant-message">
+                  <Markdown text={item.text} />
+                </div>
                 {item.usage && (
                   <span className="muted small">
                     {item.usage.inputTokens} in · {item.usage.outputTokens} out tokens

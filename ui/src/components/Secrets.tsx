@@ -56,11 +56,12 @@ export default function Secrets({ refreshKey }: { refreshKey?: unknown }) {
             value={values[s.name] ?? ""}
             onChange={(e) => setValues((v) => ({ ...v, [s.name]: e.target.value }))}
           />
-          <button type="submit" disabled={!(values[s.name] ?? "")}>
+          <button type="submit" aria-label={`Save ${s.name}`} disabled={!(values[s.name] ?? "")}>
             Save
           </button>
           <button
             type="button"
+            aria-label={`Clear ${s.name}`}
             disabled={!s.set}
             onClick={() => act(() => clearSecret(s.name), `${s.name} removed from the keychain.`)}
           >

@@ -1,6 +1,6 @@
 import ImportServers from "./ImportServers";
 import Secrets from "./Secrets";
-import { useState } from "react";
+import { memo, useMemo, useState } from "react";
 import {
   callTool,
   errorMessage,
@@ -43,6 +43,11 @@ export function statusLabel(status: ServerStatus): string {
   }
 }
 
+/** Servers with more tools than this get a filter box above their list. */
+const FILTER_FROM = 10;
+/** Lists longer than this let the browser skip laying out the rows out of view. */
+const LONG_LIST = 50;
+
 export default function ServersPanel({
   servers,
   catalog,
@@ -80,9 +85,30 @@ function ServerCard({
   server: ServerSnapshot;
   catalog: ToolCatalogView | null;
 }) {
-  const stateOf = (name: string) =>
-    catalog?.tools.find((t) => t.serverId === server.id && t.tool.name === name)?.state;
+  // One pass over the catalog, not one search per tool: a server may have a thousand tools.
+  const states = useMemo(() => {
+    const map = new Map<string, ToolState>();
+    for (const t of catalog?.tools ?? []) {
+      if (t.serverId === server.id && !map.has(t.tool.name)) map.set(t.tool.name, t.state);
+    }
+    return map;
+  }, [catalog, server.id]);
   const [tool, setTool] = useState<ToolInfo | null>(null);
+  const [filter, setFilter] = useState("");
+  const needle = filter.trim().toLowerCase();
+  const shown = useMemo(
+    () =>
+      needle
+        ? server.tools.filter(
+            (t) =>
+              t.name.toLowerCase().includes(needle) ||
+              (t.title ?? "").toLowerCase().includes(needle) ||
+              t.description.toLowerCase().includes(needle),
+          )
+        : server.tools,
+    [server.tools, needle],
+  );
+  const filterId = `tool-filter-${server.id}`;
   return (
     <article className="card" data-testid={`server-${server.id}`}>
       <header className="row spread">
@@ -93,36 +119,82 @@ function ServerCard({
       </header>
       <div className="row">
         <span className="muted">{server.tools.length} tools</span>
-        <button type="button" onClick={() => restartServer(server.id)}>
+        <button type="button" aria-label={`Restart ${server.name}`} onClick={() => restartServer(server.id)}>
           Restart
         </button>
       </div>
-      <ul className="tools">
-        {server.tools.map((t) => (
-          <li key={t.name}>
-            <button
-              type="button"
-              className="link"
-              data-testid={`tool-${t.name}`}
-              aria-pressed={tool?.name === t.name}
-              onClick={() => setTool(t)}
-            >
-              {t.name}
-            </button>
-            {t.readOnly && <span className="badge small">read-only</span>}
-            {t.destructive && <span className="badge small danger">destructive</span>}
-            <span className="muted" data-testid={`model-name-${t.name}`}>
-              {" "}
-              ({modelNameLabel(stateOf(t.name))})
+      {server.tools.length > FILTER_FROM && (
+        <div className="row tool-filter" role="search">
+          <label htmlFor={filterId} className="small">
+            Filter tools
+          </label>
+          <input
+            id={filterId}
+            type="search"
+            data-testid="tool-filter"
+            placeholder="Name or description"
+            value={filter}
+            onChange={(e) => setFilter(e.target.value)}
+          />
+          {needle && (
+            <span className="muted small" role="status">
+              {shown.length} of {server.tools.length}
             </span>
-            <span className="muted"> {t.description}</span>
-          </li>
+          )}
+        </div>
+      )}
+      {/* Containment only pays off for long lists (see styles.css). */}
+      <ul className={shown.length > LONG_LIST ? "tools long" : "tools"} aria-label={`Tools of ${server.name}`}>
+        {shown.map((t, i) => (
+          <ToolRow
+            key={`${i}:${t.name}`}
+            tool={t}
+            state={states.get(t.name)}
+            chosen={tool?.name === t.name}
+            onChoose={setTool}
+          />
         ))}
       </ul>
-      {tool && <TryTool serverId={server.id} tool={tool} />}
+      {/* Keyed by the tool: choosing another tool starts from its own example arguments. */}
+      {tool && <TryTool key={tool.name} serverId={server.id} tool={tool} />}
     </article>
   );
 }
+
+
+/** One tool in a server's list; only the rows whose props change render again. */
+const ToolRow = memo(function ToolRow({
+  tool,
+  state,
+  chosen,
+  onChoose,
+}: {
+  tool: ToolInfo;
+  state: ToolState | undefined;
+  chosen: boolean;
+  onChoose: (tool: ToolInfo) => void;
+}) {
+  return (
+    <li>
+      <button
+        type="button"
+        className="link"
+        data-testid={`tool-${tool.name}`}
+        aria-pressed={chosen}
+        onClick={() => onChoose(tool)}
+      >
+        {tool.name}
+      </button>
+      {tool.readOnly && <span className="badge small">read-only</span>}
+      {tool.destructive && <span className="badge small danger">destructive</span>}
+      <span className="muted" data-testid={`model-name-${tool.name}`}>
+        {" "}
+        ({modelNameLabel(state)})
+      </span>
+      <span className="muted description"> {tool.description}</span>
+    </li>
+  );
+});
 
 function exampleArguments(tool: ToolInfo): string {
   const props = (tool.inputSchema.properties ?? {}) as Record<string, { type?: string }>;
@@ -160,7 +232,12 @@ function TryTool({ serverId, tool }: { serverId: string; tool: ToolInfo }) {
   };
 
   return (
-    <div className="try" key={tool.name}>
+    <div className="try">
+      {tool.description && (
+        <p className="muted small tool-description" data-testid="try-description">
+          {tool.description}
+        </p>
+      )}
       <label htmlFor={`args-${serverId}`}>Arguments for {tool.name} (JSON)</label>
       <textarea
         id={`args-${serverId}`}

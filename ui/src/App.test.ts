@@ -1,0 +1,317 @@
+// The whole window, rendered by React in jsdom against Tauri's IPC mock, with something in every
+// part (a start-up notice, a server's question, a chat turn with calls waiting and a result, the
+// conversation list, a rename, servers and a tool's form, an import preview, secrets, rules, the
+// audit log, the provider form): every control has an accessible name, ids are unique, and the
+// tab bar works from the keyboard.
+import { afterEach, describe, expect, it } from "vitest";
+import { act, createElement } from "react";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import type { Channel } from "@tauri-apps/api/core";
+import { computeAccessibleName } from "dom-accessibility-api";
+import App from "./App";
+import type {
+  AuditRow,
+  ImportReport,
+  PendingCall,
+  PolicySettings,
+  ProviderView,
+  ServerSnapshot,
+  ToolCatalogView,
+  ToolInfo,
+  TurnEvent,
+} from "./ipc";
+import { click, mount, press, settle, type } from "./testing";
+
+afterEach(() => {
+  clearMocks();
+  document.body.innerHTML = "";
+});
+
+const tool = (name: string): ToolInfo => ({
+  name,
+  title: null,
+  description: `The ${name} tool.`,
+  inputSchema: { type: "object", properties: { message: { type: "string" } } },
+  outputSchema: null,
+  readOnly: name === "echo",
+  destructive: name === "delete",
+  idempotent: false,
+  openWorld: false,
+});
+
+const servers: ServerSnapshot[] = [
+  {
+    id: "everything",
+    name: "Everything",
+    enabled: true,
+    status: { state: "ready" },
+    implementation: null,
+    protocolVersion: null,
+    tools: ["echo", "delete", ...Array.from({ length: 12 }, (_, i) => `extra_${i}`)].map(tool),
+    resources: [],
+    prompts: [],
+  },
+  {
+    id: "broken",
+    name: "Broken",
+    enabled: true,
+    status: { state: "failed", reason: "exited with code 1" },
+    implementation: null,
+    protocolVersion: null,
+    tools: [],
+    resources: [],
+    prompts: [],
+  },
+];
+
+const catalog: ToolCatalogView = {
+  tools: servers[0].tools.map((t) => ({
+    serverId: "everything",
+    serverName: "Everything",
+    tool: { name: t.name, description: t.description },
+    state: { state: "visible", modelName: t.name },
+  })),
+  budget: { tools: 14, limit: 100, estimatedTokens: 900 },
+  problem: null,
+};
+
+const provider: ProviderView = {
+  kind: "anthropic",
+  baseUrl: "https://api.anthropic.com",
+  model: "claude",
+  keySet: false,
+  keySource: null,
+  keyHint: null,
+  keyEnvVar: "ANTHROPIC_API_KEY",
+  keyError: null,
+};
+
+const call = (id: string, tool: string): PendingCall => ({
+  id,
+  request: "toolCall",
+  callId: `call-${id}`,
+  serverId: "everything",
+  serverName: "Everything",
+  tool,
+  arguments: { message: id },
+  readOnly: false,
+  destructive: false,
+});
+
+const question: PendingCall = {
+  ...call("q", "elicitation/create"),
+  request: "elicitation",
+  message: "What is your name?",
+};
+
+const report: ImportReport = {
+  format: "mcpServers",
+  added: [{ id: "github", name: "github", transport: "stdio", enabled: true }],
+  renamed: [],
+  skipped: [],
+  rules: [],
+  inputs: [
+    { id: "token", description: "GitHub token", password: true, usedBy: ["github"] },
+    { id: "org", description: "", password: false, usedBy: ["github"] },
+  ],
+  secretCandidates: [{ serverId: "github", location: "env", name: "GITHUB_TOKEN", suggestedSecret: "GITHUB_TOKEN" }],
+  warnings: [],
+};
+
+const policy: PolicySettings = {
+  paused: false,
+  autoAllowReadOnly: false,
+  default: "ask",
+  approvalTimeoutSecs: 600,
+  rules: [
+    {
+      id: "r1",
+      effect: "allow",
+      scope: { kind: "always" },
+      target: { kind: "tool", serverId: "everything", tool: "echo" },
+      createdAt: 0,
+    },
+  ],
+};
+
+const audit: AuditRow[] = [
+  {
+    id: 1,
+    decidedAt: 0,
+    conversationId: null,
+    serverId: "everything",
+    tool: "echo",
+    arguments: { message: "hi" },
+    originalArguments: null,
+    decision: "allowed",
+    decidedBy: "user",
+    ruleId: null,
+    reason: null,
+    durationMs: 3,
+    resultBytes: 2,
+    isError: false,
+    error: null,
+  },
+];
+
+function backend() {
+  let channel: Channel<TurnEvent> | null = null;
+  mockIPC(
+    (cmd, args) => {
+      switch (cmd) {
+        case "list_servers":
+          return servers;
+        case "tool_catalog":
+          return catalog;
+        case "get_provider":
+          return provider;
+        case "startup_notices":
+          return ["Your settings file could not be read; it was kept as settings.json.bad."];
+        case "pending_approvals":
+          return [question];
+        case "list_conversations":
+          return [
+            { id: "c1", title: "Weather", createdAt: 0, updatedAt: 0, messageCount: 2, inputTokens: 0, outputTokens: 0 },
+            { id: "c2", title: "Photos", createdAt: 0, updatedAt: 0, messageCount: 2, inputTokens: 0, outputTokens: 0 },
+          ];
+        case "current_conversation":
+          return null;
+        case "list_secrets":
+          return [{ name: "API_TOKEN", usedBy: ["everything"], set: true, hint: "…abcd" }];
+        case "import_sources":
+          return { claudeDesktop: "/home/me/.config/Claude/claude_desktop_config.json" };
+        case "preview_import":
+          return report;
+        case "approval_rules":
+          return policy;
+        case "audit_log":
+          return audit;
+        case "send_message":
+          channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
+          return new Promise(() => undefined);
+      }
+    },
+    { shouldMockEvents: true },
+  );
+  return { emit: (event: TurnEvent) => act(async () => channel?.onmessage(event)) };
+}
+
+const TABS = ["chat", "servers", "approvals", "provider"];
+
+/** The controls a person can reach in the part of the window that is shown. */
+function visibleControls(): HTMLElement[] {
+  const selector = "input, textarea, select, button, summary, [role=tab], [tabindex]";
+  return [...document.querySelectorAll<HTMLElement>(selector)].filter((el) => !el.closest("[hidden]"));
+}
+
+describe("the window", () => {
+  it("names every control, on every tab", async () => {
+    const { emit } = backend();
+    const app = await mount(createElement(App));
+    const { host } = app;
+
+    // A conversation being renamed (before the turn: a turn disables the list).
+    await click(host.querySelector("[aria-label='Rename “Weather”']"));
+    expect(host.querySelector("input[aria-label='New title']")).not.toBeNull();
+
+    // A chat turn: two calls wait (with the answer-all row), a third has run and shows its result.
+    await type(host.querySelector("#chat-input") as HTMLTextAreaElement, "Do three things");
+    await press(host.querySelector("#chat-input"), "Enter");
+    await settle();
+    await emit({ kind: "textDelta", text: "Working on **it**." });
+    await emit({ kind: "approvalRequested", ...call("a1", "echo") });
+    await emit({ kind: "approvalRequested", ...call("a2", "delete") });
+    await emit({ kind: "decidedByRule", allowed: true, ...call("a3", "echo") });
+    await emit({ kind: "toolFinished", callId: "call-a3", isError: false, output: "Echo: a3" });
+    await settle();
+    expect(host.querySelector("[data-testid=answer-all]")).not.toBeNull();
+    expect(host.querySelector("[data-testid=tool-output]")?.textContent).toBe("Echo: a3");
+    // Each call's card is a named group, so its buttons are told apart from another card's.
+    const cards = [...host.querySelectorAll("[data-testid=approval-card]")].map((card) => computeAccessibleName(card));
+    expect(cards).toEqual(["Everything asks you", "echo on Everything", "delete on Everything", "echo on Everything"]);
+
+    // Servers: a tool's form, and an import preview with inputs and secrets to move.
+    await click(host.querySelector("[data-testid=tab-servers]"));
+    await click(host.querySelector("[data-testid=tool-echo]"));
+    await type(host.querySelector("#import-text") as HTMLTextAreaElement, '{"mcpServers": {}}');
+    await click(host.querySelector("[data-testid=import-preview]"));
+    await settle();
+    expect(host.querySelector("[data-testid=move-GITHUB_TOKEN]")).not.toBeNull();
+
+    const audited: string[] = [];
+    for (const tab of TABS) {
+      await click(host.querySelector(`[data-testid=tab-${tab}]`));
+      await settle();
+      for (const control of visibleControls()) {
+        const name = computeAccessibleName(control).trim();
+        const what = `${control.outerHTML.slice(0, 120)} (on the ${tab} tab)`;
+        expect(name, what).not.toBe("");
+        audited.push(`${control.tagName.toLowerCase()}: ${name}`);
+      }
+      const ids = [...document.querySelectorAll("[id]")].map((el) => el.id);
+      expect(ids.filter((id, i) => ids.indexOf(id) !== i), "duplicate ids").toEqual([]);
+    }
+    // Every kind of control was there to be audited.
+    for (const expected of [
+      "textarea: Message",
+      "input: Search conversations",
+      "input: New title",
+      "input: Reason for denying (optional)",
+      "textarea: Your answer (JSON)",
+      "summary: Result (1 line, 8 characters)",
+      "button: Approve",
+      "button: Restart Everything",
+      "button: Save API_TOKEN",
+      "button: Revoke: Allow echo on everything (always)",
+      "input: Filter tools",
+      "textarea: Arguments for echo (JSON)",
+      "input: GitHub token",
+      "input: org",
+      "input: Seconds to wait for an answer",
+      "select: Decision",
+      "select: API format",
+      "input: New key",
+    ]) {
+      expect(audited).toContain(expected);
+    }
+    expect(audited.some((a) => a.startsWith("input: env GITHUB_TOKEN of github"))).toBe(true);
+    expect(audited.some((a) => a.startsWith("input: Pause all tools"))).toBe(true);
+    expect(audited.some((a) => a.startsWith("input: API_TOKEN"))).toBe(true);
+    app.unmount();
+  });
+
+  it("moves between tabs with the arrow keys, Home and End", async () => {
+    backend();
+    const app = await mount(createElement(App));
+    const tab = (id: string) => document.getElementById(`tab-${id}`) as HTMLButtonElement;
+    const selected = () => TABS.filter((id) => tab(id).getAttribute("aria-selected") === "true");
+
+    for (const id of TABS) {
+      const panel = document.getElementById(tab(id).getAttribute("aria-controls") ?? "");
+      expect(panel?.getAttribute("role")).toBe("tabpanel");
+      expect(panel?.getAttribute("aria-labelledby")).toBe(`tab-${id}`);
+    }
+    // One tab stop: the selected tab.
+    expect(TABS.map((id) => tab(id).tabIndex)).toEqual([0, -1, -1, -1]);
+
+    act(() => tab("chat").focus());
+    await press(tab("chat"), "ArrowRight");
+    expect(selected()).toEqual(["servers"]);
+    expect(document.activeElement).toBe(tab("servers"));
+    expect(document.getElementById("panel-servers")?.hidden).toBe(false);
+    expect(document.getElementById("panel-chat")?.hidden).toBe(true);
+    expect(TABS.map((id) => tab(id).tabIndex)).toEqual([-1, 0, -1, -1]);
+
+    await press(tab("servers"), "End");
+    expect(selected()).toEqual(["provider"]);
+    expect(document.activeElement).toBe(tab("provider"));
+    await press(tab("provider"), "ArrowRight");
+    expect(selected()).toEqual(["chat"]);
+    await press(tab("chat"), "ArrowLeft");
+    expect(selected()).toEqual(["provider"]);
+    await press(tab("provider"), "Home");
+    expect(selected()).toEqual(["chat"]);
+    expect(document.activeElement).toBe(tab("chat"));
+    app.unmount();
+  });
+});

@@ -1,0 +1,77 @@
+// A call's result on its card: short results are open, long ones start folded, the fold is a
+// native disclosure (a focusable summary that Enter and Space toggle), and the `<pre>` always
+// holds the whole text as text.
+import { afterEach, describe, expect, it } from "vitest";
+import { createElement } from "react";
+import ApprovalCard, { isLong, LONG_CHARS, LONG_LINES } from "./ApprovalCard";
+import type { PendingCall } from "../ipc";
+import { click, mount } from "../testing";
+
+afterEach(() => {
+  document.body.innerHTML = "";
+});
+
+const call: PendingCall = {
+  id: "a1",
+  request: "toolCall",
+  callId: "c1",
+  serverId: "files",
+  serverName: "Files",
+  tool: "read_file",
+  arguments: { path: "/tmp/big.log" },
+  readOnly: true,
+  destructive: false,
+};
+
+const card = (output: string, state: "done" | "denied" = "done") =>
+  mount(createElement(ApprovalCard, { call, state, output, onAnswer: async () => undefined }));
+
+describe("a tool call's result", () => {
+  it("is open when short", async () => {
+    const app = await card("Echo: hi");
+    const details = app.host.querySelector("[data-testid=tool-result]") as HTMLDetailsElement;
+    expect(details.tagName).toBe("DETAILS");
+    expect(details.open).toBe(true);
+    expect(app.host.querySelector("[data-testid=tool-output]")?.textContent).toBe("Echo: hi");
+    expect(details.querySelector("summary")?.textContent).toBe("Result (1 line, 8 characters)");
+    app.unmount();
+  });
+
+  it("starts folded when long, holds the whole text, and opens and folds again", async () => {
+    const long = Array.from({ length: 200 }, (_, i) => `line ${i} <b onmouseover="x()">not html</b>`).join("\n");
+    const app = await card(long);
+    const details = app.host.querySelector("[data-testid=tool-result]") as HTMLDetailsElement;
+    const summary = details.querySelector("summary") as HTMLElement;
+    const output = app.host.querySelector("[data-testid=tool-output]") as HTMLElement;
+
+    expect(details.open).toBe(false);
+    expect(output.tagName).toBe("PRE");
+    expect(output.textContent).toBe(long);
+    expect(output.querySelector("*")).toBeNull();
+    expect(summary.textContent).toContain("200 lines");
+    // The summary is the disclosure's button: in the tab order, toggled by click, Enter or Space.
+    expect(summary.tabIndex).toBe(0);
+
+    await click(summary);
+    expect(details.open).toBe(true);
+    expect(output.textContent).toBe(long);
+    await click(summary);
+    expect(details.open).toBe(false);
+    app.unmount();
+  });
+
+  it("names a denial's reason as such", async () => {
+    const app = await card("not now", "denied");
+    expect(app.host.querySelector("summary")?.textContent).toContain("Reason");
+    expect(app.host.querySelector("[data-testid=tool-output]")?.textContent).toBe("not now");
+    app.unmount();
+  });
+
+  it("is long past a number of lines or characters", () => {
+    expect(isLong("short")).toBe(false);
+    expect(isLong("\n".repeat(LONG_LINES - 1))).toBe(false);
+    expect(isLong("\n".repeat(LONG_LINES))).toBe(true);
+    expect(isLong("x".repeat(LONG_CHARS))).toBe(false);
+    expect(isLong("x".repeat(LONG_CHARS + 1))).toBe(true);
+  });
+});

@@ -1,0 +1,89 @@
+// The light and dark themes: every colour in styles.css is a variable that both themes set, and
+// each text/background pair the UI uses has WCAG contrast (4.5:1 for text, 3:1 for borders and
+// the focus ring that carry meaning).
+import { describe, expect, it } from "vitest";
+import css from "./styles.css?raw";
+
+type Theme = Record<string, string>;
+
+function variables(block: string): Theme {
+  const theme: Theme = {};
+  for (const [, name, value] of block.matchAll(/--([\w-]+):\s*([^;]+);/g)) theme[name] = value.trim();
+  return theme;
+}
+
+const DARK_QUERY = "@media (prefers-color-scheme: dark)";
+const lightBlock = css.slice(css.indexOf(":root {"), css.indexOf(DARK_QUERY));
+const darkStart = css.indexOf(DARK_QUERY);
+const darkBlock = css.slice(darkStart, css.indexOf("\n}\n", darkStart) + 2);
+const rest = css.replace(lightBlock, "").replace(darkBlock, "");
+const themes: [string, Theme][] = [
+  ["light", variables(lightBlock)],
+  ["dark", variables(darkBlock)],
+];
+
+function luminance(hex: string): number {
+  const value = hex.replace("#", "");
+  const full = value.length === 3 ? [...value].map((c) => c + c).join("") : value;
+  const [r, g, b] = [0, 2, 4].map((i) => {
+    const c = parseInt(full.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+function contrast(a: string, b: string): number {
+  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+
+// [foreground, backgrounds it is drawn on, minimum ratio]
+const TEXT = 4.5;
+const EDGE = 3;
+const PAIRS: [string, string[], number][] = [
+  ["text", ["bg", "surface", "code-bg", "badge-bg", "user-bg", "selected-bg"], TEXT],
+  ["muted", ["bg", "surface", "code-bg"], TEXT],
+  ["link", ["bg", "surface", "code-bg", "selected-bg"], TEXT],
+  ["selected-text", ["selected-bg"], TEXT],
+  ["primary-text", ["primary-bg"], TEXT],
+  ["ok", ["ok-bg", "surface", "bg"], TEXT],
+  ["danger", ["danger-bg", "surface", "bg"], TEXT],
+  ["warn", ["warn-bg"], TEXT],
+  ["focus", ["bg", "surface"], EDGE],
+  ["control-border", ["bg", "surface"], EDGE],
+  ["attention", ["bg", "surface"], EDGE],
+];
+
+describe("themes", () => {
+  it("follow the OS, and every colour comes from the theme", () => {
+    expect(css).toContain("color-scheme: light dark");
+    expect(darkStart).toBeGreaterThan(0);
+    // No colour is written outside the two sets of variables, so none is left out of a theme.
+    expect(rest.match(/#[0-9a-f]{3,8}\b|rgba?\(|hsla?\(/gi)).toBeNull();
+    const [light, dark] = themes.map(([, t]) => t);
+    expect(Object.keys(dark).sort()).toEqual(Object.keys(light).sort());
+    for (const used of rest.matchAll(/var\(--([\w-]+)\)/g)) expect(Object.keys(light)).toContain(used[1]);
+  });
+
+  it("shows where the keyboard is", () => {
+    // One rule for everything focusable (tabs, buttons, fields, a result's summary), in the
+    // focus colour that the contrast checks below cover; nothing turns the outline off.
+    expect(rest).toMatch(/(^|\n):focus-visible \{ outline: 2px solid var\(--focus\);/);
+    expect(rest).not.toMatch(/outline:\s*(none|0)/);
+  });
+
+  for (const [name, theme] of themes) {
+    it(`has readable contrast in the ${name} theme`, () => {
+      const failures: string[] = [];
+      for (const [fg, bgs, min] of PAIRS) {
+        for (const bg of bgs) {
+          expect(theme[fg], fg).toMatch(/^#[0-9a-f]{6}$/i);
+          expect(theme[bg], bg).toMatch(/^#[0-9a-f]{6}$/i);
+          const ratio = contrast(theme[fg], theme[bg]);
+          if (ratio < min) failures.push(`${fg} on ${bg}: ${ratio.toFixed(2)} < ${min}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    });
+  }
+});
