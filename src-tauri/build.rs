@@ -34,6 +34,14 @@ fn main() {
         "preview_import",
         "apply_import",
         "export_servers",
+        "set_server_enabled",
+        "remove_server",
+        "server_log",
+        "set_tool_enabled",
+        "set_server_roots",
+        "provider_presets",
+        "list_models",
+        "diagnostics",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -706,3 +706,153 @@ pub async fn export_servers(
         &state.settings(),
     ))
 }
+
+/// Switches a server on (it starts) or off (it stops), and saves the choice.
+#[tauri::command]
+pub async fn set_server_enabled<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    enabled: bool,
+) -> Result<()> {
+    state.update_settings(&app, |s| {
+        if let Some(server) = s.servers.iter_mut().find(|server| server.id == server_id) {
+            server.enabled = enabled;
+        }
+    })?;
+    Ok(state.servers.set_enabled(&server_id, enabled).await?)
+}
+
+/// Removes a server: it stops, and its tool settings and approval rules go with it, so a later
+/// server given the same id starts with none of them.
+#[tauri::command]
+pub async fn remove_server<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+) -> Result<()> {
+    state.update_settings(&app, |s| {
+        s.servers.retain(|server| server.id != server_id);
+        s.tools.servers.remove(&server_id);
+        s.policy.rules.retain(|rule| rule.server_id() != server_id);
+    })?;
+    Ok(state.servers.remove(&server_id).await?)
+}
+
+/// The server's recent stderr, oldest first (the window polls it while the log is open).
+#[tauri::command]
+pub async fn server_log(state: State<'_, AppState>, server_id: String) -> Result<Vec<String>> {
+    let lines = state.servers.stderr_tail(&server_id).await;
+    Ok(lines[lines.len().saturating_sub(500)..].to_vec())
+}
+
+/// Offers a tool to the model or not; the next turn's tool list follows.
+#[tauri::command]
+pub async fn set_tool_enabled<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    tool: String,
+    enabled: bool,
+) -> Result<()> {
+    state.update_settings(&app, |s| {
+        s.tools.set_tool_enabled(&server_id, &tool, enabled)
+    })?;
+    let _ = tauri::Emitter::emit(&app, crate::SERVERS_CHANGED, ());
+    Ok(())
+}
+
+/// The folders a server may work in (its MCP roots); the server is told at once.
+#[tauri::command]
+pub async fn set_server_roots<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    roots: Vec<std::path::PathBuf>,
+) -> Result<()> {
+    state.update_settings(&app, |s| {
+        if let Some(server) = s.servers.iter_mut().find(|server| server.id == server_id) {
+            server.roots = roots.clone();
+        }
+    })?;
+    Ok(state.servers.set_roots(&server_id, roots).await?)
+}
+
+/// A provider the window offers as a starting point.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PresetView {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub kind: ProviderKind,
+    pub base_url: &'static str,
+    pub needs_key: bool,
+}
+
+#[tauri::command]
+pub async fn provider_presets() -> Result<Vec<PresetView>> {
+    let anthropic = PresetView {
+        id: "anthropic",
+        name: "Anthropic",
+        kind: ProviderKind::Anthropic,
+        base_url: ProviderKind::Anthropic.default_base_url(),
+        needs_key: true,
+    };
+    Ok(std::iter::once(anthropic)
+        .chain(
+            toolgate_llm::presets::PRESETS
+                .iter()
+                .filter(|p| !p.base_url.is_empty())
+                .map(|p| PresetView {
+                    id: p.id,
+                    name: p.name,
+                    kind: ProviderKind::Openai,
+                    base_url: p.base_url,
+                    needs_key: p.needs_key,
+                }),
+        )
+        .collect())
+}
+
+/// The models the user's provider offers, for the model picker.
+#[tauri::command]
+pub async fn list_models(state: State<'_, AppState>) -> Result<Vec<String>> {
+    use toolgate_llm::Provider;
+    let (provider, _) = user_provider(&state).await?;
+    let mut models = provider.list_models().await?;
+    models.sort();
+    Ok(models)
+}
+
+/// Versions, folders, and what servers need to start.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostics {
+    pub version: &'static str,
+    pub settings_file: String,
+    pub data_dir: Option<String>,
+    pub log_dir: Option<String>,
+    pub checks: Vec<toolgate_mcp::doctor::Check>,
+}
+
+#[tauri::command]
+pub async fn diagnostics<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+) -> Result<Diagnostics> {
+    use tauri::Manager;
+    let host = state.servers.host_env().await.clone();
+    let secrets = state.secrets.clone();
+    let checks = tauri::async_runtime::spawn_blocking(move || {
+        toolgate_mcp::doctor::doctor(&host, secrets.as_ref())
+    })
+    .await?;
+    let paths = app.path();
+    Ok(Diagnostics {
+        version: env!("CARGO_PKG_VERSION"),
+        settings_file: state.settings_path().display().to_string(),
+        data_dir: paths.app_data_dir().ok().map(|d| d.display().to_string()),
+        log_dir: paths.app_log_dir().ok().map(|d| d.display().to_string()),
+        checks,
+    })
+}

@@ -100,6 +100,14 @@ pub fn run() {
             commands::preview_import,
             commands::apply_import,
             commands::export_servers,
+            commands::set_server_enabled,
+            commands::remove_server,
+            commands::server_log,
+            commands::set_tool_enabled,
+            commands::set_server_roots,
+            commands::provider_presets,
+            commands::list_models,
+            commands::diagnostics,
         ])
         .build(tauri::generate_context!());
 

@@ -107,6 +107,11 @@ impl AppState {
         })
     }
 
+    /// Where the settings file is.
+    pub fn settings_path(&self) -> &std::path::Path {
+        &self.settings_path
+    }
+
     pub fn settings(&self) -> MutexGuard<'_, Settings> {
         self.settings.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -174,6 +174,19 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     .await?;
     click(c, "[data-testid=try-call]").await?;
     wait_text(c, "[data-testid=try-result]", "Echo: called by hand", 20).await?;
+    // One tool switched off: the model is never offered it (checked on every request below).
+    click(
+        c,
+        "[data-testid=server-everything] [data-testid=tool-toggle-get-sum]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-everything] [data-testid=model-name-get-sum]",
+        "turned off",
+        10,
+    )
+    .await?;
 
     // Point the provider at the scripted server and store a key in the keychain.
     click(c, "[data-testid=tab-provider]").await?;
@@ -406,6 +419,44 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // A crash shows its reason while the server restarts, then it is back.
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=tool-crash]",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=try-call]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "exited with code 3",
+        10,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "ready",
+        30,
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=show-log]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-log]",
+        "recv tools/list",
+        10,
+    )
+    .await?;
+
     // Exported for other hosts, the secret stays a reference.
     click(c, "[data-testid=export-servers]").await?;
     wait_text(
@@ -681,6 +732,17 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
 
     let sent = provider.received();
     assert_eq!(sent.len(), 12, "one request per model round");
+    for request in &sent {
+        let tools: Vec<&str> = request.body["tools"]
+            .as_array()
+            .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
+            .unwrap_or_default();
+        assert!(tools.contains(&"echo"), "{tools:?}");
+        assert!(
+            !tools.contains(&"get-sum"),
+            "a tool switched off was offered: {tools:?}"
+        );
+    }
     assert_eq!(sent[0].headers["x-api-key"], KEY);
     let result = &sent[1].body["messages"][2]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_e2e_1");

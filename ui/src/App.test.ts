@@ -50,6 +50,7 @@ const servers: ServerSnapshot[] = [
     tools: ["echo", "delete", ...Array.from({ length: 12 }, (_, i) => `extra_${i}`)].map(tool),
     resources: [],
     prompts: [],
+  roots: [],
   },
   {
     id: "broken",
@@ -61,6 +62,7 @@ const servers: ServerSnapshot[] = [
     tools: [],
     resources: [],
     prompts: [],
+  roots: [],
   },
 ];
 
@@ -186,6 +188,21 @@ function backend() {
           return policy;
         case "audit_log":
           return audit;
+        case "provider_presets":
+          return [{ id: "ollama", name: "Ollama", kind: "openai", baseUrl: "http://localhost:11434/v1", needsKey: false }];
+        case "server_log":
+          return ["Starting default (STDIO) server..."];
+        case "diagnostics":
+          return {
+            version: "0.1.0",
+            settingsFile: "/home/me/.local/share/dev.toolgate.desktop/settings.json",
+            dataDir: "/home/me/.local/share/dev.toolgate.desktop",
+            logDir: "/home/me/.local/share/dev.toolgate.desktop/logs",
+            checks: [
+              { name: "node", ok: true, detail: "/usr/bin/node (v20)" },
+              { name: "uvx", ok: false, detail: "not found", fix: "Install uv" },
+            ],
+          };
         case "send_message":
           channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
           return new Promise(() => undefined);
@@ -196,7 +213,7 @@ function backend() {
   return { emit: (event: TurnEvent) => act(async () => channel?.onmessage(event)) };
 }
 
-const TABS = ["chat", "servers", "approvals", "provider"];
+const TABS = ["chat", "servers", "approvals", "provider", "diagnostics"];
 
 /** The controls a person can reach in the part of the window that is shown. */
 function visibleControls(): HTMLElement[] {
@@ -237,6 +254,14 @@ describe("the window", () => {
     await click(host.querySelector("[data-testid=import-preview]"));
     await settle();
     expect(host.querySelector("[data-testid=move-GITHUB_TOKEN]")).not.toBeNull();
+    // The server's log, open, and the doctor's findings.
+    await click(host.querySelector("[data-testid=show-log]"));
+    await settle();
+    expect(host.querySelector("[data-testid=server-log]")?.textContent).toContain("Starting default");
+    await click(host.querySelector("[data-testid=tab-diagnostics]"));
+    await click(host.querySelector("[data-testid=run-doctor]"));
+    await settle();
+    expect(host.querySelector("[data-testid=check-uvx]")?.textContent).toContain("How to fix: Install uv");
 
     const audited: string[] = [];
     for (const tab of TABS) {
@@ -270,6 +295,11 @@ describe("the window", () => {
       "input: Seconds to wait for an answer",
       "select: Decision",
       "select: API format",
+      "select: Start from a preset",
+      "input: Offer echo to the model",
+      "input: Enabled",
+      "button: Remove Everything",
+      "button: Check again",
       "input: New key",
     ]) {
       expect(audited).toContain(expected);
@@ -292,7 +322,7 @@ describe("the window", () => {
       expect(panel?.getAttribute("aria-labelledby")).toBe(`tab-${id}`);
     }
     // One tab stop: the selected tab.
-    expect(TABS.map((id) => tab(id).tabIndex)).toEqual([0, -1, -1, -1]);
+    expect(TABS.map((id) => tab(id).tabIndex)).toEqual([0, -1, -1, -1, -1]);
 
     act(() => tab("chat").focus());
     await press(tab("chat"), "ArrowRight");
@@ -300,16 +330,16 @@ describe("the window", () => {
     expect(document.activeElement).toBe(tab("servers"));
     expect(document.getElementById("panel-servers")?.hidden).toBe(false);
     expect(document.getElementById("panel-chat")?.hidden).toBe(true);
-    expect(TABS.map((id) => tab(id).tabIndex)).toEqual([-1, 0, -1, -1]);
+    expect(TABS.map((id) => tab(id).tabIndex)).toEqual([-1, 0, -1, -1, -1]);
 
     await press(tab("servers"), "End");
-    expect(selected()).toEqual(["provider"]);
-    expect(document.activeElement).toBe(tab("provider"));
-    await press(tab("provider"), "ArrowRight");
+    expect(selected()).toEqual(["diagnostics"]);
+    expect(document.activeElement).toBe(tab("diagnostics"));
+    await press(tab("diagnostics"), "ArrowRight");
     expect(selected()).toEqual(["chat"]);
     await press(tab("chat"), "ArrowLeft");
-    expect(selected()).toEqual(["provider"]);
-    await press(tab("provider"), "Home");
+    expect(selected()).toEqual(["diagnostics"]);
+    await press(tab("diagnostics"), "Home");
     expect(selected()).toEqual(["chat"]);
     expect(document.activeElement).toBe(tab("chat"));
     app.unmount();

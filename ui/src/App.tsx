@@ -15,13 +15,15 @@ import ProviderPanel from "./components/ProviderPanel";
 import ApprovalsPanel from "./components/ApprovalsPanel";
 import ServersPanel from "./components/ServersPanel";
 import ServerRequests from "./components/ServerRequests";
+import Diagnostics from "./components/Diagnostics";
 
-type Tab = "chat" | "servers" | "approvals" | "provider";
+type Tab = "chat" | "servers" | "approvals" | "provider" | "diagnostics";
 const TABS: { id: Tab; label: string }[] = [
   { id: "chat", label: "Chat" },
   { id: "servers", label: "Servers & tools" },
   { id: "approvals", label: "Approvals" },
   { id: "provider", label: "Provider" },
+  { id: "diagnostics", label: "Diagnostics" },
 ];
 
 export default function App() {
@@ -119,6 +121,9 @@ export default function App() {
         </section>
         <section role="tabpanel" id="panel-provider" aria-labelledby="tab-provider" hidden={tab !== "provider"}>
           {provider && <ProviderPanel provider={provider} onChange={setProviderView} />}
+        </section>
+        <section role="tabpanel" id="panel-diagnostics" aria-labelledby="tab-diagnostics" hidden={tab !== "diagnostics"}>
+          <Diagnostics />
         </section>
       </main>
     </div>

@@ -46,6 +46,8 @@ export interface ServerSnapshot {
   tools: ToolInfo[];
   resources: ResourceInfo[];
   prompts: PromptInfo[];
+  /** The folders the server is offered as its roots. */
+  roots: string[];
 }
 
 export type HiddenReason =
@@ -324,6 +326,54 @@ export const applyImport = (source: ImportSource, choices: ImportChoices) =>
 /** The servers as Claude Desktop's `mcpServers` JSON; secrets stay `${secret:…}` references. */
 export const exportServers = () =>
   invoke<{ json: unknown; leftOut: { id: string; reason: string }[] }>("export_servers");
+
+/** Switches a server on (it starts) or off (it stops); saved in the settings. */
+export const setServerEnabled = (serverId: string, enabled: boolean) =>
+  invoke<void>("set_server_enabled", { serverId, enabled });
+
+/** Removes a server with its tool settings and approval rules. */
+export const removeServer = (serverId: string) => invoke<void>("remove_server", { serverId });
+
+/** The server's recent stderr lines, oldest first. */
+export const serverLog = (serverId: string) => invoke<string[]>("server_log", { serverId });
+
+/** Offers a tool to the model, or not. */
+export const setToolEnabled = (serverId: string, tool: string, enabled: boolean) =>
+  invoke<void>("set_tool_enabled", { serverId, tool, enabled });
+
+/** The folders the server may work in (absolute paths). */
+export const setServerRoots = (serverId: string, roots: string[]) =>
+  invoke<void>("set_server_roots", { serverId, roots });
+
+export interface PresetView {
+  id: string;
+  name: string;
+  kind: ProviderKind;
+  baseUrl: string;
+  needsKey: boolean;
+}
+
+export const providerPresets = () => invoke<PresetView[]>("provider_presets");
+
+/** The models the configured provider offers (needs its key). */
+export const listModels = () => invoke<string[]>("list_models");
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+export interface Diagnostics {
+  version: string;
+  settingsFile: string;
+  dataDir: string | null;
+  logDir: string | null;
+  checks: DoctorCheck[];
+}
+
+export const diagnostics = () => invoke<Diagnostics>("diagnostics");
 
 export const listSecrets = () => invoke<SecretView[]>("list_secrets");
 

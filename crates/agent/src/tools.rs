@@ -65,6 +65,7 @@ mod tests {
                 .collect(),
             resources: vec![],
             prompts: vec![],
+            roots: vec![],
             launch: toolgate_mcp::Launch::Stdio {
                 command: "node".into(),
                 args: vec![format!("{id}.js")],

@@ -22,6 +22,7 @@
 //! go to a [`ServerRequests`] handler the caller provides.
 
 mod client;
+pub mod doctor;
 mod host_env;
 mod logs;
 mod manager;

@@ -206,7 +206,8 @@ impl ServerManager {
         });
     }
 
-    async fn host_env(&self) -> &HostEnv {
+    /// Where commands are looked for (read once, from the login shell unless set).
+    pub async fn host_env(&self) -> &HostEnv {
         self.env
             .get_or_init(|| async {
                 match &self.options.env {
@@ -403,6 +404,32 @@ impl ServerManager {
         Ok(())
     }
 
+    /// Stops a server and forgets it (the user removed it).
+    pub async fn remove(&self, id: &str) -> Result<(), McpError> {
+        self.stop(id).await?;
+        self.entries.lock().await.remove(id);
+        self.changed(id);
+        Ok(())
+    }
+
+    /// Switches a server on (starting it) or off (stopping it), and remembers the choice for
+    /// the snapshot.
+    pub async fn set_enabled(&self, id: &str, enabled: bool) -> Result<(), McpError> {
+        {
+            let mut entries = self.entries.lock().await;
+            let entry = entries
+                .get_mut(id)
+                .ok_or_else(|| McpError::UnknownServer(id.to_owned()))?;
+            entry.config.enabled = enabled;
+        }
+        if enabled {
+            self.start(id).await;
+            Ok(())
+        } else {
+            self.stop(id).await
+        }
+    }
+
     /// Stops every server, starting ones included: closes stdin, waits, then terminates each
     /// process group. Returns when every process is gone.
     pub async fn stop_all(&self) {
@@ -455,6 +482,7 @@ impl ServerManager {
                 tools: e.tools.clone(),
                 resources: e.resources.clone(),
                 prompts: e.prompts.clone(),
+                roots: e.roots.read().unwrap_or_else(|p| p.into_inner()).clone(),
                 launch: launch_of(&e.config),
             })
             .collect()

@@ -154,6 +154,8 @@ pub struct ServerSnapshot {
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
     pub prompts: Vec<PromptInfo>,
+    /// The folders the server is offered as its roots.
+    pub roots: Vec<std::path::PathBuf>,
     /// What is launched or dialled, for binding approval grants to it. Never sent to the window:
     /// arguments and URLs may hold secrets.
     #[serde(skip)]

@@ -197,6 +197,16 @@ impl Rule {
         }
     }
 
+    /// The server the rule is about.
+    pub fn server_id(&self) -> &str {
+        match &self.target {
+            Target::Tool { server_id, .. }
+            | Target::Server { server_id }
+            | Target::Sampling { server_id }
+            | Target::Elicitation { server_id } => server_id,
+        }
+    }
+
     pub fn with_conditions(mut self, conditions: Vec<ArgCondition>) -> Self {
         self.conditions = conditions;
         self

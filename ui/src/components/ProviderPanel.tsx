@@ -1,8 +1,11 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import {
   clearApiKey,
   DEFAULT_BASE_URLS,
   errorMessage,
+  listModels,
+  providerPresets,
+  type PresetView,
   setApiKey,
   setProvider,
   type ProviderKind,
@@ -20,6 +23,35 @@ export default function ProviderPanel({ provider, onChange }: Props) {
   const [model, setModel] = useState(provider.model);
   const [key, setKey] = useState("");
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+  const [presets, setPresets] = useState<PresetView[]>([]);
+  const [models, setModels] = useState<string[] | null>(null);
+
+  useEffect(() => {
+    providerPresets().then(
+      (list) => setPresets(list ?? []),
+      () => setPresets([]),
+    );
+  }, []);
+
+  const choosePreset = (id: string) => {
+    const preset = presets.find((p) => p.id === id);
+    if (!preset) return;
+    setKind(preset.kind);
+    setBaseUrl(preset.baseUrl);
+    setModels(null);
+  };
+
+  const loadModels = () =>
+    listModels().then(
+      (list) => {
+        setModels(list);
+        setMessage({
+          text: list.length ? `${list.length} models offered.` : "The provider lists no models; type the name.",
+          error: false,
+        });
+      },
+      (e) => setMessage({ text: errorMessage(e), error: true }),
+    );
 
   const run = async (action: () => Promise<ProviderView>, done: string) => {
     try {
@@ -45,6 +77,24 @@ export default function ProviderPanel({ provider, onChange }: Props) {
           run(() => setProvider({ kind, baseUrl, model }), "Provider saved.");
         }}
       >
+        {presets.length > 0 && (
+          <>
+            <label htmlFor="provider-preset">Start from a preset</label>
+            <select
+              id="provider-preset"
+              value={presets.find((p) => p.baseUrl === baseUrl && p.kind === kind)?.id ?? ""}
+              onChange={(e) => choosePreset(e.target.value)}
+            >
+              <option value="">Custom</option>
+              {presets.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                  {p.needsKey ? "" : " (no key needed)"}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
         <label htmlFor="provider-kind">API format</label>
         <select id="provider-kind" value={kind} onChange={(e) => changeKind(e.target.value as ProviderKind)}>
           <option value="anthropic">Anthropic Messages</option>
@@ -53,7 +103,25 @@ export default function ProviderPanel({ provider, onChange }: Props) {
         <label htmlFor="provider-base-url">Base URL</label>
         <input id="provider-base-url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} spellCheck={false} />
         <label htmlFor="provider-model">Model</label>
-        <input id="provider-model" value={model} onChange={(e) => setModel(e.target.value)} spellCheck={false} />
+        <div className="row">
+          <input
+            id="provider-model"
+            list="provider-models"
+            value={model}
+            onChange={(e) => setModel(e.target.value)}
+            spellCheck={false}
+          />
+          <button type="button" data-testid="load-models" onClick={loadModels}>
+            List the provider&apos;s models
+          </button>
+        </div>
+        {models && (
+          <datalist id="provider-models" data-testid="provider-models">
+            {models.map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
+        )}
         <button id="provider-save" type="submit">
           Save provider
         </button>

@@ -40,6 +40,7 @@ const server: ServerSnapshot = {
   tools,
   resources: [],
   prompts: [],
+  roots: [],
 };
 
 const catalog: ToolCatalogView = {

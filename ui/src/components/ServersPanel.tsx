@@ -1,10 +1,15 @@
 import ImportServers from "./ImportServers";
 import Secrets from "./Secrets";
-import { memo, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useState } from "react";
+import ServerLog from "./ServerLog";
 import {
   callTool,
   errorMessage,
+  removeServer,
   restartServer,
+  setServerEnabled,
+  setServerRoots,
+  setToolEnabled,
   type ServerSnapshot,
   type ServerStatus,
   type ToolCatalogView,
@@ -109,6 +114,19 @@ function ServerCard({
     [server.tools, needle],
   );
   const filterId = `tool-filter-${server.id}`;
+  const [showLog, setShowLog] = useState(false);
+  const [removing, setRemoving] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [roots, setRoots] = useState(server.roots.join("\n"));
+  const act = (op: () => Promise<void>) => {
+    setProblem(null);
+    op().catch((e: unknown) => setProblem(errorMessage(e)));
+  };
+  const toggleTool = useCallback(
+    (name: string, enabled: boolean) =>
+      setToolEnabled(server.id, name, enabled).catch((e: unknown) => setProblem(errorMessage(e))),
+    [server.id],
+  );
   return (
     <article className="card" data-testid={`server-${server.id}`}>
       <header className="row spread">
@@ -119,10 +137,71 @@ function ServerCard({
       </header>
       <div className="row">
         <span className="muted">{server.tools.length} tools</span>
-        <button type="button" aria-label={`Restart ${server.name}`} onClick={() => restartServer(server.id)}>
+        <label className="row small">
+          <input
+            type="checkbox"
+            data-testid="server-enabled"
+            checked={server.enabled}
+            onChange={(e) => act(() => setServerEnabled(server.id, e.target.checked))}
+          />
+          Enabled
+        </label>
+        <button type="button" aria-label={`Restart ${server.name}`} onClick={() => act(() => restartServer(server.id))}>
           Restart
         </button>
+        <button
+          type="button"
+          aria-expanded={showLog}
+          data-testid="show-log"
+          aria-label={`${showLog ? "Hide" : "Show"} the log of ${server.name}`}
+          onClick={() => setShowLog(!showLog)}
+        >
+          {showLog ? "Hide log" : "Log"}
+        </button>
+        {removing ? (
+          <>
+            <button
+              type="button"
+              className="danger"
+              data-testid="confirm-remove"
+              aria-label={`Really remove ${server.name}`}
+              onClick={() => act(() => removeServer(server.id))}
+            >
+              Remove {server.name} and its rules
+            </button>
+            <button type="button" onClick={() => setRemoving(false)}>
+              Keep it
+            </button>
+          </>
+        ) : (
+          <button type="button" aria-label={`Remove ${server.name}`} onClick={() => setRemoving(true)}>
+            Remove
+          </button>
+        )}
       </div>
+      {problem && (
+        <p className="error small" role="alert">
+          {problem}
+        </p>
+      )}
+      {showLog && <ServerLog serverId={server.id} />}
+      <details className="roots">
+        <summary>Folders it may work in ({server.roots.length})</summary>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const list = roots
+              .split("\n")
+              .map((r) => r.trim())
+              .filter(Boolean);
+            act(() => setServerRoots(server.id, list));
+          }}
+        >
+          <label htmlFor={`roots-${server.id}`}>One absolute folder per line (offered as the server&apos;s roots)</label>
+          <textarea id={`roots-${server.id}`} rows={3} value={roots} onChange={(e) => setRoots(e.target.value)} />
+          <button type="submit">Save folders</button>
+        </form>
+      </details>
       {server.tools.length > FILTER_FROM && (
         <div className="row tool-filter" role="search">
           <label htmlFor={filterId} className="small">
@@ -152,6 +231,7 @@ function ServerCard({
             state={states.get(t.name)}
             chosen={tool?.name === t.name}
             onChoose={setTool}
+            onToggle={toggleTool}
           />
         ))}
       </ul>
@@ -168,14 +248,24 @@ const ToolRow = memo(function ToolRow({
   state,
   chosen,
   onChoose,
+  onToggle,
 }: {
   tool: ToolInfo;
   state: ToolState | undefined;
   chosen: boolean;
   onChoose: (tool: ToolInfo) => void;
+  onToggle: (name: string, enabled: boolean) => void;
 }) {
+  const turnedOff = state?.state === "hidden" && state.reason.kind === "disabledByUser";
   return (
     <li>
+      <input
+        type="checkbox"
+        data-testid={`tool-toggle-${tool.name}`}
+        aria-label={`Offer ${tool.name} to the model`}
+        checked={!turnedOff}
+        onChange={(e) => onToggle(tool.name, e.target.checked)}
+      />
       <button
         type="button"
         className="link"
