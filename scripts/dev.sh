@@ -109,6 +109,17 @@ build_app() {
   ui/node_modules/.bin/tauri build --debug --no-bundle
 }
 
+# The same build packaged as a .deb and installed with apt, as a user would; the end-to-end test
+# then runs the installed binary.
+install_app_package() {
+  step "Packaging the app (.deb) and installing it with apt"
+  ui/node_modules/.bin/tauri build --debug --bundles deb
+  local deb
+  deb="$(ls -t target/debug/bundle/deb/Toolgate_*.deb | head -1)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --reinstall "./$deb"
+  export TOOLGATE_APP=/usr/bin/toolgate-app
+}
+
 # Runs "$@" in a private D-Bus session with an unlocked, throw-away gnome-keyring and an X server,
 # as a desktop session would provide. Nothing touches the user's own keyring.
 in_desktop_session() {
@@ -152,6 +163,7 @@ case "${1:-}" in
     install_test_servers
     install_tauri_driver
     build_app
+    install_app_package
     run_tests
     ;;
   *)

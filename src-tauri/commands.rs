@@ -299,11 +299,7 @@ pub async fn set_paused<R: Runtime>(
     state: State<'_, AppState>,
     paused: bool,
 ) -> Result<toolgate_policy::PolicySettings> {
-    let saved = state.update_settings(&app, |s| s.policy.paused = paused)?;
-    if paused {
-        state.gate.deny_all("all tools are paused");
-    }
-    Ok(saved.policy)
+    state.set_paused(&app, paused)
 }
 
 /// The approval options: read-only tools allowed without asking, and how long a call waits.

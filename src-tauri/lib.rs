@@ -25,6 +25,10 @@ pub fn run() {
         .init();
 
     let app = tauri::Builder::default()
+        // Registered first, as the plugin asks: a second launch only brings this window forward.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            tray::show_window(app)
+        }))
         .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let state = AppState::load(app.handle())?;
@@ -38,6 +42,8 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 while changes.changed().await.is_ok() {
                     let _ = handle.emit(SERVERS_CHANGED, ());
+                    // The tray lists the servers' status and shows a failure on its icon.
+                    tray::refresh(&handle).await;
                 }
             });
             tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
@@ -52,7 +58,7 @@ pub fn run() {
                 let mut announcer = toolgate_agent::Announcer::default();
                 while changes.changed().await.is_ok() {
                     let waiting = gate.waiting();
-                    tray::refresh(&handle, &waiting);
+                    tray::refresh(&handle).await;
                     notify::announce(&handle, &mut announcer, &waiting);
                     let _ = handle.emit(APPROVALS_CHANGED, ());
                 }

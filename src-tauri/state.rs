@@ -107,6 +107,19 @@ impl AppState {
         })
     }
 
+    /// Pauses every tool (denying what waits now) or lifts the pause; for the window and the tray.
+    pub fn set_paused<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        paused: bool,
+    ) -> Result<toolgate_policy::PolicySettings, crate::commands::CommandError> {
+        let saved = self.update_settings(app, |s| s.policy.paused = paused)?;
+        if paused {
+            self.gate.deny_all("all tools are paused");
+        }
+        Ok(saved.policy)
+    }
+
     /// Where the settings file is.
     pub fn settings_path(&self) -> &std::path::Path {
         &self.settings_path

@@ -1,80 +1,53 @@
-//! The tray icon: Toolgate keeps running there when its window is closed, and the tool calls
-//! waiting for approval can be answered from its menu without opening the window.
+//! The tray icon: Toolgate keeps running there when its window is closed. Its menu and state
+//! come from `toolgate_agent::tray` (tested there); this file only renders them and does each
+//! action through the same calls the window's commands use.
 
-use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tauri::image::Image;
+use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
-use toolgate_agent::{Decision, PendingCall, RequestKind};
+use toolgate_agent::tray::{self, Action, Item, ServerLine, TrayState};
+use toolgate_agent::{Decision, PendingCall};
+use toolgate_mcp::ServerStatus;
 
 use crate::AppState;
 
 const TRAY_ID: &str = "main";
 
-/// The menu: the waiting calls (each with Approve and Deny), then Open and Quit.
-fn menu<R: Runtime>(app: &AppHandle<R>, waiting: &[PendingCall]) -> tauri::Result<Menu<R>> {
+fn entry<R: Runtime>(app: &AppHandle<R>, item: &Item) -> tauri::Result<Box<dyn IsMenuItem<R>>> {
+    Ok(match item {
+        Item::Label(text) => Box::new(MenuItem::new(app, text, false, None::<&str>)?),
+        Item::Action { id, label } => {
+            Box::new(MenuItem::with_id(app, id, label, true, None::<&str>)?)
+        }
+        Item::Submenu { label, items } => {
+            let children = items
+                .iter()
+                .map(|i| entry(app, i))
+                .collect::<tauri::Result<Vec<_>>>()?;
+            let refs: Vec<&dyn IsMenuItem<R>> = children.iter().map(|c| c.as_ref()).collect();
+            Box::new(Submenu::with_items(app, label, true, &refs)?)
+        }
+        Item::Separator => Box::new(PredefinedMenuItem::separator(app)?),
+    })
+}
+
+fn render<R: Runtime>(app: &AppHandle<R>, items: &[Item]) -> tauri::Result<Menu<R>> {
     let menu = Menu::new(app)?;
-    let header = match waiting.len() {
-        0 => "Nothing waiting for approval".to_owned(),
-        1 => "1 request waiting for approval".to_owned(),
-        n => format!("{n} requests waiting for approval"),
-    };
-    menu.append(&MenuItem::with_id(
-        app,
-        "header",
-        header,
-        false,
-        None::<&str>,
-    )?)?;
-    for call in waiting {
-        // A server's question needs typed answers: those are given in the window.
-        let approve = if call.request == RequestKind::Elicitation {
-            MenuItem::with_id(app, "open", "Answer in the window…", true, None::<&str>)?
-        } else {
-            MenuItem::with_id(
-                app,
-                format!("approve:{}", call.id),
-                "Approve",
-                true,
-                None::<&str>,
-            )?
-        };
-        let deny = MenuItem::with_id(app, format!("deny:{}", call.id), "Deny", true, None::<&str>)?;
-        menu.append(&Submenu::with_items(
-            app,
-            call.summary(),
-            true,
-            &[&approve, &deny],
-        )?)?;
+    for item in items {
+        menu.append(entry(app, item)?.as_ref())?;
     }
-    menu.append(&PredefinedMenuItem::separator(app)?)?;
-    menu.append(&MenuItem::with_id(
-        app,
-        "open",
-        "Open Toolgate",
-        true,
-        None::<&str>,
-    )?)?;
-    menu.append(&MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?)?;
     Ok(menu)
 }
 
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let mut tray = TrayIconBuilder::with_id(TRAY_ID)
+    let mut icon = TrayIconBuilder::with_id(TRAY_ID)
         .tooltip("Toolgate")
-        .menu(&menu(app, &[])?)
+        .menu(&render(app, &tray::menu(&[], &[], false))?)
         .show_menu_on_left_click(false)
         .on_menu_event(|app, event| {
-            let id = event.id().as_ref();
-            if let Some(call) = id.strip_prefix("approve:") {
-                answer(app, call, Decision::Approve);
-            } else if let Some(call) = id.strip_prefix("deny:") {
-                let reason = Some("denied from the tray".to_owned());
-                answer(app, call, Decision::Deny { reason });
-            } else if id == "open" {
-                show_window(app);
-            } else if id == "quit" {
-                // Exiting runs the Exit handler in lib.rs, which stops every server first.
-                app.exit(0);
+            if let Some(action) = Action::parse(event.id().as_ref()) {
+                act(app, action);
             }
         })
         .on_tray_icon_event(|tray, event| {
@@ -87,36 +60,115 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
                 show_window(tray.app_handle());
             }
         });
-    if let Some(icon) = app.default_window_icon() {
-        tray = tray.icon(icon.clone());
+    if let Some(image) = app.default_window_icon() {
+        icon = icon.icon(image.clone());
     }
-    tray.build(app)?;
+    icon.build(app)?;
     Ok(())
 }
 
-fn answer<R: Runtime>(app: &AppHandle<R>, id: &str, decision: Decision) {
+fn act<R: Runtime>(app: &AppHandle<R>, action: Action) {
+    let state = app.state::<AppState>();
+    match action {
+        Action::Approve(id) => answer(&state, &id, Decision::Approve),
+        Action::Deny(id) => answer(
+            &state,
+            &id,
+            Decision::Deny {
+                reason: Some("denied from the tray".to_owned()),
+            },
+        ),
+        Action::Open => show_window(app),
+        Action::SetPaused(paused) => {
+            if let Err(e) = state.set_paused(app, paused) {
+                tracing::error!("could not change the pause from the tray: {}", e.message);
+            }
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move { refresh(&app).await });
+        }
+        // Exiting runs the Exit handler in lib.rs, which stops every server first.
+        Action::Quit => app.exit(0),
+    }
+}
+
+fn answer(state: &AppState, id: &str, decision: Decision) {
     // Already answered elsewhere (the window) is fine: the first answer won.
-    if let Err(e) = app.state::<AppState>().gate.answer(id, decision) {
+    if let Err(e) = state.gate.answer(id, decision) {
         tracing::info!("tray answer not taken: {e}");
     }
 }
 
-/// Shows the calls waiting now; called whenever the gate's set of waiting calls changes.
-pub fn refresh<R: Runtime>(app: &AppHandle<R>, waiting: &[PendingCall]) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+fn server_lines(snapshot: &[toolgate_mcp::ServerSnapshot]) -> Vec<ServerLine> {
+    snapshot
+        .iter()
+        .filter(|s| s.enabled)
+        .map(|s| ServerLine {
+            name: s.name.clone(),
+            status: match &s.status {
+                ServerStatus::Ready => "ready".into(),
+                ServerStatus::Starting => "starting".into(),
+                ServerStatus::Stopped => "stopped".into(),
+                ServerStatus::Restarting { attempt, .. } => {
+                    format!("restarting (attempt {attempt})")
+                }
+                ServerStatus::Failed { reason } => {
+                    let short: String = reason.chars().take(60).collect();
+                    format!("failed: {short}")
+                }
+            },
+            failed: matches!(s.status, ServerStatus::Failed { .. }),
+        })
+        .collect()
+}
+
+/// The icon with a dot in its corner: amber while a request waits, red when a server failed,
+/// grey when tools are paused.
+fn badged(base: &Image<'_>, state: TrayState) -> Option<Image<'static>> {
+    let color = match state {
+        TrayState::Waiting => [0xd9, 0x8a, 0x00],
+        TrayState::ServerFailed => [0xcf, 0x22, 0x2e],
+        TrayState::Paused => [0x6e, 0x77, 0x81],
+        TrayState::Idle => return None,
+    };
+    let (width, height) = (base.width(), base.height());
+    let mut rgba = base.rgba().to_vec();
+    let radius = f64::from(width.min(height)) * 0.22;
+    let (cx, cy) = (f64::from(width) - radius, f64::from(height) - radius);
+    for y in 0..height {
+        for x in 0..width {
+            let (dx, dy) = (f64::from(x) + 0.5 - cx, f64::from(y) + 0.5 - cy);
+            if dx * dx + dy * dy <= radius * radius {
+                let i = ((y * width + x) * 4) as usize;
+                rgba[i..i + 3].copy_from_slice(&color);
+                rgba[i + 3] = 0xff;
+            }
+        }
+    }
+    Some(Image::new_owned(rgba, width, height))
+}
+
+/// Rebuilds the menu, tooltip and icon from the waiting requests, the servers and the pause;
+/// called whenever one of them changes.
+pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
+    let Some(icon) = app.tray_by_id(TRAY_ID) else {
         return;
     };
-    match menu(app, waiting) {
+    let state = app.state::<AppState>();
+    let waiting: Vec<PendingCall> = state.gate.waiting();
+    let servers = server_lines(&state.servers.snapshot().await);
+    let paused = state.settings().policy.paused;
+    match render(app, &tray::menu(&waiting, &servers, paused)) {
         Ok(menu) => {
-            let _ = tray.set_menu(Some(menu));
+            let _ = icon.set_menu(Some(menu));
         }
         Err(e) => tracing::warn!("could not update the tray menu: {e}"),
     }
-    let tooltip = match waiting.len() {
-        0 => "Toolgate".to_owned(),
-        n => format!("Toolgate: {n} waiting for approval"),
-    };
-    let _ = tray.set_tooltip(Some(tooltip));
+    let _ = icon.set_tooltip(Some(tray::tooltip(&waiting, &servers, paused)));
+    if let Some(base) = app.default_window_icon() {
+        let image = badged(base, tray::state(&waiting, &servers, paused))
+            .unwrap_or_else(|| base.clone().to_owned());
+        let _ = icon.set_icon(Some(image));
+    }
 }
 
 pub fn show_window<R: Runtime>(app: &AppHandle<R>) {

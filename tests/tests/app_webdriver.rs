@@ -473,6 +473,29 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     Ok(())
 }
 
+/// A second launch while the app runs hands over to the running one and exits.
+fn second_launch_only_focuses(data_home: &std::path::Path) -> Result<()> {
+    let mut second = Command::new(app_binary())
+        .env("XDG_DATA_HOME", data_home.join("data"))
+        .env("XDG_CONFIG_HOME", data_home.join("config"))
+        .env("XDG_CACHE_HOME", data_home.join("cache"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = second.try_wait()? {
+            anyhow::ensure!(status.success(), "the second launch failed: {status}");
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            bail!("a second launch kept running beside the first");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// The value of `name` in the environment of this test's fault server process, if it runs.
 fn server_env(marker: &str, name: &str) -> Option<String> {
     let of_this_test = processes_with(marker, ProcField::Environ);
@@ -656,6 +679,12 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     ])
     .await;
 
+    // Installed from the .deb (the README's test command does that): it is in the desktop menu.
+    if app_binary().starts_with("/usr/bin") {
+        let entry = std::fs::read_to_string("/usr/share/applications/Toolgate.desktop")
+            .context("the package's desktop entry")?;
+        assert!(entry.contains("Exec=toolgate-app"), "{entry}");
+    }
     let data_home = std::env::temp_dir().join(format!("toolgate-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data_home);
     std::fs::create_dir_all(&data_home)?;
@@ -672,7 +701,10 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .await
         .context("opening a WebDriver session on the app")?;
 
-    let outcome = scenario(&client, &provider, &data_home.to_string_lossy()).await;
+    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy()).await;
+    if outcome.is_ok() {
+        outcome = second_launch_only_focuses(&data_home);
+    }
     let marker = data_home.to_string_lossy().into_owned();
     let running = app_processes(&marker);
     if outcome.is_err() {

@@ -19,6 +19,7 @@ mod gate;
 mod record;
 mod requests;
 mod tools;
+pub mod tray;
 
 use std::sync::Arc;
 use std::time::Duration;

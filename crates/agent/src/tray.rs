@@ -1,0 +1,238 @@
+//! What the tray shows and what its items do, apart from any tray library: the desktop shell
+//! renders [`menu`] and hands each clicked id to [`Action::parse`], then does the action with the
+//! same gate and settings calls the window's commands use.
+
+use crate::gate::{PendingCall, RequestKind};
+
+/// The state the tray icon shows, most urgent first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrayState {
+    /// A request waits for the user.
+    Waiting,
+    /// A server failed and is not restarting.
+    ServerFailed,
+    /// All tools are paused.
+    Paused,
+    Idle,
+}
+
+/// A server as the tray lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLine {
+    pub name: String,
+    /// "ready", "starting", "failed: …".
+    pub status: String,
+    pub failed: bool,
+}
+
+/// One menu entry; `id` is what [`Action::parse`] reads back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// Text only.
+    Label(String),
+    Action {
+        id: String,
+        label: String,
+    },
+    /// A request with its own answers.
+    Submenu {
+        label: String,
+        items: Vec<Item>,
+    },
+    Separator,
+}
+
+/// What a click asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Approve(String),
+    Deny(String),
+    Open,
+    /// Pause all tools, or lift the pause.
+    SetPaused(bool),
+    Quit,
+}
+
+impl Action {
+    pub fn parse(id: &str) -> Option<Self> {
+        if let Some(request) = id.strip_prefix("approve:") {
+            return Some(Action::Approve(request.to_owned()));
+        }
+        if let Some(request) = id.strip_prefix("deny:") {
+            return Some(Action::Deny(request.to_owned()));
+        }
+        match id {
+            "open" => Some(Action::Open),
+            "pause" => Some(Action::SetPaused(true)),
+            "resume" => Some(Action::SetPaused(false)),
+            "quit" => Some(Action::Quit),
+            _ => None,
+        }
+    }
+}
+
+fn action(id: impl Into<String>, label: impl Into<String>) -> Item {
+    Item::Action {
+        id: id.into(),
+        label: label.into(),
+    }
+}
+
+/// The tray's state: what its icon and tooltip say.
+pub fn state(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> TrayState {
+    if !waiting.is_empty() {
+        TrayState::Waiting
+    } else if servers.iter().any(|s| s.failed) {
+        TrayState::ServerFailed
+    } else if paused {
+        TrayState::Paused
+    } else {
+        TrayState::Idle
+    }
+}
+
+/// The tooltip for the tray icon.
+pub fn tooltip(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> String {
+    match state(waiting, servers, paused) {
+        TrayState::Waiting => format!("Toolgate: {} waiting for approval", waiting.len()),
+        TrayState::ServerFailed => {
+            let failed = servers.iter().filter(|s| s.failed).count();
+            format!("Toolgate: {failed} server(s) failed")
+        }
+        TrayState::Paused => "Toolgate: all tools paused".to_owned(),
+        TrayState::Idle => "Toolgate".to_owned(),
+    }
+}
+
+/// The menu: the waiting requests (Approve and Deny each; a server's question opens the
+/// window), the servers' status, Pause all tools, Open and Quit.
+pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Vec<Item> {
+    let mut items = vec![Item::Label(match waiting.len() {
+        0 => "Nothing waiting for approval".to_owned(),
+        1 => "1 request waiting for approval".to_owned(),
+        n => format!("{n} requests waiting for approval"),
+    })];
+    for call in waiting {
+        let first = if call.request == RequestKind::Elicitation {
+            action("open", "Answer in the window…")
+        } else {
+            action(format!("approve:{}", call.id), "Approve")
+        };
+        items.push(Item::Submenu {
+            label: call.summary(),
+            items: vec![first, action(format!("deny:{}", call.id), "Deny")],
+        });
+    }
+    items.push(Item::Separator);
+    if !servers.is_empty() {
+        items.push(Item::Submenu {
+            label: format!("Servers ({})", servers.len()),
+            items: servers
+                .iter()
+                .map(|s| Item::Label(format!("{}: {}", s.name, s.status)))
+                .collect(),
+        });
+    }
+    items.push(if paused {
+        action("resume", "Resume tools (paused)")
+    } else {
+        action("pause", "Pause all tools")
+    });
+    items.push(Item::Separator);
+    items.push(action("open", "Open Toolgate"));
+    items.push(action("quit", "Quit"));
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(id: &str, kind: RequestKind) -> PendingCall {
+        PendingCall {
+            id: id.into(),
+            request: kind,
+            message: None,
+            call_id: String::new(),
+            server_id: "e".into(),
+            server_name: "Everything".into(),
+            tool: "echo".into(),
+            arguments: serde_json::json!({}),
+            read_only: false,
+            destructive: false,
+            input_schema: serde_json::json!({}),
+            reason: String::new(),
+        }
+    }
+
+    fn ids(items: &[Item]) -> Vec<String> {
+        items
+            .iter()
+            .flat_map(|item| match item {
+                Item::Action { id, .. } => vec![id.clone()],
+                Item::Submenu { items, .. } => ids(items),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_item_of_the_menu_parses_to_its_action() {
+        let waiting = [
+            request("a", RequestKind::ToolCall),
+            request("q", RequestKind::Elicitation),
+        ];
+        let servers = [ServerLine {
+            name: "Everything".into(),
+            status: "ready".into(),
+            failed: false,
+        }];
+        let items = menu(&waiting, &servers, false);
+        let actions: Vec<Action> = ids(&items)
+            .iter()
+            .filter_map(|id| Action::parse(id))
+            .collect();
+        assert_eq!(
+            actions,
+            vec![
+                Action::Approve("a".into()),
+                Action::Deny("a".into()),
+                Action::Open,
+                Action::Deny("q".into()),
+                Action::SetPaused(true),
+                Action::Open,
+                Action::Quit,
+            ],
+            "a question is answered in the window, never approved blind"
+        );
+        assert_eq!(
+            items[0],
+            Item::Label("2 requests waiting for approval".into())
+        );
+        assert!(items.contains(&Item::Submenu {
+            label: "Servers (1)".into(),
+            items: vec![Item::Label("Everything: ready".into())],
+        }));
+        assert_eq!(ids(&menu(&[], &[], true)), vec!["resume", "open", "quit"]);
+        assert_eq!(Action::parse("header"), None);
+    }
+
+    #[test]
+    fn the_icon_shows_the_most_urgent_state() {
+        let failed = [ServerLine {
+            name: "Files".into(),
+            status: "failed: exited".into(),
+            failed: true,
+        }];
+        let waiting = [request("a", RequestKind::Sampling)];
+        assert_eq!(state(&waiting, &failed, true), TrayState::Waiting);
+        assert_eq!(state(&[], &failed, true), TrayState::ServerFailed);
+        assert_eq!(state(&[], &[], true), TrayState::Paused);
+        assert_eq!(state(&[], &[], false), TrayState::Idle);
+        assert_eq!(
+            tooltip(&waiting, &failed, false),
+            "Toolgate: 1 waiting for approval"
+        );
+        assert_eq!(tooltip(&[], &failed, false), "Toolgate: 1 server(s) failed");
+    }
+}
