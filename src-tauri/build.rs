@@ -42,6 +42,9 @@ fn main() {
         "provider_presets",
         "list_models",
         "diagnostics",
+        "tool_settings",
+        "set_tool_settings",
+        "read_resource",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -852,3 +852,34 @@ pub async fn diagnostics<R: Runtime>(
         checks,
     })
 }
+
+/// How tools are named and which are shown: the naming mode, per-server prefixes, include and
+/// exclude patterns, and the tools switched off.
+#[tauri::command]
+pub async fn tool_settings(
+    state: State<'_, AppState>,
+) -> Result<toolgate_catalog::CatalogSettings> {
+    Ok(state.settings().tools.clone())
+}
+
+/// Saves the tool settings after checking them (a bad pattern or prefix names the field).
+#[tauri::command]
+pub async fn set_tool_settings<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    tools: toolgate_catalog::CatalogSettings,
+) -> Result<toolgate_catalog::CatalogSettings> {
+    let saved = state.update_settings(&app, |s| s.tools = tools)?;
+    let _ = tauri::Emitter::emit(&app, crate::SERVERS_CHANGED, ());
+    Ok(saved.tools)
+}
+
+/// One of a server's resources, for browsing; shown as text in the window.
+#[tauri::command]
+pub async fn read_resource(
+    state: State<'_, AppState>,
+    server_id: String,
+    uri: String,
+) -> Result<Value> {
+    Ok(state.servers.read_resource(&server_id, &uri).await?)
+}

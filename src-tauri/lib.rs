@@ -114,6 +114,9 @@ pub fn run() {
             commands::provider_presets,
             commands::list_models,
             commands::diagnostics,
+            commands::tool_settings,
+            commands::set_tool_settings,
+            commands::read_resource,
         ])
         .build(tauri::generate_context!());
 

@@ -120,6 +120,21 @@ async fn the_reference_server_over_stdio_offers_everything_a_host_uses() {
         .starts_with("mcp-servers/everything"));
     assert_eq!(snap.resources.len(), 7, "static resources listed");
     assert_eq!(snap.prompts.len(), 4, "prompts listed");
+    // A listed resource can be read, for browsing.
+    let first = &snap.resources[0];
+    let read = servers
+        .read_resource(&snap.id, &first.uri)
+        .await
+        .expect("read");
+    assert_eq!(read["contents"][0]["uri"], first.uri.as_str(), "{read}");
+    let missing = servers
+        .read_resource(&snap.id, "demo://nothing/here")
+        .await
+        .expect_err("no such resource");
+    assert!(
+        missing.to_string().contains("could not read the resource"),
+        "{missing}"
+    );
 
     // The server adds tools for the capabilities we offer and says so with list_changed: the
     // list is re-read live.

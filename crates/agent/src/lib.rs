@@ -75,6 +75,14 @@ impl Default for TurnOptions {
 /// The longest wait between retries, whatever the provider asks.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 
+/// An image from a tool result, base64-encoded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownImage {
+    pub mime_type: String,
+    pub data: String,
+}
+
 /// What happens during a turn, in order, for a UI to show.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -115,6 +123,9 @@ pub enum TurnEvent {
         call_id: String,
         is_error: bool,
         output: String,
+        /// The result's images (PNG, JPEG, GIF, WebP), for the window to show.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ShownImage>,
     },
     #[serde(rename_all = "camelCase")]
     ToolDenied {
@@ -734,8 +745,18 @@ impl Agent {
             }
         };
         let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
             Ok(output) => {
+                shown = images_of(&output.raw)
+                    .into_iter()
+                    .filter_map(|part| match part {
+                        ContentPart::Image { mime_type, data } => {
+                            Some(ShownImage { mime_type, data })
+                        }
+                        _ => None,
+                    })
+                    .collect();
                 let bytes = json_size(&output.raw);
                 self.audit.finish(
                     audit,
@@ -765,6 +786,7 @@ impl Agent {
             call_id: call.id.clone(),
             is_error,
             output: content.clone(),
+            images: shown,
         });
         let mut parts = vec![ContentPart::text(content)];
         parts.extend(images);

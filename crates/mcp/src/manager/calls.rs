@@ -20,6 +20,35 @@ use crate::McpError;
 const STUCK_GRACE: Duration = Duration::from_secs(5);
 
 impl ServerManager {
+    /// Reads one of a server's resources, within the server's call timeout; the result as the
+    /// server sent it (`contents`: text or base64 blobs).
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+        let (peer, timeout) = {
+            let entries = self.entries.lock().await;
+            let entry = entries
+                .get(server)
+                .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+            let peer = entry.conn.as_ref().map(|c| c.peer.clone()).ok_or_else(|| {
+                McpError::NotRunning {
+                    server: server.to_owned(),
+                    status: entry.status.to_string(),
+                }
+            })?;
+            (peer, Duration::from_secs(entry.config.call_timeout_secs))
+        };
+        let failed = |detail: String| McpError::Request {
+            server: server.to_owned(),
+            what: "read the resource",
+            detail,
+        };
+        let read = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri));
+        let result = tokio::time::timeout(timeout, read)
+            .await
+            .map_err(|_| failed(format!("no answer within {} s", timeout.as_secs())))?
+            .map_err(|e| failed(e.to_string()))?;
+        serde_json::to_value(result).map_err(|e| failed(e.to_string()))
+    }
+
     /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. If the server exits
     /// meanwhile, the call fails at once.
