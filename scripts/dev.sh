@@ -112,8 +112,8 @@ build_app() {
 # The same build packaged as a .deb and installed with apt, as a user would; the end-to-end test
 # then runs the installed binary.
 install_app_package() {
-  step "Packaging the app (.deb) and installing it with apt"
-  ui/node_modules/.bin/tauri build --debug --bundles deb
+  step "Packaging the app (.deb and .rpm) and installing the .deb with apt"
+  ui/node_modules/.bin/tauri build --debug --bundles deb,rpm
   local deb
   deb="$(ls -t target/debug/bundle/deb/Toolgate_*.deb | head -1)"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --reinstall "./$deb"
