@@ -45,6 +45,8 @@ fn main() {
         "tool_settings",
         "set_tool_settings",
         "read_resource",
+        "start_at_login",
+        "set_start_at_login",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -883,3 +883,30 @@ pub async fn read_resource(
 ) -> Result<Value> {
     Ok(state.servers.read_resource(&server_id, &uri).await?)
 }
+
+fn autostart_error(e: tauri_plugin_autostart::Error) -> CommandError {
+    CommandError {
+        kind: "settings",
+        message: format!("could not change the start at login: {e}"),
+    }
+}
+
+/// Whether Toolgate starts (in the tray) when the user logs in.
+#[tauri::command]
+pub async fn start_at_login<R: Runtime>(app: AppHandle<R>) -> Result<bool> {
+    use tauri_plugin_autostart::ManagerExt;
+    app.autolaunch().is_enabled().map_err(autostart_error)
+}
+
+#[tauri::command]
+pub async fn set_start_at_login<R: Runtime>(app: AppHandle<R>, enabled: bool) -> Result<bool> {
+    use tauri_plugin_autostart::ManagerExt;
+    let launcher = app.autolaunch();
+    if enabled {
+        launcher.enable()
+    } else {
+        launcher.disable()
+    }
+    .map_err(autostart_error)?;
+    launcher.is_enabled().map_err(autostart_error)
+}

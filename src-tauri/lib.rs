@@ -30,6 +30,13 @@ pub fn run() {
             tray::show_window(app)
         }))
         .plugin(tauri_plugin_notification::init())
+        // Started at login, Toolgate opens in the tray only (`--hidden`).
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .app_name("Toolgate")
+                .args(["--hidden"])
+                .build(),
+        )
         .setup(|app| {
             let state = AppState::load(app.handle())?;
             let servers = state.servers.clone();
@@ -49,6 +56,11 @@ pub fn run() {
             tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
 
             tray::create(app.handle())?;
+            if std::env::args().any(|a| a == "--hidden") {
+                if let Some(window) = app.get_webview_window("main") {
+                    let _ = window.hide();
+                }
+            }
             // The tray and the window list the requests waiting for approval, kept current, and
             // a desktop notification announces each new one while the window is hidden.
             let handle = app.handle().clone();
@@ -117,6 +129,8 @@ pub fn run() {
             commands::tool_settings,
             commands::set_tool_settings,
             commands::read_resource,
+            commands::start_at_login,
+            commands::set_start_at_login,
         ])
         .build(tauri::generate_context!());
 

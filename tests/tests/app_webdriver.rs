@@ -67,6 +67,8 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         .env("XDG_DATA_HOME", data_home.join("data"))
         .env("XDG_CONFIG_HOME", data_home.join("config"))
         .env("XDG_CACHE_HOME", data_home.join("cache"))
+        // A home of its own too: the autostart entry goes to $HOME/.config/autostart.
+        .env("HOME", data_home.join("home"))
         .stdout(Stdio::null())
         // The app's own log goes here, to be scanned for secrets with its other files.
         .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
@@ -469,6 +471,38 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     let shot = save_screenshot(c, "e2e-servers.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
 
+    // The provider screen, and the doctor on this machine (node is what the example needs).
+    click(c, "[data-testid=tab-provider]").await?;
+    wait_text(c, "#key-status", "Key set", 10).await?;
+    let shot = save_screenshot(c, "e2e-provider.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    click(c, "[data-testid=tab-diagnostics]").await?;
+    click(c, "[data-testid=run-doctor]").await?;
+    wait_text(c, "[data-testid=check-node]", "✓ node", 20).await?;
+    wait_text(c, "[data-testid=check-keychain]", "✓ keychain", 5).await?;
+    // Start at login writes the desktop session's autostart entry, and removes it.
+    let autostart = std::path::Path::new(marker).join("home/.config/autostart/Toolgate.desktop");
+    click(c, "[data-testid=start-at-login]").await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !autostart.is_file() {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "no autostart entry at {}",
+            autostart.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let entry = std::fs::read_to_string(&autostart)?;
+    anyhow::ensure!(entry.contains("--hidden"), "starts in the tray: {entry}");
+    let shot = save_screenshot(c, "e2e-diagnostics.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    click(c, "[data-testid=start-at-login]").await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while autostart.exists() {
+        anyhow::ensure!(Instant::now() < deadline, "the autostart entry stayed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
     assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
     Ok(())
 }
@@ -687,7 +721,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     }
     let data_home = std::env::temp_dir().join(format!("toolgate-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data_home);
-    std::fs::create_dir_all(&data_home)?;
+    std::fs::create_dir_all(data_home.join("home"))?;
     let (_driver, port) = start_driver(&data_home)?;
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));

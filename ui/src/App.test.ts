@@ -192,6 +192,8 @@ function backend() {
           return [{ id: "ollama", name: "Ollama", kind: "openai", baseUrl: "http://localhost:11434/v1", needsKey: false }];
         case "server_log":
           return ["Starting default (STDIO) server..."];
+        case "start_at_login":
+          return false;
         case "diagnostics":
           return {
             version: "0.1.0",

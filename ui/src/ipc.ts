@@ -375,6 +375,11 @@ export interface Diagnostics {
 
 export const diagnostics = () => invoke<Diagnostics>("diagnostics");
 
+/** Whether Toolgate starts, in the tray, when the user logs in. */
+export const startAtLogin = () => invoke<boolean>("start_at_login");
+
+export const setStartAtLogin = (enabled: boolean) => invoke<boolean>("set_start_at_login", { enabled });
+
 export const listSecrets = () => invoke<SecretView[]>("list_secrets");
 
 /** Stores a server secret in the OS keychain; the servers using it restart to pick it up. */

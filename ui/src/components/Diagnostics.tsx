@@ -1,11 +1,19 @@
-import { useState } from "react";
-import { diagnostics, errorMessage, type Diagnostics as Report } from "../ipc";
+import { useEffect, useState } from "react";
+import { diagnostics, errorMessage, setStartAtLogin, startAtLogin, type Diagnostics as Report } from "../ipc";
 
 /** Versions, folders, and a doctor that says what servers need and how to fix what is missing. */
 export default function Diagnostics() {
   const [report, setReport] = useState<Report | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [running, setRunning] = useState(false);
+  const [atLogin, setAtLogin] = useState<boolean | null>(null);
+
+  useEffect(() => {
+    startAtLogin().then(
+      (on) => setAtLogin(on ?? false),
+      () => setAtLogin(null),
+    );
+  }, []);
 
   const check = () => {
     setRunning(true);
@@ -18,6 +26,19 @@ export default function Diagnostics() {
   return (
     <div className="panel narrow">
       <h2>Diagnostics</h2>
+      {atLogin !== null && (
+        <label className="row">
+          <input
+            type="checkbox"
+            data-testid="start-at-login"
+            checked={atLogin}
+            onChange={(e) =>
+              setStartAtLogin(e.target.checked).then(setAtLogin, (err) => setProblem(errorMessage(err)))
+            }
+          />
+          Start Toolgate in the tray when I log in
+        </label>
+      )}
       <button type="button" data-testid="run-doctor" onClick={check} disabled={running}>
         {running ? "Checking…" : report ? "Check again" : "Check this computer"}
       </button>
