@@ -1,0 +1,73 @@
+// The add-server form, in jsdom against Tauri's IPC mock: it builds a single-server entry, which
+// the backend previews like a pasted snippet, and adds it moving the token to the keychain.
+import { afterEach, describe, expect, it } from "vitest";
+import { act, createElement } from "react";
+import { createRoot } from "react-dom/client";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import AddServer, { parsePairs, splitCommand } from "./AddServer";
+import type { ImportReport } from "../ipc";
+
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+afterEach(() => clearMocks());
+const settle = () => act(() => new Promise((resolve) => setTimeout(resolve, 0)));
+
+function type(element: HTMLInputElement | HTMLTextAreaElement, value: string) {
+  const proto = element instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+  Object.getOwnPropertyDescriptor(proto, "value")?.set?.call(element, value);
+  element.dispatchEvent(new Event("input", { bubbles: true }));
+}
+
+describe("adding a server with the form", () => {
+  it("splits the command line and the pairs", () => {
+    expect(splitCommand(`npx -y "@scope/server" '/home/me/my notes'`)).toEqual([
+      "npx",
+      "-y",
+      "@scope/server",
+      "/home/me/my notes",
+    ]);
+    expect(parsePairs("A=1\n\nB = two=2", "variable")).toEqual({ A: "1", B: "two=2" });
+    expect(parsePairs("Authorization: Bearer x", "header")).toEqual({ Authorization: "Bearer x" });
+    expect(() => parsePairs("oops", "variable")).toThrow(/NAME=value/);
+  });
+
+  it("previews the entry like a pasted snippet and adds it with the token moved", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    const report: ImportReport = {
+      format: "singleServer",
+      added: [{ id: "notes", name: "Notes", transport: "stdio", enabled: true }],
+      renamed: [],
+      skipped: [],
+      rules: [],
+      inputs: [],
+      secretCandidates: [{ serverId: "notes", location: "env", name: "API_TOKEN", suggestedSecret: "API_TOKEN" }],
+      warnings: [],
+    };
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      return report;
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(AddServer)));
+    await act(async () => type(host.querySelector("#add-name") as HTMLInputElement, "Notes"));
+    await act(async () => type(host.querySelector("#add-command") as HTMLInputElement, "npx -y notes-server"));
+    await act(async () => type(host.querySelector("#add-pairs") as HTMLTextAreaElement, "API_TOKEN=abc123"));
+    await act(async () => (host.querySelector("[data-testid=add-check]") as HTMLButtonElement).click());
+    await settle();
+    const text = JSON.stringify({ command: "npx", args: ["-y", "notes-server"], env: { API_TOKEN: "abc123" } });
+    expect(calls[0]).toEqual({ cmd: "preview_import", args: { source: { kind: "text", text, name: "Notes" } } });
+    expect(host.querySelector("[data-testid=add-report]")?.textContent).toContain("Adds Notes as notes");
+    await act(async () => (host.querySelector("[data-testid=add-confirm]") as HTMLButtonElement).click());
+    await settle();
+    expect(calls[1]).toEqual({
+      cmd: "apply_import",
+      args: {
+        source: { kind: "text", text, name: "Notes" },
+        choices: { inputs: {}, moveSecrets: [{ serverId: "notes", location: "env", name: "API_TOKEN" }] },
+      },
+    });
+    expect(host.textContent).toContain("Added Notes.");
+    act(() => root.unmount());
+  });
+});

@@ -1,0 +1,167 @@
+import { useState } from "react";
+import {
+  applyImport,
+  errorMessage,
+  previewImport,
+  type ImportChoices,
+  type ImportReport,
+  type ImportSource,
+} from "../ipc";
+
+/** "KEY=value" lines into an object; blank lines and lines without "=" are reported. */
+export function parsePairs(text: string, what: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line) continue;
+    const at = line.indexOf(what === "header" ? ":" : "=");
+    if (at <= 0) throw new Error(`"${line}" is not a ${what}: write it as ${what === "header" ? "Name: value" : "NAME=value"}`);
+    pairs[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return pairs;
+}
+
+/** A command line split like a shell would for simple cases: spaces, and "quoted parts". */
+export function splitCommand(line: string): string[] {
+  const parts: string[] = [];
+  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(line)) !== null) parts.push(m[1] ?? m[2] ?? m[3]);
+  return parts;
+}
+
+/**
+ * Adds one server from a form. It goes through the same import as a pasted snippet, so values
+ * that look like secrets are offered for the keychain before anything is saved.
+ */
+export default function AddServer({ onAdded }: { onAdded?: () => void }) {
+  const [name, setName] = useState("");
+  const [kind, setKind] = useState<"stdio" | "http">("stdio");
+  const [command, setCommand] = useState("");
+  const [url, setUrl] = useState("");
+  const [pairs, setPairs] = useState("");
+  const [source, setSource] = useState<ImportSource | null>(null);
+  const [report, setReport] = useState<ImportReport | null>(null);
+  const [moving, setMoving] = useState<Record<string, boolean>>({});
+  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+
+  const check = () => {
+    setMessage(null);
+    let entry: Record<string, unknown>;
+    try {
+      if (kind === "stdio") {
+        const [program, ...args] = splitCommand(command);
+        if (!program) throw new Error("Type the command that starts the server, e.g. npx -y @modelcontextprotocol/server-filesystem ~/notes");
+        entry = { command: program, args, env: parsePairs(pairs, "variable") };
+      } else {
+        entry = { type: "http", url: url.trim(), headers: parsePairs(pairs, "header") };
+      }
+    } catch (e) {
+      setMessage({ text: e instanceof Error ? e.message : String(e), error: true });
+      return;
+    }
+    const from: ImportSource = { kind: "text", text: JSON.stringify(entry), name: name.trim() || null };
+    previewImport(from).then(
+      (r) => {
+        setSource(from);
+        setReport(r);
+        setMoving(Object.fromEntries(r.secretCandidates.map((c) => [c.name, true])));
+      },
+      (e) => setMessage({ text: errorMessage(e), error: true }),
+    );
+  };
+
+  const add = () => {
+    if (!source || !report) return;
+    const choices: ImportChoices = {
+      inputs: {},
+      moveSecrets: report.secretCandidates
+        .filter((c) => moving[c.name])
+        .map((c) => ({ serverId: c.serverId, location: c.location, name: c.name })),
+    };
+    applyImport(source, choices).then(
+      (r) => {
+        setMessage({ text: `Added ${r.added.map((a) => a.name).join(", ") || "nothing"}.`, error: false });
+        setReport(null);
+        setCommand("");
+        setUrl("");
+        setPairs("");
+        setName("");
+        onAdded?.();
+      },
+      (e) => setMessage({ text: errorMessage(e), error: true }),
+    );
+  };
+
+  return (
+    <details className="card" data-testid="add-server">
+      <summary>Add a server with a form</summary>
+      <div className="form">
+        <label htmlFor="add-name">Name</label>
+        <input id="add-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="Notes" />
+        <label htmlFor="add-kind">How Toolgate reaches it</label>
+        <select id="add-kind" value={kind} onChange={(e) => setKind(e.target.value as "stdio" | "http")}>
+          <option value="stdio">A command on this computer (stdio)</option>
+          <option value="http">A web address (Streamable HTTP)</option>
+        </select>
+        {kind === "stdio" ? (
+          <>
+            <label htmlFor="add-command">Command and arguments</label>
+            <input
+              id="add-command"
+              spellCheck={false}
+              value={command}
+              onChange={(e) => setCommand(e.target.value)}
+              placeholder="npx -y @modelcontextprotocol/server-filesystem /home/me/notes"
+            />
+          </>
+        ) : (
+          <>
+            <label htmlFor="add-url">Address</label>
+            <input id="add-url" spellCheck={false} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/mcp" />
+          </>
+        )}
+        <label htmlFor="add-pairs">
+          {kind === "stdio" ? "Environment, one NAME=value per line" : "Headers, one Name: value per line"} (values may be
+          ${"{"}secret:NAME{"}"})
+        </label>
+        <textarea id="add-pairs" rows={3} spellCheck={false} value={pairs} onChange={(e) => setPairs(e.target.value)} />
+        <button type="button" data-testid="add-check" onClick={check}>
+          Check
+        </button>
+        {report && (
+          <div data-testid="add-report">
+            {report.added.map((a) => (
+              <p key={a.id}>
+                Adds <strong>{a.name}</strong> as <code>{a.id}</code>.
+              </p>
+            ))}
+            {report.skipped.map((s) => (
+              <p key={s.name} className="error small">
+                Not added: {s.reason.kind === "unsafeEnv" ? `${s.reason.variable} can make the program load other code` : s.reason.kind}
+              </p>
+            ))}
+            {report.secretCandidates.map((c) => (
+              <label key={c.name} className="row">
+                <input
+                  type="checkbox"
+                  checked={moving[c.name] ?? false}
+                  onChange={(e) => setMoving((m) => ({ ...m, [c.name]: e.target.checked }))}
+                />
+                Keep {c.name} in the OS keychain as <code>{`\${secret:${c.suggestedSecret}}`}</code>
+              </label>
+            ))}
+            <button type="button" data-testid="add-confirm" disabled={report.added.length === 0} onClick={add}>
+              Add server
+            </button>
+          </div>
+        )}
+        {message && (
+          <p role={message.error ? "alert" : "status"} className={message.error ? "error small" : "ok small"}>
+            {message.text}
+          </p>
+        )}
+      </div>
+    </details>
+  );
+}
