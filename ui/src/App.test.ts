@@ -48,8 +48,8 @@ const servers: ServerSnapshot[] = [
     implementation: null,
     protocolVersion: null,
     tools: ["echo", "delete", ...Array.from({ length: 12 }, (_, i) => `extra_${i}`)].map(tool),
-    resources: [],
-    prompts: [],
+    resources: [{ uri: "demo://readme", name: "Readme", description: "How it works", mimeType: "text/plain" }],
+    prompts: [{ name: "simple", description: "A prompt", arguments: ["topic"] }],
   roots: [],
   },
   {
@@ -104,6 +104,8 @@ const question: PendingCall = {
   ...call("q", "elicitation/create"),
   request: "elicitation",
   message: "What is your name?",
+  arguments: {},
+  inputSchema: { type: "object", properties: { name: { type: "string", title: "Name" } }, required: ["name"] },
 };
 
 const report: ImportReport = {
@@ -205,6 +207,12 @@ function backend() {
               { name: "uvx", ok: false, detail: "not found", fix: "Install uv" },
             ],
           };
+        case "tool_settings":
+          return { naming: "auto", servers: { everything: { prefix: "ev" } } };
+        case "set_tool_settings":
+          return (args as { tools: unknown }).tools;
+        case "read_resource":
+          return { contents: [{ uri: "demo://readme", mimeType: "text/plain", text: "Read me." }] };
         case "send_message":
           channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
           return new Promise(() => undefined);
@@ -241,8 +249,17 @@ describe("the window", () => {
     await emit({ kind: "approvalRequested", ...call("a1", "echo") });
     await emit({ kind: "approvalRequested", ...call("a2", "delete") });
     await emit({ kind: "decidedByRule", allowed: true, ...call("a3", "echo") });
-    await emit({ kind: "toolFinished", callId: "call-a3", isError: false, output: "Echo: a3" });
+    await emit({
+      kind: "toolFinished",
+      callId: "call-a3",
+      isError: false,
+      output: "Echo: a3",
+      images: [{ mimeType: "image/png", data: "iVBORw0KGgo=" }],
+    });
     await settle();
+    const image = host.querySelector("[data-testid=result-images] img") as HTMLImageElement;
+    expect(image.getAttribute("alt")).toBe("Image from echo");
+    expect(image.getAttribute("src")).toBe("data:image/png;base64,iVBORw0KGgo=");
     expect(host.querySelector("[data-testid=answer-all]")).not.toBeNull();
     expect(host.querySelector("[data-testid=tool-output]")?.textContent).toBe("Echo: a3");
     // Each call's card is a named group, so its buttons are told apart from another card's.
@@ -252,6 +269,10 @@ describe("the window", () => {
     // Servers: a tool's form, and an import preview with inputs and secrets to move.
     await click(host.querySelector("[data-testid=tab-servers]"));
     await click(host.querySelector("[data-testid=tool-echo]"));
+    // The tool's fields, and a resource read.
+    await click(host.querySelector("[aria-label='Read Readme']"));
+    await settle();
+    expect(host.querySelector("[data-testid=resource-text]")?.textContent).toBe("Read me.");
     await type(host.querySelector("#import-text") as HTMLTextAreaElement, '{"mcpServers": {}}');
     await click(host.querySelector("[data-testid=import-preview]"));
     await settle();
@@ -292,6 +313,16 @@ describe("the window", () => {
       "button: Revoke: Allow echo on everything (always)",
       "input: Filter tools",
       "textarea: Arguments for echo (JSON)",
+      "input: message",
+      "input: Name (required)",
+      "summary: Resources (1)",
+      "button: Read Readme",
+      "button: Hide Readme",
+      "summary: Prompts (1)",
+      "input: Prefix of Everything",
+      "textarea: Only offer tools of Everything matching",
+      "textarea: Hide tools of Everything matching",
+      "button: Save tool settings",
       "input: GitHub token",
       "input: org",
       "input: Seconds to wait for an answer",
@@ -308,6 +339,8 @@ describe("the window", () => {
     }
     expect(audited.some((a) => a.startsWith("input: env GITHUB_TOKEN of github"))).toBe(true);
     expect(audited.some((a) => a.startsWith("input: Pause all tools"))).toBe(true);
+    expect(audited.some((a) => a.startsWith("input: Always prefixed"))).toBe(true);
+
     expect(audited.some((a) => a.startsWith("input: API_TOKEN"))).toBe(true);
     app.unmount();
   });

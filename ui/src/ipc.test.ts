@@ -2,7 +2,16 @@
 // names must match what the Rust commands expect.
 import { afterEach, describe, expect, it } from "vitest";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
-import { answerApproval, callTool, errorMessage, setProvider, startupNotices } from "./ipc";
+import {
+  answerApproval,
+  callTool,
+  errorMessage,
+  readResource,
+  setProvider,
+  setToolSettings,
+  startupNotices,
+  toolSettings,
+} from "./ipc";
 
 afterEach(() => clearMocks());
 
@@ -47,5 +56,23 @@ describe("ipc", () => {
     });
     expect(await startupNotices()).toHaveLength(1);
     expect(seen).toEqual(["startup_notices"]);
+  });
+
+  it("sends the tool settings and resource reads with the argument names the commands declare", async () => {
+    const seen: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      seen.push({ cmd, args });
+      if (cmd === "read_resource") return { contents: [{ uri: "demo://a", text: "A" }] };
+      return { naming: "always" };
+    });
+    await toolSettings();
+    await setToolSettings({ naming: "always", servers: { a: { prefix: "x" } } });
+    const read = await readResource("everything", "demo://a");
+    expect(read.contents).toHaveLength(1);
+    expect(seen).toEqual([
+      { cmd: "tool_settings", args: {} },
+      { cmd: "set_tool_settings", args: { tools: { naming: "always", servers: { a: { prefix: "x" } } } } },
+      { cmd: "read_resource", args: { serverId: "everything", uri: "demo://a" } },
+    ]);
   });
 });

@@ -136,6 +136,12 @@ export interface PendingCall {
   reason?: string;
 }
 
+/** An image from a tool's result, base64; the window shows PNG, JPEG, GIF and WebP only. */
+export interface ShownImage {
+  mimeType: string;
+  data: string;
+}
+
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
@@ -155,7 +161,7 @@ export type TurnEvent =
       message: string | null;
     }
   | { kind: "retrying"; attempt: number; delayMs: number; reason: string }
-  | { kind: "toolFinished"; callId: string; isError: boolean; output: string }
+  | { kind: "toolFinished"; callId: string; isError: boolean; output: string; images?: ShownImage[] }
   | { kind: "toolDenied"; callId: string; reason: string | null }
   | { kind: "finished"; text: string; usage: Usage }
   | { kind: "failed"; message: string };
@@ -386,6 +392,48 @@ export const listSecrets = () => invoke<SecretView[]>("list_secrets");
 export const setSecret = (name: string, value: string) => invoke<void>("set_secret", { name, value });
 
 export const clearSecret = (name: string) => invoke<void>("clear_secret", { name });
+
+/** When tool names carry their server's prefix (`<prefix>__<tool>`). */
+export type NamingMode = "auto" | "always" | "none";
+
+/** One server's tool choices; empty fields are left out. */
+export interface ServerToolSettings {
+  /** Used instead of the server id when its tools are prefixed. */
+  prefix?: string;
+  /** Glob patterns on the tool's own name; when any are given, a tool must match one. */
+  include?: string[];
+  /** Glob patterns on the tool's own name; a match hides the tool. */
+  exclude?: string[];
+  /** Tools switched off, by their own name. */
+  disabledTools?: string[];
+}
+
+/** How tools are named and which are shown (the settings file's `tools`). */
+export interface CatalogSettings {
+  naming: NamingMode;
+  /** By server id. */
+  servers?: Record<string, ServerToolSettings>;
+}
+
+export const toolSettings = () => invoke<CatalogSettings>("tool_settings");
+
+/** Saves the tool settings; rejects with a message naming the field (a bad pattern or prefix). */
+export const setToolSettings = (tools: CatalogSettings) =>
+  invoke<CatalogSettings>("set_tool_settings", { tools });
+
+/** One part of a resource: text, or base64 bytes. */
+export type ResourceContents =
+  | { uri: string; mimeType?: string; text: string }
+  | { uri: string; mimeType?: string; blob: string };
+
+/** MCP's ReadResourceResult. */
+export interface ReadResourceResult {
+  contents: ResourceContents[];
+}
+
+/** Reads one of a server's resources; the contents are the server's, untrusted. */
+export const readResource = (serverId: string, uri: string) =>
+  invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
 /** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
 export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): Promise<string> {

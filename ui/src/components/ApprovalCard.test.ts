@@ -74,4 +74,30 @@ describe("a tool call's result", () => {
     expect(isLong("x".repeat(LONG_CHARS))).toBe(false);
     expect(isLong("x".repeat(LONG_CHARS + 1))).toBe(true);
   });
+
+  it("shows the result's images, only of the raster types and only as data: URLs", async () => {
+    const images = [
+      { mimeType: "image/png", data: "iVBORw0KGgo=" },
+      { mimeType: "IMAGE/JPEG", data: "/9j/4AAQ\nSkZJRg==" },
+      { mimeType: "image/svg+xml", data: "PHN2ZyBvbmxvYWQ9ImFsZXJ0KDEpIi8+" },
+      { mimeType: "text/html", data: "PGI+aGk8L2I+" },
+      { mimeType: "image/gif", data: 'R0lG"><script>x()</script>' },
+    ];
+    const app = await mount(createElement(ApprovalCard, { call, state: "done", output: "two pictures", images, onAnswer: async () => undefined }));
+    const shown = [...app.host.querySelectorAll("[data-testid=result-images] img")] as HTMLImageElement[];
+    expect(shown.map((img) => img.getAttribute("src"))).toEqual([
+      "data:image/png;base64,iVBORw0KGgo=",
+      "data:image/jpeg;base64,/9j/4AAQSkZJRg==",
+    ]);
+    expect(shown.map((img) => img.alt)).toEqual(["Image from read_file", "Image from read_file"]);
+    // The others are named, not shown; nothing in them becomes markup.
+    const notes = [...app.host.querySelectorAll("[data-testid=result-images] p")].map((p) => p.textContent);
+    expect(notes).toHaveLength(3);
+    expect(notes[0]).toContain("image/svg+xml");
+    expect(notes[1]).toContain("text/html");
+    expect(app.host.querySelector("script")).toBeNull();
+    // The result's text is still there, above its images.
+    expect(app.host.querySelector("[data-testid=tool-output]")?.textContent).toBe("two pictures");
+    app.unmount();
+  });
 });

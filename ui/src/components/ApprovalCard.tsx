@@ -1,10 +1,14 @@
-import { useState } from "react";
-import type { Decision, PendingCall } from "../ipc";
+import { useMemo, useState } from "react";
+import type { Decision, PendingCall, ShownImage } from "../ipc";
+import { ResultImages } from "./Images";
+import { formFields, SchemaForm } from "./SchemaForm";
 
 interface Props {
   call: PendingCall;
   state: "waiting" | "running" | "done" | "failed" | "denied";
   output?: string;
+  /** The result's images. */
+  images?: ShownImage[];
   /** The latest progress a running call reported. */
   progress?: string;
   /** Answers the call; rejects with a message (e.g. edited arguments that do not fit). */
@@ -22,13 +26,15 @@ const STATE_LABEL = {
 /** A tool call held at the gate: what will run, where, with which arguments, and the answer. */
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
-export default function ApprovalCard({ call, state, output, progress, onAnswer }: Props) {
+export default function ApprovalCard({ call, state, output, images, progress, onAnswer }: Props) {
   const kind = call.request ?? "toolCall";
   // A server's question is answered by typing: its answer is open for editing from the start.
   const question = kind === "elicitation";
   const [reason, setReason] = useState("");
   const [editing, setEditing] = useState<string | null>(question ? pretty(call.arguments) : null);
   const [problem, setProblem] = useState<string | null>(null);
+  // A question's fields, generated from its schema; the JSON answer below stays what is sent.
+  const fields = useMemo(() => (question ? formFields(call.inputSchema) : null), [question, call.inputSchema]);
 
   const answer = (decision: Decision) => {
     setProblem(null);
@@ -48,7 +54,9 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
   };
 
   const typing = (e: React.KeyboardEvent) =>
-    e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
+    e.target instanceof HTMLInputElement ||
+    e.target instanceof HTMLTextAreaElement ||
+    e.target instanceof HTMLSelectElement;
 
   return (
     <div
@@ -64,7 +72,8 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
         if (state !== "waiting" || typing(e)) return;
         if (e.key === "a" && !question) answer({ decision: "approve" });
         if (e.key === "d") answer({ decision: "deny", reason: reason || null });
-        if (e.key === "e") setEditing(pretty(call.arguments));
+        // Only opens the editor: it never throws away what is being typed.
+        if (e.key === "e" && editing === null) setEditing(pretty(call.arguments));
       }}
     >
       <header className="row spread">
@@ -97,6 +106,12 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
         <p className="question" data-testid="approval-message">
           {call.message}
         </p>
+      )}
+      {question && editing !== null && fields && fields.length > 0 && (
+        <>
+          <SchemaForm fields={fields} text={editing} onText={setEditing} legend="Your answer" />
+          <p className="muted small json-caption">The same answer as JSON, which is what is sent:</p>
+        </>
       )}
       {editing === null ? (
         <pre data-testid="approval-arguments">{pretty(call.arguments)}</pre>
@@ -197,6 +212,7 @@ export default function ApprovalCard({ call, state, output, progress, onAnswer }
         </p>
       )}
       {output !== undefined && <ToolResult text={output} label={state === "denied" ? "Reason" : "Result"} />}
+      {images && <ResultImages images={images} tool={call.tool} />}
     </div>
   );
 }

@@ -14,4 +14,22 @@ describe("a stored conversation on screen", () => {
     expect(tool.type === "tool" && tool.output).toBe("a.txt");
     expect(tool.type === "tool" && tool.state).toBe("done");
   });
+
+  it("keeps a stored result's images for the card to show", () => {
+    const items = itemsFromMessages([
+      { role: "assistant", text: "", toolCalls: [{ id: "c1", name: "get-tiny-image", arguments: {} }] },
+      {
+        role: "toolResult",
+        callId: "c1",
+        content: [
+          { type: "text", text: "Here it is:" },
+          { type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" },
+        ],
+        isError: false,
+      },
+    ]);
+    const tool = items[0];
+    expect(tool.type === "tool" && tool.output).toBe("Here it is:");
+    expect(tool.type === "tool" && tool.images).toEqual([{ mimeType: "image/png", data: "iVBORw0KGgo=" }]);
+  });
 });

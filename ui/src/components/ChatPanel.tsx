@@ -13,6 +13,7 @@ import {
   type PendingCall,
   type ProviderView,
   type ServerSnapshot,
+  type ShownImage,
   type TurnEvent,
   type Usage,
 } from "../ipc";
@@ -25,7 +26,15 @@ type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 export type Item =
   | { type: "user"; text: string }
   | { type: "assistant"; text: string; usage?: Usage; streaming?: boolean }
-  | { type: "tool"; call: PendingCall; state: ToolState; output?: string; progress?: string }
+  | {
+      type: "tool";
+      call: PendingCall;
+      state: ToolState;
+      output?: string;
+      /** The result's images, shown under its text. */
+      images?: ShownImage[];
+      progress?: string;
+    }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
 
@@ -61,12 +70,18 @@ export function itemsFromMessages(messages: Message[]): Item[] {
       }
     } else {
       const text = m.content
-        .map((p) => (p.type === "text" ? p.text : `[image ${p.mimeType}]`))
+        .flatMap((p) => (p.type === "text" ? [p.text] : []))
         .join("\n");
+      const images = m.content.flatMap((p) => (p.type === "image" ? [{ mimeType: p.mimeType, data: p.data }] : []));
       const at = items.findIndex((it) => it.type === "tool" && it.call.callId === m.callId);
       if (at >= 0) {
         const tool = items[at] as Extract<Item, { type: "tool" }>;
-        items[at] = { ...tool, state: m.isError ? "failed" : "done", output: text };
+        items[at] = {
+          ...tool,
+          state: m.isError ? "failed" : "done",
+          output: text,
+          ...(images.length > 0 ? { images } : {}),
+        };
       }
     }
   }
@@ -154,7 +169,11 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         ]);
         break;
       case "toolFinished":
-        updateTool(event.callId, { state: event.isError ? "failed" : "done", output: event.output });
+        updateTool(event.callId, {
+          state: event.isError ? "failed" : "done",
+          output: event.output,
+          images: event.images,
+        });
         break;
       case "toolDenied":
         updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
@@ -285,6 +304,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
                 call={item.call}
                 state={item.state}
                 output={item.output}
+                images={item.images}
                 progress={item.progress}
                 onAnswer={(decision) => answer(item.call, decision)}
               />

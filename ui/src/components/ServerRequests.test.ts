@@ -8,6 +8,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { emit } from "@tauri-apps/api/event";
 import ServerRequests from "./ServerRequests";
 import type { PendingCall } from "../ipc";
+import { click, press, type } from "../testing";
 
 // React's act() needs to know it runs in a test.
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -76,6 +77,120 @@ describe("requests from servers", () => {
     expect(send.textContent).toBe("Send answer");
     await act(async () => send.click());
     expect(answers).toEqual([{ id: "q1", decision: { decision: "approveEdited", arguments: { count: 42, name: "Ada" } } }]);
+    act(() => root.unmount());
+  });
+
+  it("answers a question in fields generated from its schema, in step with the JSON answer", async () => {
+    // The everything server's question, in part: the answer starts with the defaults.
+    const form: PendingCall = {
+      ...question,
+      id: "q2",
+      message: "Please provide inputs for the following fields:",
+      arguments: { integer: 42, titledMultipleSelectEnum: ["fish-1"], legacyTitledEnum: "pet-1" },
+      inputSchema: {
+        type: "object",
+        properties: {
+          name: { title: "String", type: "string", description: "Your full, legal name" },
+          check: { title: "Boolean", type: "boolean", description: "Agree to the terms and conditions" },
+          email: { title: "String with email format", type: "string", format: "email" },
+          integer: { title: "Integer", type: "integer", minimum: 1, maximum: 100, default: 42 },
+          titledMultipleSelectEnum: {
+            type: "array",
+            title: "Titled Multiple Select Enum",
+            items: {
+              anyOf: [
+                { const: "fish-1", title: "Tuna" },
+                { const: "fish-2", title: "Salmon" },
+                { const: "fish-3", title: "Trout" },
+              ],
+            },
+            default: ["fish-1"],
+          },
+          legacyTitledEnum: {
+            type: "string",
+            title: "Legacy Titled Single Select Enum",
+            enum: ["pet-1", "pet-2", "pet-3"],
+            enumNames: ["Cats", "Dogs", "Birds"],
+            default: "pet-1",
+          },
+        },
+        required: ["name"],
+      },
+    };
+    const answers: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "pending_approvals") return [form];
+        if (cmd === "answer_approval") {
+          const answer = (args as { decision: { arguments?: { integer?: number } } }).decision;
+          // The backend checks the answer against the schema, and says what does not fit.
+          if ((answer.arguments?.integer ?? 0) > 100) {
+            throw { kind: "invalid", message: "/integer: 500 is greater than the maximum of 100" };
+          }
+          answers.push(args);
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(ServerRequests)));
+    await settle();
+
+    const card = host.querySelector("[data-testid=server-requests] [data-testid=approval-card]") as HTMLElement;
+    const fields = card.querySelector("[data-testid=schema-form]") as HTMLElement;
+    const json = card.querySelector("[data-testid=edit-arguments]") as HTMLTextAreaElement;
+    // The fields come first, the JSON answer (what is sent) after them.
+    expect(fields.compareDocumentPosition(json) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    const byLabel = (text: string) => {
+      const label = [...card.querySelectorAll("label")].find((l) => (l.textContent ?? "").startsWith(text));
+      return (label?.htmlFor ? document.getElementById(label.htmlFor) : label?.querySelector("input")) as HTMLInputElement;
+    };
+    expect(byLabel("String name").getAttribute("aria-required")).toBe("true");
+    expect(byLabel("String with email format").type).toBe("email");
+    expect(byLabel("Integer").value).toBe("42");
+    expect(byLabel("Tuna").checked).toBe(true);
+    const pet = byLabel("Legacy Titled Single Select Enum") as unknown as HTMLSelectElement;
+    expect(pet.selectedOptions[0].textContent).toBe("Cats");
+
+    await type(byLabel("String name"), "Ada");
+    await click(byLabel("Boolean"));
+    await click(byLabel("Tuna"));
+    await click(byLabel("Trout"));
+    await act(async () => {
+      pet.value = "1";
+      pet.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    // Keys on the fields are typing, not the card's shortcuts: "d" on the choice does not decline.
+    await press(pet, "d");
+    expect(answers).toEqual([]);
+    const expected = {
+      integer: 42,
+      titledMultipleSelectEnum: ["fish-3"],
+      legacyTitledEnum: "pet-2",
+      name: "Ada",
+      check: true,
+    };
+    expect(JSON.parse(json.value)).toEqual(expected);
+
+    // The backend's refusal shows, and the answer can be fixed and sent again.
+    await type(byLabel("Integer"), "500");
+    expect(JSON.parse(json.value).integer).toBe(500);
+    await click(card.querySelector("[data-testid=approve-edited]"));
+    await settle();
+    expect(card.querySelector("[data-testid=approval-problem]")?.textContent).toBe(
+      "/integer: 500 is greater than the maximum of 100",
+    );
+    // Typed into the JSON, the answer is sent exactly as typed, and the fields follow.
+    await type(json, '{"name": "Ada from the window", "integer": 7}');
+    expect(byLabel("String name").value).toBe("Ada from the window");
+    expect(byLabel("Tuna").checked).toBe(false);
+    await click(card.querySelector("[data-testid=approve-edited]"));
+    await settle();
+    expect(answers).toEqual([
+      { id: "q2", decision: { decision: "approveEdited", arguments: { name: "Ada from the window", integer: 7 } } },
+    ]);
     act(() => root.unmount());
   });
 });

@@ -2,6 +2,9 @@ import ImportServers from "./ImportServers";
 import Secrets from "./Secrets";
 import { memo, useCallback, useMemo, useState } from "react";
 import ServerLog from "./ServerLog";
+import { Prompts, Resources } from "./ServerContents";
+import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
+import ToolNaming from "./ToolNaming";
 import {
   callTool,
   errorMessage,
@@ -76,6 +79,7 @@ export default function ServersPanel({
           {catalog.problem}
         </p>
       )}
+      <ToolNaming servers={servers} />
       {servers.map((s) => (
         <ServerCard key={s.id} server={s} catalog={catalog} />
       ))}
@@ -235,6 +239,8 @@ function ServerCard({
           />
         ))}
       </ul>
+      <Resources serverId={server.id} serverName={server.name} resources={server.resources ?? []} />
+      <Prompts serverName={server.name} prompts={server.prompts ?? []} />
       {/* Keyed by the tool: choosing another tool starts from its own example arguments. */}
       {tool && <TryTool key={tool.name} serverId={server.id} tool={tool} />}
     </article>
@@ -286,17 +292,20 @@ const ToolRow = memo(function ToolRow({
   );
 });
 
+/** Arguments to start from: each property's default, first example, first choice, or an empty value. */
 function exampleArguments(tool: ToolInfo): string {
-  const props = (tool.inputSchema.properties ?? {}) as Record<string, { type?: string }>;
+  const props = tool.inputSchema.properties;
   const example: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(props)) {
-    example[name] = schema.type === "number" || schema.type === "integer" ? 0 : schema.type === "boolean" ? false : "";
+  if (props && typeof props === "object" && !Array.isArray(props)) {
+    for (const [name, schema] of Object.entries(props)) example[name] = exampleValue(schema);
   }
   return JSON.stringify(example, null, 2);
 }
 
 function TryTool({ serverId, tool }: { serverId: string; tool: ToolInfo }) {
   const [args, setArgs] = useState(() => exampleArguments(tool));
+  // Fields for flat schemas; the JSON below stays what is sent, and editing either updates the other.
+  const fields = useMemo(() => formFields(tool.inputSchema), [tool.inputSchema]);
   const [output, setOutput] = useState<ToolOutput | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -327,6 +336,15 @@ function TryTool({ serverId, tool }: { serverId: string; tool: ToolInfo }) {
         <p className="muted small tool-description" data-testid="try-description">
           {tool.description}
         </p>
+      )}
+      {fields === null ? (
+        <p className="muted small" data-testid="try-json-only">
+          These arguments are nested or too rich for simple fields; type them as JSON.
+        </p>
+      ) : (
+        fields.length > 0 && (
+          <SchemaForm fields={fields} text={args} onText={setArgs} legend={`Arguments for ${tool.name}`} />
+        )
       )}
       <label htmlFor={`args-${serverId}`}>Arguments for {tool.name} (JSON)</label>
       <textarea
