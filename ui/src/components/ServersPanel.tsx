@@ -1,3 +1,4 @@
+import AddServer from "./AddServer";
 import ImportServers from "./ImportServers";
 import Secrets from "./Secrets";
 import { memo, useCallback, useMemo, useState } from "react";
@@ -66,6 +67,7 @@ export default function ServersPanel({
   return (
     <div className="panel">
       {servers.length === 0 && <p className="muted">No MCP servers are configured.</p>}
+      <AddServer />
       <ImportServers />
       <Secrets refreshKey={servers} />
       {catalog?.budget && (
