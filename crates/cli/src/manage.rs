@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Read};
 use anyhow::{anyhow, bail, Context as _, Result};
 use serde_json::{json, Value};
 use toolgate_mcp::{ServerManager, ServerStatus};
-use toolgate_settings::import::{plan_import, ImportChoices, ImportOptions, SecretMove};
+use toolgate_settings::import::{plan_import, ImportChoices, ImportOptions};
 use toolgate_settings::{ServerConfig, Transport};
 
 use crate::context::Context;
@@ -296,17 +296,7 @@ pub fn import(
         choices.inputs.insert(input.id.clone(), value);
     }
     if !keep_secrets {
-        choices.move_secrets = plan
-            .report()
-            .secret_candidates
-            .iter()
-            .map(|c| SecretMove {
-                server_id: c.server_id.clone(),
-                location: c.location,
-                name: c.name.clone(),
-                secret_name: None,
-            })
-            .collect();
+        choices.move_secrets = plan.move_all_secrets();
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

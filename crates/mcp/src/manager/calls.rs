@@ -19,21 +19,32 @@ use crate::McpError;
 /// (a server that stopped reading its stdin blocks the cancellation rmcp sends on timeout).
 const STUCK_GRACE: Duration = Duration::from_secs(5);
 
+/// A server's entry and its connection, or why it has none.
+fn running<'a>(
+    entries: &'a std::collections::BTreeMap<String, super::Entry>,
+    server: &str,
+) -> Result<(&'a super::Entry, Peer<RoleClient>), McpError> {
+    let entry = entries
+        .get(server)
+        .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+    let peer = entry
+        .conn
+        .as_ref()
+        .map(|c| c.peer.clone())
+        .ok_or_else(|| McpError::NotRunning {
+            server: server.to_owned(),
+            status: entry.status.to_string(),
+        })?;
+    Ok((entry, peer))
+}
+
 impl ServerManager {
     /// Reads one of a server's resources, within the server's call timeout; the result as the
     /// server sent it (`contents`: text or base64 blobs).
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
         let (peer, timeout) = {
             let entries = self.entries.lock().await;
-            let entry = entries
-                .get(server)
-                .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
-            let peer = entry.conn.as_ref().map(|c| c.peer.clone()).ok_or_else(|| {
-                McpError::NotRunning {
-                    server: server.to_owned(),
-                    status: entry.status.to_string(),
-                }
-            })?;
+            let (entry, peer) = running(&entries, server)?;
             (peer, Duration::from_secs(entry.config.call_timeout_secs))
         };
         let failed = |detail: String| McpError::Request {
@@ -61,15 +72,7 @@ impl ServerManager {
     ) -> Result<ToolOutput, McpError> {
         let (peer, timeout, max_timeout) = {
             let entries = self.entries.lock().await;
-            let entry = entries
-                .get(server)
-                .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
-            let peer = entry.conn.as_ref().map(|c| c.peer.clone()).ok_or_else(|| {
-                McpError::NotRunning {
-                    server: server.to_owned(),
-                    status: entry.status.to_string(),
-                }
-            })?;
+            let (entry, peer) = running(&entries, server)?;
             if !entry.tools.iter().any(|t| t.name == tool) {
                 return Err(McpError::UnknownTool {
                     server: server.to_owned(),
