@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::State;
@@ -26,6 +26,7 @@ use serde_json::{json, Value};
 use toolgate_llm::{HttpProvider, WireFormat};
 use toolgate_settings::ServerConfig;
 
+pub mod bench;
 pub mod fixtures;
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that
@@ -49,6 +50,27 @@ pub struct ScriptedStream {
     pub events: Vec<SseEvent>,
     /// After the events, hold the connection open without ending the stream (for cancellation).
     pub stall: bool,
+    /// A wait before each event, as a model generating tokens would leave.
+    pub gap: Duration,
+    /// Where to note when each event is handed to the connection (see [`Scripted::paced`]).
+    pub sent: Option<SendTimes>,
+}
+
+/// When each event of a paced stream left the scripted provider, in the stream's order (the
+/// `data: [DONE]` the provider adds for OpenAI included): stamped in-process the moment the event
+/// is handed to the HTTP connection, so a benchmark can match each one to its arrival.
+#[derive(Debug, Clone, Default)]
+pub struct SendTimes(Arc<Mutex<Vec<Instant>>>);
+
+impl SendTimes {
+    /// The stamps so far, one per event sent.
+    pub fn get(&self) -> Vec<Instant> {
+        lock(&self.0).clone()
+    }
+
+    fn stamp(&self) {
+        lock(&self.0).push(Instant::now());
+    }
 }
 
 /// One event of a scripted stream.
@@ -81,7 +103,7 @@ impl Scripted {
         Self {
             stream: Some(ScriptedStream {
                 events: events.into_iter().map(SseEvent::Json).collect(),
-                stall: false,
+                ..ScriptedStream::default()
             }),
             ..Self::ok(Value::Null)
         }
@@ -92,7 +114,7 @@ impl Scripted {
         Self {
             stream: Some(ScriptedStream {
                 events: vec![SseEvent::Raw(text.to_owned())],
-                stall: false,
+                ..ScriptedStream::default()
             }),
             ..Self::ok(Value::Null)
         }
@@ -103,6 +125,15 @@ impl Scripted {
     pub fn stalling(mut self) -> Self {
         if let Some(stream) = &mut self.stream {
             stream.stall = true;
+        }
+        self
+    }
+
+    /// Sends each event `gap` after the previous one, noting in `sent` when each leaves.
+    pub fn paced(mut self, gap: Duration, sent: &SendTimes) -> Self {
+        if let Some(stream) = &mut self.stream {
+            stream.gap = gap;
+            stream.sent = Some(sent.clone());
         }
         self
     }
@@ -277,7 +308,19 @@ fn sse_body(stream: ScriptedStream, openai: bool) -> Body {
     if openai && complete && !frames.iter().any(|f| f.contains("[DONE]")) {
         frames.push("data: [DONE]\n\n".to_owned());
     }
-    let events = futures::stream::iter(frames).map(Ok::<_, std::convert::Infallible>);
+    let (gap, sent) = (stream.gap, stream.sent);
+    let events = futures::stream::iter(frames).then(move |frame| {
+        let sent = sent.clone();
+        async move {
+            if !gap.is_zero() {
+                tokio::time::sleep(gap).await;
+            }
+            if let Some(sent) = sent {
+                sent.stamp();
+            }
+            Ok::<_, std::convert::Infallible>(frame)
+        }
+    });
     let stall = futures::stream::once(async move {
         if !complete {
             tokio::time::sleep(STALL).await;

@@ -418,6 +418,20 @@ impl Agent {
         Err(AgentError::TooManyRounds(options.max_rounds))
     }
 
+    /// One tool call through exactly the path a model's call takes in a turn, without a model: the
+    /// catalog of the ready servers (built as at the start of a turn) resolves `call.name`, the
+    /// user's rules decide (asking at the gate when they say to), the decision is audited, and an
+    /// allowed call runs on its server. For the benchmarks, which measure that path per call.
+    pub async fn gated_call_alone(
+        &self,
+        call: &ToolCall,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<Message, AgentError> {
+        let offer = self.catalog().await?;
+        Ok(self.gated_call(&offer, call, options, on_event).await)
+    }
+
     /// One model call, streamed (text deltas go to the UI as they arrive), retried with backoff
     /// while the provider is rate limiting or overloaded.
     async fn ask(

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Toolgate's benchmark suite, in one command, after the README's set-up (`scripts/dev.sh test`,
+# which installs the MCP servers, the TypeScript SDK and mcp-server-time the benchmarks use):
+#
+#   scripts/bench.sh
+#
+# Runs every benchmark in release (as `cargo bench` builds), each printing its own table, then
+# prints the machine and a summary: each headline figure, what it was compared with in the same
+# run, the ratio, and the target. Record the results in BENCHMARKS.md.
+#
+# The release .deb is not built here (it takes a quarter of an hour on two cores); its size is
+# reported when one has been built.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+
+step() { printf '\n==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+for needed in \
+  mcp-servers/node_modules/@modelcontextprotocol/sdk/package.json \
+  mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js \
+  mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
+  mcp-servers/.venv/bin/mcp-server-time; do
+  [ -e "$needed" ] || die "$needed is missing: run the README's set-up first (scripts/dev.sh test)"
+done
+command -v node >/dev/null || die "node is missing: run the README's set-up first (scripts/dev.sh test)"
+command -v cargo >/dev/null || die "Rust is missing: install it with rustup (https://rustup.rs)"
+
+SUMMARY="$(mktemp)"
+trap 'rm -f "$SUMMARY" "$SUMMARY.catalog"' EXIT
+export TOOLGATE_BENCH_SUMMARY="$SUMMARY"
+
+machine() {
+  local cpu ram
+  cpu="$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  ram="$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+  printf '%s cores (nproc), %s, %s RAM, %s, load average %s\n' \
+    "$(nproc)" "${cpu:-unknown CPU}" "$ram" "$(uname -sr)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+BEFORE="$(machine)"
+
+step "Per-call overhead, parallel calls, start-up, memory, streaming (cargo bench -p toolgate-tests)"
+cargo bench --locked -p toolgate-tests
+
+step "Catalog (cargo bench -p toolgate-catalog --bench build)"
+cargo bench --locked -p toolgate-catalog --bench build | tee "$SUMMARY.catalog"
+# Criterion prints the name, then "time: [low estimate high]" (on the next line for long names).
+catalog="$(awk '/^build 1000 tools \/ 20 servers \(auto\)/ { found = 1 }
+  found && /time:/ { sub(/.*\[/, ""); print $3, $4; exit }' "$SUMMARY.catalog")"
+echo "| Catalog, 1,000 tools from 20 servers (auto naming) | ${catalog:-not found} | nothing (no target set) | — | — | — |" >> "$SUMMARY"
+
+step "Package (.deb size)"
+shopt -s nullglob
+debs=("$TARGET_DIR"/release/bundle/deb/*.deb)
+if [ ${#debs[@]} -gt 0 ]; then
+  for deb in "${debs[@]}"; do
+    bytes="$(stat -c %s "$deb")"
+    ls -l "$deb"
+    awk -v b="$bytes" -v name="$(basename "$deb")" -v when="$(date -r "$deb" '+%Y-%m-%d %H:%M')" 'BEGIN {
+      printf "| Package, %s (built %s) | %.1f MB (%.1f MiB) | the target, 15 MB | %.2fx | ≤ 15 MB | %s |\n",
+        name, when, b / 1e6, b / 1048576, b / 15e6, (b <= 15e6 ? "met" : "**missed**") }' >> "$SUMMARY"
+  done
+else
+  echo "No release .deb in $TARGET_DIR/release/bundle/deb/. Build it (15+ minutes on two cores) with:"
+  echo "    ui/node_modules/.bin/tauri build --bundles deb"
+  echo "then run this again to report its size."
+  echo "| Package, release .deb | not built (\`ui/node_modules/.bin/tauri build --bundles deb\`) | — | — | ≤ 15 MB | — |" >> "$SUMMARY"
+fi
+
+step "Summary"
+echo "Machine at the start: $BEFORE"
+echo "Machine at the end:   $(machine)"
+echo
+echo "| benchmark | result | compared with (same run) | ratio | target | target met |"
+echo "|---|---|---|---:|---|---|"
+cat "$SUMMARY"

@@ -1,0 +1,183 @@
+//! Memory: the resident memory (`VmRSS` in `/proc/<pid>/status`, which counts the process alone,
+//! not its children) of a backend process idle with five servers connected.
+//!
+//! The process is `toolgate-test-host` (`src/bin/`, built in release by `cargo bench`): the real
+//! `ServerManager` running the servers, nothing else. It is read after it reports every server
+//! ready and has then sat idle for [`IDLE`]. Compared, in the same run, with the same host running
+//! no server, and with node running the official TypeScript SDK's client connected to the same
+//! five servers (`ts_idle_host.cjs`). Target: 40 MB or less.
+//!
+//! Run: `cargo bench -p toolgate-tests --bench memory`. Prints a table; asserts only that every
+//! server became ready.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+use toolgate_settings::{ServerConfig, Transport};
+use toolgate_tests::bench::{summary, Summary};
+use toolgate_tests::{
+    children_of, everything_server, example_servers_dir, fault_server, filesystem_server, is_alive,
+    python_server_bin, temp_dir, wait_until_none,
+};
+
+const IDLE: Duration = Duration::from_secs(5);
+/// 40 MB, in bytes.
+const TARGET: u64 = 40_000_000;
+
+fn servers(root: &Path) -> Vec<ServerConfig> {
+    vec![
+        everything_server("everything-1"),
+        everything_server("everything-2"),
+        filesystem_server("files", root),
+        ServerConfig::stdio(
+            "time",
+            python_server_bin("mcp-server-time").to_string_lossy(),
+            ["--local-timezone", "UTC"],
+        ),
+        fault_server("fault", "ok"),
+    ]
+}
+
+/// A process's resident memory in bytes.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    kib * 1024
+}
+
+/// Waits for the `ready` line, idles, and returns the process's memory and its children's.
+async fn idle_rss(mut process: Child, graceful: bool) -> (u64, u64) {
+    let stdout = process.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut statuses = Vec::new();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line == "ready" => break,
+            Some(Ok(line)) => statuses.push(line),
+            _ => panic!("the host ended before it was ready: {statuses:?}"),
+        }
+    }
+    for line in &statuses {
+        assert!(line.ends_with(" ready"), "a server did not start: {line}");
+    }
+    tokio::time::sleep(IDLE).await;
+    let pid = process.id();
+    let own = rss(pid);
+    let servers = children_of(pid);
+    let children: u64 = servers.iter().copied().map(rss).sum();
+    // Closing stdin ends the node host, which closes its clients; the test host has no other
+    // way out than a kill, and its servers go with it (the parent-death signal).
+    drop(process.stdin.take());
+    for _ in 0..100 {
+        if !graceful || matches!(process.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = process.kill();
+    let _ = process.wait();
+    let left = wait_until_none(10, || {
+        servers.iter().copied().filter(|p| is_alive(*p)).collect()
+    })
+    .await;
+    assert!(left.is_empty(), "servers outlived their host: {left:?}");
+    (own, children)
+}
+
+async fn toolgate_host(configs: &[ServerConfig], dir: &Path) -> (u64, u64) {
+    let file = dir.join(format!("servers-{}.json", configs.len()));
+    std::fs::write(&file, serde_json::to_vec(configs).expect("json")).expect("servers file");
+    let process = Command::new(env!("CARGO_BIN_EXE_toolgate-test-host"))
+        .arg(dir.join("state"))
+        .arg(&file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start toolgate-test-host");
+    idle_rss(process, false).await
+}
+
+async fn node_host(configs: &[ServerConfig]) -> (u64, u64) {
+    let servers: Vec<_> = configs
+        .iter()
+        .map(|c| match &c.transport {
+            Transport::Stdio { command, args, .. } => {
+                json!({"id": c.id, "command": command, "args": args})
+            }
+            Transport::Http { .. } => unreachable!("stdio servers only"),
+        })
+        .collect();
+    let process = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ts_idle_host.cjs"))
+        .arg(example_servers_dir())
+        .arg(serde_json::to_string(&servers).expect("json"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    idle_rss(process, true).await
+}
+
+fn mb(bytes: u64) -> String {
+    format!(
+        "{:.1} MB ({:.1} MiB)",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1_048_576.0
+    )
+}
+
+#[tokio::main]
+async fn main() {
+    let dir = temp_dir("bench-memory");
+    let root = dir.join("files");
+    std::fs::create_dir_all(&root).expect("files folder");
+    let five = servers(&root);
+    let (with_five, five_servers) = toolgate_host(&five, &dir).await;
+    let (with_none, _) = toolgate_host(&[], &dir).await;
+    let (node, _) = node_host(&five).await;
+    let _ = std::fs::remove_dir_all(&dir);
+
+    println!(
+        "\nMemory: VmRSS of the host process alone (children excluded), after every server is \
+         ready and {} s idle\n",
+        IDLE.as_secs()
+    );
+    println!("| process | VmRSS | vs node + TypeScript SDK |");
+    println!("|---|---:|---:|");
+    let ratio = |bytes: u64| bytes as f64 / node as f64;
+    for (name, bytes) in [
+        (
+            "Toolgate backend (`toolgate-test-host`, release), 5 servers",
+            with_five,
+        ),
+        ("the same, no servers", with_none),
+        ("node + TypeScript SDK clients, the same 5 servers", node),
+    ] {
+        println!("| {name} | {} | {:.2}x |", mb(bytes), ratio(bytes));
+    }
+    println!(
+        "\nThe five servers themselves (2 server-everything, server-filesystem, mcp-server-time, \
+         fault_server.py) use {} between them, in their own processes.",
+        mb(five_servers)
+    );
+    println!(
+        "\nTarget: ≤ 40 MB: {}, {}",
+        mb(with_five),
+        if with_five <= TARGET { "met" } else { "missed" }
+    );
+    summary(Summary {
+        benchmark: "Memory, backend idle with 5 servers (VmRSS)",
+        result: mb(with_five),
+        compared_with: format!("node + TypeScript SDK {}", mb(node)),
+        ratio: format!("{:.2}x", ratio(with_five)),
+        target: "≤ 40 MB",
+        met: with_five <= TARGET,
+    });
+}

@@ -1,0 +1,327 @@
+//! Per-call overhead: 1,000 sequential `echo` calls, then 1,000 with 32 in flight, to an instant
+//! MCP server over stdio (`src/bin/bench-echo-server.rs`, the same binary for every client),
+//! through:
+//!
+//! - Toolgate's full path: `Agent::gated_call_alone`, the path a model's call takes in a turn —
+//!   the catalog of the ready servers resolves the name, `toolgate_policy::decide` finds the
+//!   allow rule, the decision is written to the audit log in a real SQLite file before the call,
+//!   `ServerManager::call_tool_with` runs it, and the audit entry is completed;
+//! - the same path with the audit log in memory, and `ServerManager::call_tool_with` alone (to
+//!   show where the time goes);
+//! - the `rmcp` crate used directly (`serve_client` over the child's pipes, `call_tool`);
+//! - the official TypeScript SDK's client (`ts_client.cjs`, run by node).
+//!
+//! Each client gets a fresh server and [`WARM_UP`] calls before the timing; the clients take turns
+//! for [`ROUNDS`] rounds and the median round is reported, so load from other processes spreads
+//! over all of them. Target: Toolgate's full path at most 0.5x the TypeScript client's time.
+//!
+//! Run: `cargo bench -p toolgate-tests --bench per_call`. Prints a table; asserts only that every
+//! call succeeded, was allowed by the rule and was audited.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{json, Value};
+use toolgate_agent::{Agent, Decision, Gate, Lasting, MemoryPolicy, Reach, TurnEvent, TurnOptions};
+use toolgate_history::{AuditFilter, History};
+use toolgate_llm::{Message, ToolCall};
+use toolgate_mcp::{CallOptions, ManagerOptions, ServerManager};
+use toolgate_settings::ServerConfig;
+use toolgate_tests::bench::{median, ms, summary, Summary};
+use toolgate_tests::example_servers_dir;
+
+const CALLS: usize = 1_000;
+const IN_FLIGHT: usize = 32;
+const WARM_UP: usize = 200;
+const ROUNDS: usize = 5;
+
+#[derive(Debug, Clone, Copy)]
+struct Times {
+    sequential: Duration,
+    in_flight: Duration,
+}
+
+fn echo_server() -> &'static str {
+    env!("CARGO_BIN_EXE_bench-echo-server")
+}
+
+fn text(i: usize) -> String {
+    format!("call {i}")
+}
+
+/// Warms up, then times [`CALLS`] calls one after another and [`CALLS`] with [`IN_FLIGHT`] at a
+/// time (as a turn runs a round's calls: futures polled together in one task).
+async fn time_calls<F, Fut>(call: F) -> Times
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    for i in 0..WARM_UP {
+        call(i).await;
+    }
+    let started = Instant::now();
+    for i in 0..CALLS {
+        call(i).await;
+    }
+    let sequential = started.elapsed();
+    let started = Instant::now();
+    futures::stream::iter(0..CALLS)
+        .map(&call)
+        .buffer_unordered(IN_FLIGHT)
+        .for_each(|()| async {})
+        .await;
+    Times {
+        sequential,
+        in_flight: started.elapsed(),
+    }
+}
+
+async fn echo_manager() -> Arc<ServerManager> {
+    let servers = ServerManager::new(ManagerOptions::default());
+    let config = ServerConfig::stdio("bench", echo_server(), Vec::<String>::new());
+    servers.start_all(&[config]).await;
+    servers
+}
+
+/// Toolgate's full path, the audit log in the SQLite file `audit_file` or (None) in memory.
+async fn toolgate(audit_file: Option<PathBuf>) -> Times {
+    let servers = echo_manager().await;
+    let history = match &audit_file {
+        Some(path) => History::open(path),
+        None => History::open_in_memory(),
+    };
+    let history = Arc::new(history.expect("history"));
+    let conversation = history
+        .create("per-call benchmark")
+        .expect("conversation")
+        .id;
+    let gate = Arc::new(Gate::default());
+    let agent = Agent::new(servers.clone(), gate.clone())
+        .with_policy(Arc::new(MemoryPolicy::default()))
+        .with_audit(history.clone(), Some(conversation.clone()));
+    let options = TurnOptions::default();
+    // The first call is asked at the gate and answered "always allow this tool", which makes the
+    // rule the app would make; every later call is allowed by it without asking.
+    let asked = AtomicUsize::new(0);
+    let on_event = |event: TurnEvent| {
+        if let TurnEvent::ApprovalRequested(pending) = event {
+            asked.fetch_add(1, Ordering::Relaxed);
+            let always = Decision::Allow {
+                reach: Reach::Tool,
+                lasting: Lasting::Always,
+            };
+            gate.answer(&pending.id, always).expect("answer");
+        }
+    };
+    let call = |i: usize| {
+        let (agent, options, on_event) = (&agent, &options, &on_event);
+        async move {
+            let call = ToolCall {
+                id: format!("toolu_{i}"),
+                name: "echo".into(),
+                arguments: json!({"text": text(i)}),
+            };
+            let result = agent
+                .gated_call_alone(&call, options, on_event)
+                .await
+                .expect("catalog");
+            match result {
+                Message::ToolResult {
+                    is_error: false, ..
+                } => {}
+                other => panic!("the call failed: {other:?}"),
+            }
+        }
+    };
+    call(0).await;
+    let times = time_calls(call).await;
+    assert_eq!(
+        asked.load(Ordering::Relaxed),
+        1,
+        "only the first call was asked"
+    );
+    let audited = history
+        .audit(&AuditFilter {
+            conversation_id: Some(conversation),
+            ..AuditFilter::default()
+        })
+        .expect("audit log");
+    assert_eq!(audited.len(), 1 + WARM_UP + 2 * CALLS, "every call audited");
+    servers.stop_all().await;
+    times
+}
+
+/// `ServerManager::call_tool_with` alone: no catalog, no rules, no audit.
+async fn manager_only() -> Times {
+    let servers = echo_manager().await;
+    let times = time_calls(|i| {
+        let servers = &servers;
+        async move {
+            let output = servers
+                .call_tool_with(
+                    "bench",
+                    "echo",
+                    json!({"text": text(i)}),
+                    CallOptions::default(),
+                )
+                .await
+                .expect("call");
+            assert!(!output.is_error);
+        }
+    })
+    .await;
+    servers.stop_all().await;
+    times
+}
+
+/// The rmcp crate on its own, over the child's stdin and stdout.
+async fn raw_rmcp() -> Times {
+    let mut child = tokio::process::Command::new(echo_server())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the echo server");
+    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+        panic!("no pipes to the echo server");
+    };
+    let client = rmcp::service::serve_client((), (stdout, stdin))
+        .await
+        .expect("handshake");
+    client.list_all_tools().await.expect("tools/list");
+    let peer = client.peer();
+    let times = time_calls(|i| async move {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("text".into(), Value::String(text(i)));
+        let result = peer
+            .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
+            .await
+            .expect("call");
+        assert_ne!(result.is_error, Some(true));
+    })
+    .await;
+    let _ = client.cancel().await;
+    let _ = child.wait().await;
+    times
+}
+
+/// The TypeScript SDK's client, in node; returns its times and the SDK's version.
+async fn typescript() -> (Times, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/ts_client.cjs");
+    let output = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(example_servers_dir())
+        .args([CALLS, IN_FLIGHT, WARM_UP].map(|n| n.to_string()))
+        .arg("--")
+        .arg(echo_server())
+        .stderr(Stdio::inherit())
+        .output()
+        .await
+        .expect("run node");
+    assert!(
+        output.status.success(),
+        "ts_client.cjs failed (is @modelcontextprotocol/sdk installed in mcp-servers? run the \
+         README's set-up)"
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON from ts_client.cjs");
+    let millis = |key: &str| Duration::from_secs_f64(report[key].as_f64().expect(key) / 1000.0);
+    let times = Times {
+        sequential: millis("sequential_ms"),
+        in_flight: millis("in_flight_ms"),
+    };
+    (times, report["sdk"].as_str().unwrap_or("?").to_owned())
+}
+
+#[tokio::main]
+async fn main() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("per-call-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut sdk = String::new();
+    let mut rounds: [Vec<Times>; 5] = Default::default();
+    for round in 0..ROUNDS {
+        eprintln!("per_call: round {} of {ROUNDS}", round + 1);
+        let file = dir.join(format!("history-{round}.sqlite3"));
+        rounds[0].push(toolgate(Some(file)).await);
+        rounds[1].push(toolgate(None).await);
+        rounds[2].push(manager_only().await);
+        rounds[3].push(raw_rmcp().await);
+        let (times, version) = typescript().await;
+        rounds[4].push(times);
+        sdk = version;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let names = [
+        "Toolgate, full path (catalog, allow rule, audit in a SQLite file)".to_owned(),
+        "Toolgate, same path, audit log in memory".to_owned(),
+        "Toolgate, `ServerManager::call_tool_with` only".to_owned(),
+        "rmcp 3.11.0 used directly".to_owned(),
+        format!("TypeScript SDK {sdk} client (node {})", node_version()),
+    ];
+    let medians: Vec<Times> = rounds
+        .iter()
+        .map(|r| Times {
+            sequential: median(r.iter().map(|t| t.sequential).collect()),
+            in_flight: median(r.iter().map(|t| t.in_flight).collect()),
+        })
+        .collect();
+    let ts = medians[4];
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / CALLS as f64;
+    println!(
+        "\nPer-call overhead: {CALLS} echo calls to an instant stdio server \
+         (median of {ROUNDS} rounds, {WARM_UP} warm-up calls each)\n"
+    );
+    println!(
+        "| client | {CALLS} sequential | per call | vs TypeScript | {CALLS}, {IN_FLIGHT} in flight | per call | vs TypeScript |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (name, t) in names.iter().zip(&medians) {
+        println!(
+            "| {name} | {:.0} ms | {:.0} µs | {:.2}x | {:.0} ms | {:.0} µs | {:.2}x |",
+            ms(t.sequential),
+            per_call(t.sequential),
+            t.sequential.as_secs_f64() / ts.sequential.as_secs_f64(),
+            ms(t.in_flight),
+            per_call(t.in_flight),
+            t.in_flight.as_secs_f64() / ts.in_flight.as_secs_f64(),
+        );
+    }
+    let full = medians[0];
+    let target = "≤ 0.5x the TypeScript SDK";
+    for (workload, ours, theirs) in [
+        ("sequential", full.sequential, ts.sequential),
+        ("32 in flight", full.in_flight, ts.in_flight),
+    ] {
+        let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+        println!(
+            "\nTarget, {workload}: Toolgate's full path {target}: {:.2}x, {}",
+            ratio,
+            if ratio <= 0.5 { "met" } else { "missed" }
+        );
+        summary(Summary {
+            benchmark: &format!("Per-call overhead, {CALLS} calls, {workload}"),
+            result: format!("{:.0} µs a call", per_call(ours)),
+            compared_with: format!("TypeScript SDK {:.0} µs", per_call(theirs)),
+            ratio: format!("{ratio:.2}x"),
+            target,
+            met: ratio <= 0.5,
+        });
+    }
+}
+
+fn node_version() -> String {
+    std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_default()
+}

@@ -1,0 +1,66 @@
+//! The instant MCP server of the per-call benchmark (`benches/per_call.rs`): stdio,
+//! newline-delimited JSON-RPC, one tool, `echo`, answered as soon as it is read. Written in Rust
+//! so that the server adds as little as possible to each call, and the clients compared (Toolgate,
+//! raw rmcp, the TypeScript SDK) differ only by their own work.
+//!
+//! It speaks the `initialize` handshake (2025-11-25 and earlier) and answers `server/discover`
+//! with "method not found", as every server before 2026-07-28 does.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{json, Value};
+
+const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
+    match method {
+        "initialize" => {
+            let wanted = params["protocolVersion"].as_str().unwrap_or_default();
+            let version = VERSIONS
+                .into_iter()
+                .find(|v| *v == wanted)
+                .unwrap_or(VERSIONS[0]);
+            Ok(json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bench-echo-server", "version": "1"},
+            }))
+        }
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(json!({"tools": [{
+            "name": "echo",
+            "description": "Returns the `text` argument.",
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }]})),
+        "tools/call" if params["name"] == "echo" => {
+            let text = params["arguments"]["text"].as_str().unwrap_or_default();
+            Ok(json!({"content": [{"type": "text", "text": text}], "isError": false}))
+        }
+        "tools/call" => Err((-32602, format!("Unknown tool: {}", params["name"]))),
+        _ => Err((-32601, format!("Method not found: {method}"))),
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let Ok(message) = serde_json::from_str::<Value>(&line?) else {
+            continue;
+        };
+        // Notifications (no id) and responses (no method) need no answer.
+        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+            continue;
+        };
+        let reply = match answer(method, &message["params"]) {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, text)) => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}})
+            }
+        };
+        serde_json::to_writer(&mut stdout, &reply)?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()?;
+    }
+    Ok(())
+}
