@@ -47,6 +47,8 @@ fn main() {
         "read_resource",
         "start_at_login",
         "set_start_at_login",
+        "server_config",
+        "update_server",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -910,3 +910,48 @@ pub async fn set_start_at_login<R: Runtime>(app: AppHandle<R>, enabled: bool) ->
     .map_err(autostart_error)?;
     launcher.is_enabled().map_err(autostart_error)
 }
+
+/// A server's settings for the edit form; values that look like secrets are hidden.
+#[tauri::command]
+pub async fn server_config(
+    state: State<'_, AppState>,
+    server_id: String,
+) -> Result<toolgate_settings::ServerConfig> {
+    let settings = state.settings();
+    let server = settings
+        .servers
+        .iter()
+        .find(|s| s.id == server_id)
+        .ok_or_else(|| toolgate_mcp::McpError::UnknownServer(server_id.clone()))?;
+    Ok(toolgate_settings::edit::for_window(server))
+}
+
+/// Saves an edited server (its id stays) and restarts it with the new settings.
+#[tauri::command]
+pub async fn update_server<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    server: toolgate_settings::ServerConfig,
+) -> Result<()> {
+    let old = state
+        .settings()
+        .servers
+        .iter()
+        .find(|s| s.id == server_id)
+        .cloned()
+        .ok_or_else(|| toolgate_mcp::McpError::UnknownServer(server_id.clone()))?;
+    let mut next = toolgate_settings::edit::apply(&old, server);
+    next.id = server_id.clone();
+    if let Some(refused) = next.unsafe_env() {
+        return Err(refused.into());
+    }
+    state.update_settings(&app, |s| {
+        if let Some(slot) = s.servers.iter_mut().find(|s| s.id == server_id) {
+            *slot = next.clone();
+        }
+    })?;
+    state.servers.remove(&server_id).await?;
+    state.servers.add(std::slice::from_ref(&next)).await;
+    Ok(())
+}

@@ -131,6 +131,8 @@ pub fn run() {
             commands::read_resource,
             commands::start_at_login,
             commands::set_start_at_login,
+            commands::server_config,
+            commands::update_server,
         ])
         .build(tauri::generate_context!());
 

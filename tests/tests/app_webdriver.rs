@@ -459,6 +459,31 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     )
     .await?;
 
+    // Edited with the form: renamed, and still running with its secret.
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=edit-server-button]",
+    )
+    .await?;
+    fill(c, "#edit-name-canary-server", "Canary").await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=save-server]",
+    )
+    .await?;
+    wait_text(c, "[data-testid=server-canary-server] h2", "Canary", 10).await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "ready",
+        30,
+    )
+    .await?;
+    anyhow::ensure!(
+        server_env(marker, "API_TOKEN").as_deref() == Some(SERVER_SECRET),
+        "the edited server still gets its secret"
+    );
+
     // Exported for other hosts, the secret stays a reference.
     click(c, "[data-testid=export-servers]").await?;
     wait_text(

@@ -333,6 +333,31 @@ export const applyImport = (source: ImportSource, choices: ImportChoices) =>
 export const exportServers = () =>
   invoke<{ json: unknown; leftOut: { id: string; reason: string }[] }>("export_servers");
 
+/** A server's settings, as the settings file holds them (secret-looking values hidden). */
+export type ServerConfig = {
+  id: string;
+  name: string;
+  enabled: boolean;
+  startupTimeoutSecs: number;
+  callTimeoutSecs: number;
+  maxCallTimeoutSecs: number;
+  autoRestart: boolean;
+  roots?: string[];
+  allowEnv?: string[];
+} & (
+  | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string | null }
+  | { transport: "http"; url: string; headers: Record<string, string> }
+);
+
+/** What the edit form shows for a value that looks like a secret; sent back, it keeps the value. */
+export const HIDDEN_VALUE = "(hidden: kept as it is)";
+
+export const serverConfig = (serverId: string) => invoke<ServerConfig>("server_config", { serverId });
+
+/** Saves an edited server (same id) and restarts it. */
+export const updateServer = (serverId: string, server: ServerConfig) =>
+  invoke<void>("update_server", { serverId, server });
+
 /** Switches a server on (it starts) or off (it stops); saved in the settings. */
 export const setServerEnabled = (serverId: string, enabled: boolean) =>
   invoke<void>("set_server_enabled", { serverId, enabled });

@@ -76,7 +76,7 @@
 
 mod read;
 mod report;
-mod vars;
+pub(crate) mod vars;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

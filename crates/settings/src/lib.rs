@@ -13,6 +13,7 @@
 //! [`import`] reads other hosts' MCP configs (Claude Desktop, Cursor, Claude Code, VS Code) into
 //! servers and approval rules; [`export`] writes servers back in the `mcpServers` form.
 
+pub mod edit;
 pub mod export;
 pub mod file;
 pub mod import;

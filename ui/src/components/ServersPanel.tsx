@@ -2,6 +2,7 @@ import AddServer from "./AddServer";
 import ImportServers from "./ImportServers";
 import Secrets from "./Secrets";
 import { memo, useCallback, useMemo, useState } from "react";
+import EditServer from "./EditServer";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
 import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
@@ -121,6 +122,7 @@ function ServerCard({
   );
   const filterId = `tool-filter-${server.id}`;
   const [showLog, setShowLog] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [removing, setRemoving] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [roots, setRoots] = useState(server.roots.join("\n"));
@@ -157,6 +159,15 @@ function ServerCard({
         </button>
         <button
           type="button"
+          data-testid="edit-server-button"
+          aria-expanded={editing}
+          aria-label={`Edit ${server.name}`}
+          onClick={() => setEditing(!editing)}
+        >
+          Edit
+        </button>
+        <button
+          type="button"
           aria-expanded={showLog}
           data-testid="show-log"
           aria-label={`${showLog ? "Hide" : "Show"} the log of ${server.name}`}
@@ -190,6 +201,7 @@ function ServerCard({
           {problem}
         </p>
       )}
+      {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
       <details className="roots">
         <summary>Folders it may work in ({server.roots.length})</summary>

@@ -142,7 +142,7 @@ pub(super) fn unique(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
 }
 
 /// Whether an env variable or header with this name probably holds a secret.
-pub(super) fn looks_secret(name: &str) -> bool {
+pub(crate) fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     ["KEY", "TOKEN", "SECRET", "PASSWORD"]
         .iter()
@@ -150,7 +150,7 @@ pub(super) fn looks_secret(name: &str) -> bool {
 }
 
 /// Whether a header with this name probably holds a secret.
-pub(super) fn header_looks_secret(name: &str) -> bool {
+pub(crate) fn header_looks_secret(name: &str) -> bool {
     looks_secret(name) || name.to_ascii_uppercase().contains("AUTHORIZATION")
 }
 

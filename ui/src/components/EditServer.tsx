@@ -1,0 +1,107 @@
+import { useEffect, useState } from "react";
+import { errorMessage, serverConfig, updateServer, type ServerConfig } from "../ipc";
+import { parsePairs, splitCommand } from "./AddServer";
+
+const quote = (part: string) => (/\s|"/.test(part) ? `'${part}'` : part);
+const lines = (pairs: Record<string, string>, sep: string) =>
+  Object.entries(pairs)
+    .map(([k, v]) => `${k}${sep}${v}`)
+    .join("\n");
+
+/** Edits a server's launch settings; it restarts with them when saved. */
+export default function EditServer({ serverId, onDone }: { serverId: string; onDone: () => void }) {
+  const [config, setConfig] = useState<ServerConfig | null>(null);
+  const [name, setName] = useState("");
+  const [command, setCommand] = useState("");
+  const [url, setUrl] = useState("");
+  const [pairs, setPairs] = useState("");
+  const [timeout, setTimeout_] = useState(60);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  useEffect(() => {
+    serverConfig(serverId).then(
+      (c) => {
+        setConfig(c);
+        setName(c.name);
+        setTimeout_(c.callTimeoutSecs);
+        if (c.transport === "stdio") {
+          setCommand([c.command, ...c.args].map(quote).join(" "));
+          setPairs(lines(c.env, "="));
+        } else {
+          setUrl(c.url);
+          setPairs(lines(c.headers, ": "));
+        }
+      },
+      (e) => setProblem(errorMessage(e)),
+    );
+  }, [serverId]);
+
+  if (!config) return problem ? <p className="error small">{problem}</p> : null;
+  const save = () => {
+    setProblem(null);
+    let next: ServerConfig;
+    try {
+      const base = {
+        ...config,
+        name: name.trim() || config.id,
+        callTimeoutSecs: timeout,
+        maxCallTimeoutSecs: Math.max(config.maxCallTimeoutSecs, timeout),
+      };
+      if (config.transport === "stdio") {
+        const [program, ...args] = splitCommand(command);
+        if (!program) throw new Error("Type the command that starts the server.");
+        next = { ...base, transport: "stdio", command: program, args, env: parsePairs(pairs, "variable") };
+      } else {
+        next = { ...base, transport: "http", url: url.trim(), headers: parsePairs(pairs, "header") };
+      }
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+      return;
+    }
+    updateServer(serverId, next).then(onDone, (e) => setProblem(errorMessage(e)));
+  };
+
+  const id = (what: string) => `edit-${what}-${serverId}`;
+  return (
+    <div className="form edit-server" data-testid="edit-server">
+      <label htmlFor={id("name")}>Name</label>
+      <input id={id("name")} value={name} onChange={(e) => setName(e.target.value)} />
+      {config.transport === "stdio" ? (
+        <>
+          <label htmlFor={id("command")}>Command and arguments</label>
+          <input id={id("command")} spellCheck={false} value={command} onChange={(e) => setCommand(e.target.value)} />
+        </>
+      ) : (
+        <>
+          <label htmlFor={id("url")}>Address</label>
+          <input id={id("url")} spellCheck={false} value={url} onChange={(e) => setUrl(e.target.value)} />
+        </>
+      )}
+      <label htmlFor={id("pairs")}>
+        {config.transport === "stdio" ? "Environment, one NAME=value per line" : "Headers, one Name: value per line"}
+      </label>
+      <textarea id={id("pairs")} rows={3} spellCheck={false} value={pairs} onChange={(e) => setPairs(e.target.value)} />
+      <label htmlFor={id("timeout")}>Seconds a tool call may take (progress resets it)</label>
+      <input
+        id={id("timeout")}
+        type="number"
+        min={1}
+        value={timeout}
+        onChange={(e) => setTimeout_(Number(e.target.value))}
+      />
+      <div className="row">
+        <button type="button" data-testid="save-server" onClick={save}>
+          Save and restart
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+      {problem && (
+        <p className="error small" role="alert">
+          {problem}
+        </p>
+      )}
+    </div>
+  );
+}
