@@ -345,11 +345,12 @@ impl ServerRequests for ServerRequestGate {
         if let Some(map) = shown.as_object_mut() {
             map.remove("_meta");
         }
+        // Every decision on this request is logged against what the user was shown.
+        let log = |decision, by, reason: Option<String>| {
+            self.audit(&asker, SAMPLING, &shown, decision, by, reason)
+        };
         if params.tools.as_ref().is_some_and(|t| !t.is_empty()) {
-            self.audit(
-                &asker,
-                SAMPLING,
-                &shown,
+            log(
                 AuditDecision::Denied,
                 DecidedBy::Default,
                 Some("sampling with tools is not supported".into()),
@@ -391,10 +392,7 @@ impl ServerRequests for ServerRequestGate {
                 let decision = match self.ask(request, &cancel).await {
                     Outcome::Answered(decision) => decision,
                     Outcome::TimedOut => {
-                        self.audit(
-                            &asker,
-                            SAMPLING,
-                            &shown,
+                        log(
                             AuditDecision::TimedOut,
                             DecidedBy::Timeout,
                             Some("nobody answered in time".into()),
@@ -402,10 +400,7 @@ impl ServerRequests for ServerRequestGate {
                         return Err(refused("Nobody answered the sampling request in time"));
                     }
                     Outcome::Withdrawn => {
-                        self.audit(
-                            &asker,
-                            SAMPLING,
-                            &shown,
+                        log(
                             AuditDecision::Cancelled,
                             DecidedBy::User,
                             Some("the server took the request back".into()),
@@ -422,14 +417,7 @@ impl ServerRequests for ServerRequestGate {
                                 Some("refused, and from now on".to_owned())
                             }
                         };
-                        self.audit(
-                            &asker,
-                            SAMPLING,
-                            &shown,
-                            AuditDecision::Denied,
-                            DecidedBy::User,
-                            reason.clone(),
-                        );
+                        log(AuditDecision::Denied, DecidedBy::User, reason.clone());
                         return Err(refused(match reason {
                             Some(r) if !r.trim().is_empty() => {
                                 format!("The user rejected the sampling request: {r}")
@@ -460,26 +448,12 @@ impl ServerRequests for ServerRequestGate {
                         if lasting == Lasting::Always {
                             self.remember(&subject, Effect::Allow);
                         }
-                        let audit = self.audit(
-                            &asker,
-                            SAMPLING,
-                            &shown,
-                            AuditDecision::Allowed,
-                            DecidedBy::User,
-                            None,
-                        );
+                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None);
                         // Trusted from now on: the reply goes back without a second question.
                         (params, audit, false)
                     }
                     Decision::Approve => {
-                        let audit = self.audit(
-                            &asker,
-                            SAMPLING,
-                            &shown,
-                            AuditDecision::Allowed,
-                            DecidedBy::User,
-                            None,
-                        );
+                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None);
                         (params, audit, true)
                     }
                 }

@@ -230,19 +230,8 @@ impl ServerManager {
     /// each has either started or failed.
     pub async fn start_all(&self, configs: &[ServerConfig]) {
         self.stop_all().await;
-        {
-            let mut entries = self.entries.lock().await;
-            entries.clear();
-            for config in configs {
-                entries.insert(config.id.clone(), self.new_entry(config));
-            }
-        }
-        self.changed("");
-        let starts = configs
-            .iter()
-            .filter(|c| c.enabled)
-            .map(|c| self.start(&c.id));
-        futures::future::join_all(starts).await;
+        self.entries.lock().await.clear();
+        self.add(configs).await;
     }
 
     /// Adds servers next to the running ones (after an import, say) and starts the enabled ones;
