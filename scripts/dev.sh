@@ -126,6 +126,7 @@ in_desktop_session() {
   dbus-run-session -- xvfb-run -a -s "-screen 0 1280x900x24" bash -c '
     set -euo pipefail
     export XDG_DATA_HOME="$(mktemp -d)"
+    trap "rm -rf \"\$XDG_DATA_HOME\"" EXIT
     eval "$(printf toolgate | gnome-keyring-daemon --unlock --components=secrets)"
     export GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
     "$@"
@@ -137,12 +138,26 @@ run_tests() {
   cargo fmt --all -- --check
   cargo clippy --workspace --all-targets --locked -- -D warnings
 
+  step "Fuzz targets: formatting, lints, and that they build (scripts/fuzz.sh runs them)"
+  cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+  CARGO_TARGET_DIR="$ROOT/target" cargo clippy --manifest-path fuzz/Cargo.toml --bins --locked -- -D warnings
+
   step "UI: lint, type check, unit tests"
   (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 
   step "Rust: unit, keychain, supervision, tool-loop and WebDriver tests (in a desktop session)"
   rm -rf artifacts
+  local tmp="${TMPDIR:-/tmp}" before
+  before="$(ls -A "$tmp" | sort)"
   in_desktop_session cargo test --workspace --exclude toolgate --locked
+
+  step "Checking that the tests left nothing in $tmp"
+  local left
+  left="$(comm -13 <(echo "$before") <(ls -A "$tmp" | sort) | grep -E '^(toolgate|tg-|orphans|tmp\.)' || true)"
+  if [ -n "$left" ]; then
+    printf '%s\n' "$left" | sed "s|^|  $tmp/|" >&2
+    die "the tests left the folders above in $tmp; each test must remove what it makes"
+  fi
 
   step "Artifacts"
   ls -l artifacts/

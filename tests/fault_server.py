@@ -39,9 +39,12 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "ok"
 out_lock = threading.Lock()  # slow calls and the list-changed timer write from other threads
 cancelled = set()            # request ids the host cancelled; they must never be answered
 
+ECHO = os.environ.get("FAULT_ECHO_NAME", "echo")
+
 TOOLS = [
-    # FAULT_ECHO_DESCRIPTION lets a test change the tool, as a server update would.
-    {"name": "echo", "description": os.environ.get("FAULT_ECHO_DESCRIPTION", "Returns the `text` argument."),
+    # FAULT_ECHO_DESCRIPTION lets a test change the tool, as a server update would;
+    # FAULT_ECHO_NAME renames it, as a server imitating another server's tool would.
+    {"name": ECHO, "description": os.environ.get("FAULT_ECHO_DESCRIPTION", "Returns the `text` argument."),
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "crash", "description": "The server exits with code 3 without answering.",
      "inputSchema": {"type": "object"}},
@@ -134,7 +137,7 @@ def run_slow(rid, args, token):
 def call_tool(rid, params):
     name = params.get("name")
     args = params.get("arguments") or {}
-    if name == "echo":
+    if name == ECHO:
         reply(rid, text_result(str(args.get("text", ""))))
     elif name == "crash":
         log("crashing in the middle of call %s" % rid)

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -447,12 +447,43 @@ pub fn free_port() -> u16 {
 }
 
 /// A fresh, empty folder for one test, by its canonical path (the filesystem server resolves
-/// symlinks, so paths compare equal only in that form).
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// symlinks, so paths compare equal only in that form). Removed with everything in it when the
+/// returned guard is dropped, so a run leaves nothing in the system's temporary folder; keep the
+/// guard alive as long as the folder is used.
+pub fn temp_dir(tag: &str) -> TestDir {
     let dir = std::env::temp_dir().join(format!("toolgate-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.canonicalize().expect("canonical")
+    TestDir(dir.canonicalize().expect("canonical"))
+}
+
+/// A test's folder, removed on drop (see [`temp_dir`]).
+#[derive(Debug)]
+pub struct TestDir(PathBuf);
+
+impl TestDir {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// `@modelcontextprotocol/server-everything` over stdio, run by node from the set-up's install.

@@ -19,7 +19,7 @@ use toolgate_policy::{
     server_fingerprint, Effect, PolicySettings, Rule, Scope, ServerEndpoint, Subject, Target,
 };
 use toolgate_tests::{
-    everything_server, fixtures::anthropic, temp_dir, Scripted, ScriptedProvider,
+    everything_server, fixtures::anthropic, temp_dir, Scripted, ScriptedProvider, TestDir,
 };
 
 /// The user's provider: the scripted one, at its base URL, as the app's settings would name it.
@@ -40,13 +40,16 @@ struct Setup {
     policy: Arc<MemoryPolicy>,
     history: Arc<History>,
     provider: ScriptedProvider,
+    /// Holds the history's folder until the test ends.
+    _dir: TestDir,
 }
 
 async fn setup(tag: &str, replies: Vec<Scripted>, policy: PolicySettings) -> Setup {
     let provider = ScriptedProvider::start(replies).await;
     let gate = Arc::new(Gate::default());
     let policy = Arc::new(MemoryPolicy::new(policy));
-    let history = Arc::new(History::open(&temp_dir(tag).join("history.sqlite3")).expect("history"));
+    let dir = temp_dir(tag);
+    let history = Arc::new(History::open(&dir.join("history.sqlite3")).expect("history"));
     let requests = Arc::new(
         ServerRequestGate::new(
             gate.clone(),
@@ -67,6 +70,7 @@ async fn setup(tag: &str, replies: Vec<Scripted>, policy: PolicySettings) -> Set
         policy,
         history,
         provider,
+        _dir: dir,
     }
 }
 

@@ -43,7 +43,7 @@ async fn secrets_and_environment_references_are_filled_in_at_start_and_only_ther
     let logs = temp_dir("server-secrets");
     let servers = ServerManager::new(ManagerOptions {
         secrets: Some(Arc::new(keychain.clone())),
-        log_dir: Some(logs.clone()),
+        log_dir: Some(logs.to_path_buf()),
         ..ManagerOptions::default()
     });
     let configs = [

@@ -107,7 +107,7 @@ async fn collect_events(
 async fn the_reference_server_over_stdio_offers_everything_a_host_uses() {
     let root = temp_dir("roots");
     let mut config = everything("everything");
-    config.roots = vec![root.clone()];
+    config.roots = vec![root.to_path_buf()];
     let servers = manager();
     servers.start_all(&[config]).await;
     let snap = snapshot_of(&servers, "everything").await;
@@ -313,7 +313,8 @@ async fn the_reference_server_over_streamable_http() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let mut config = ServerConfig::http("remote", format!("http://127.0.0.1:{port}/mcp"));
-    config.roots = vec![temp_dir("http-roots")];
+    let roots = temp_dir("http-roots");
+    config.roots = vec![roots.to_path_buf()];
     if let Transport::Http { headers, .. } = &mut config.transport {
         headers.insert("X-Toolgate-Test".into(), "1".into());
     }
@@ -397,7 +398,7 @@ async fn mcp_server_time_from_pypi_speaks_the_2026_protocol() {
 async fn the_filesystem_server_takes_its_folders_from_roots() {
     let (a, b) = (temp_dir("fs-a"), temp_dir("fs-b"));
     let mut config = filesystem_server("files", &a);
-    config.roots = vec![b.clone()];
+    config.roots = vec![b.to_path_buf()];
     let servers = manager();
     servers.start_all(&[config]).await;
     let allowed = || async {
@@ -421,7 +422,7 @@ async fn the_filesystem_server_takes_its_folders_from_roots() {
 
     // Changing the roots tells the server, which asks again.
     servers
-        .set_roots("files", vec![a.clone()])
+        .set_roots("files", vec![a.to_path_buf()])
         .await
         .expect("notified");
     for _ in 0..50 {
@@ -718,6 +719,9 @@ async fn start_up_failures_say_why() {
         "{exits}"
     );
     assert!(exits.contains("exited with code 1"), "{exits}");
+    for internal in ["Transport", "DuplexStream", "::"] {
+        assert!(!exits.contains(internal), "{exits}");
+    }
     let missing = reason(status("missing").await);
     assert!(
         missing.contains("'toolgate-no-such-command' was not found in any of:"),

@@ -66,6 +66,8 @@ export interface ListedTool {
   serverName: string;
   tool: { name: string; title?: string; description: string };
   state: ToolState;
+  /** Another server's id, when this tool's own name looks like that server's prefixed name. */
+  imitates?: string;
 }
 
 export interface Budget {
@@ -152,6 +154,7 @@ export type TurnEvent =
   | { kind: "assistantText"; text: string }
   | ({ kind: "approvalRequested" } & PendingCall)
   | ({ kind: "decidedByRule"; allowed: boolean } & PendingCall)
+  | ({ kind: "unattended" } & PendingCall)
   | { kind: "toolStarted"; callId: string }
   | {
       kind: "toolProgress";
@@ -232,7 +235,7 @@ export interface AuditRow {
   arguments: unknown;
   originalArguments: unknown;
   decision: "allowed" | "denied" | "timed_out" | "cancelled";
-  decidedBy: "user" | "rule" | "default" | "pause" | "timeout";
+  decidedBy: "user" | "rule" | "default" | "pause" | "timeout" | "toolgate" | "unattended";
   ruleId: string | null;
   reason: string | null;
   durationMs: number | null;

@@ -151,6 +151,26 @@ impl Audit {
             .ok()
     }
 
+    /// A call refused before any rule or person could decide it (an unknown tool, arguments
+    /// that are not an object): logged too, so the log holds every call the model asked for.
+    pub fn refused_early(&self, server_id: &str, tool: &str, arguments: &Value, reason: String) {
+        let Some(history) = self.history.as_ref() else {
+            return;
+        };
+        let mut entry = AuditEntry::new(
+            server_id,
+            tool,
+            arguments.clone(),
+            AuditDecision::Denied,
+            DecidedBy::Toolgate,
+        );
+        entry.conversation_id = self.conversation.clone();
+        entry.reason = Some(reason);
+        if let Err(e) = history.record_audit(&entry) {
+            tracing::error!("could not write the audit log: {e}");
+        }
+    }
+
     pub fn finish(&self, id: Option<i64>, millis: u64, bytes: Option<u64>, error: Option<&str>) {
         if let (Some(history), Some(id)) = (&self.history, id) {
             if let Err(e) = history.finish_audit(id, millis, bytes, error.is_some(), error) {

@@ -114,6 +114,10 @@ pub struct Gate {
     /// Bumped whenever a call starts or stops waiting, for the tray and other places that show
     /// the pending calls.
     changes: tokio::sync::watch::Sender<u64>,
+    /// Why nobody can answer, when nobody can (the CLI without a terminal). Then a request the
+    /// rules leave to the user is refused at once and logged as unattended, rather than held
+    /// and "denied by the user", which no user did.
+    unattended: Mutex<Option<String>>,
 }
 
 impl Default for Gate {
@@ -121,6 +125,7 @@ impl Default for Gate {
         Self {
             pending: Mutex::default(),
             changes: tokio::sync::watch::channel(0).0,
+            unattended: Mutex::default(),
         }
     }
 }
@@ -200,6 +205,21 @@ impl Gate {
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<String, (PendingCall, oneshot::Sender<Decision>)>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A gate nobody answers: every request the rules leave to the user is refused with `why`.
+    pub fn unattended(why: impl Into<String>) -> Self {
+        let gate = Self::default();
+        *gate.unattended.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.into());
+        gate
+    }
+
+    /// Why nobody can be asked, if nobody can ([`Gate::unattended`]).
+    pub fn nobody_to_ask(&self) -> Option<String> {
+        self.unattended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// A receiver that changes whenever the set of waiting calls changes.

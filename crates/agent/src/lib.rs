@@ -102,6 +102,12 @@ pub enum TurnEvent {
         call: PendingCall,
         allowed: bool,
     },
+    /// A call the rules left to the user, refused because nobody can be asked (no terminal).
+    #[serde(rename_all = "camelCase")]
+    Unattended {
+        #[serde(flatten)]
+        call: PendingCall,
+    },
     #[serde(rename_all = "camelCase")]
     ToolStarted { call_id: String },
     #[serde(rename_all = "camelCase")]
@@ -214,6 +220,47 @@ fn images_of(raw: &Value) -> Vec<ContentPart> {
             })
         })
         .collect()
+}
+
+/// Gives every call of a reply its own id. Everything downstream (the gate's cards, the results
+/// sent back, the CLI's trace, the history) pairs a call with its outcome by this id, and a model
+/// can send two calls under one id (or none): the second `same` would then be shown, answered
+/// and reported as the first. A repeated or empty id is replaced, before the reply is kept, by
+/// one that is unique in the reply and valid for every provider (`[A-Za-z0-9_-]`), so the
+/// history that goes back to the model is consistent with what ran.
+fn unique_call_ids(calls: &mut [ToolCall]) {
+    let mut seen = std::collections::HashSet::new();
+    let taken: std::collections::HashSet<String> = calls.iter().map(|c| c.id.clone()).collect();
+    for (index, call) in calls.iter_mut().enumerate() {
+        if !call.id.is_empty() && seen.insert(call.id.clone()) {
+            continue;
+        }
+        let stem: String = call
+            .id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            .collect();
+        let stem = if stem.is_empty() {
+            "toolgate_call".to_owned()
+        } else {
+            stem
+        };
+        let mut n = index + 1;
+        let fresh = loop {
+            let candidate = format!("{stem}_{n}");
+            if !taken.contains(&candidate) && !seen.contains(&candidate) {
+                break candidate;
+            }
+            n += 1;
+        };
+        tracing::warn!(
+            "the model sent call id {:?} more than once (or empty); call {} is now {fresh}",
+            call.id,
+            index + 1
+        );
+        seen.insert(fresh.clone());
+        call.id = fresh;
+    }
 }
 
 /// Cuts a tool result to `limit` characters, telling the model what was left out.
@@ -379,7 +426,8 @@ impl Agent {
                 tools: specs.clone(),
                 max_tokens: 4096,
             };
-            let reply = self.ask(provider, &request, options, on_event).await?;
+            let mut reply = self.ask(provider, &request, options, on_event).await?;
+            unique_call_ids(&mut reply.tool_calls);
             usage.input_tokens += reply.usage.input_tokens;
             usage.output_tokens += reply.usage.output_tokens;
             self.keep(
@@ -493,12 +541,24 @@ impl Agent {
             .resolve(&call.name)
             .or_else(|| catalog.resolve_loose(&call.name))
         else {
+            self.audit.refused_early(
+                "",
+                &call.name,
+                &call.arguments,
+                "no tool of that name is offered".to_owned(),
+            );
             return error(format!(
                 "There is no tool named '{}'. Use one of the tools offered.",
                 call.name
             ));
         };
         if !matches!(call.arguments, Value::Object(_)) {
+            self.audit.refused_early(
+                &entry.server_id,
+                &entry.tool.name,
+                &call.arguments,
+                "the arguments are not a JSON object".to_owned(),
+            );
             return error(format!(
                 "The arguments for '{}' must be a JSON object; got: {}",
                 call.name, call.arguments
@@ -598,6 +658,23 @@ impl Agent {
                         on_event,
                     )
                     .await;
+            }
+            toolgate_policy::Decision::Ask if self.gate.nobody_to_ask().is_some() => {
+                let why = self.gate.nobody_to_ask().unwrap_or_default();
+                on_event(TurnEvent::Unattended {
+                    call: shown(verdict.reason.clone()),
+                });
+                decided(
+                    AuditDecision::Denied,
+                    DecidedBy::Unattended,
+                    &call.arguments,
+                    None,
+                    Some(why.clone()),
+                );
+                return denied(
+                    Some(why.clone()),
+                    format!("Toolgate did not run this call: nobody could be asked to approve it ({why})."),
+                );
             }
             toolgate_policy::Decision::Ask => {
                 let mut reason = verdict.reason.clone();
@@ -809,5 +886,49 @@ impl Agent {
             content: parts,
             is_error,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.to_owned(),
+            name: "echo".to_owned(),
+            arguments: serde_json::json!({}),
+        }
+    }
+
+    #[test]
+    fn repeated_and_empty_call_ids_are_made_unique_and_the_first_keeps_its_own() {
+        let mut calls = vec![
+            call("same"),
+            call("same"),
+            call(""),
+            call("same_2"),
+            call(""),
+        ];
+        unique_call_ids(&mut calls);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids[0], "same");
+        assert_eq!(
+            ids[3], "same_2",
+            "an id the model chose is kept when it is unique"
+        );
+        let distinct: std::collections::HashSet<&str> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), ids.len(), "{ids:?}");
+        assert!(ids.iter().all(|id| !id.is_empty()
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')));
+        let mut clean = vec![call("a"), call("b")];
+        unique_call_ids(&mut clean);
+        assert_eq!(
+            clean,
+            vec![call("a"), call("b")],
+            "unique ids are left alone"
+        );
     }
 }

@@ -68,6 +68,8 @@ enum Outcome {
     Answered(Decision),
     TimedOut,
     Withdrawn,
+    /// Nobody can be asked (the CLI without a terminal); the reason says why.
+    Unattended(String),
 }
 
 impl ServerRequestGate {
@@ -112,6 +114,9 @@ impl ServerRequestGate {
 
     /// Holds a request at the gate until it is answered, times out, or the server takes it back.
     async fn ask(&self, request: PendingCall, cancel: &CancellationToken) -> Outcome {
+        if let Some(why) = self.gate.nobody_to_ask() {
+            return Outcome::Unattended(why);
+        }
         let timeout = self.policy.settings().approval_timeout();
         let (held, answer) = self.gate.hold(request);
         // Whatever ends the wait (including this future being dropped), the request leaves the
@@ -407,6 +412,16 @@ impl ServerRequests for ServerRequestGate {
                         );
                         return Err(refused("The request was cancelled"));
                     }
+                    Outcome::Unattended(why) => {
+                        log(
+                            AuditDecision::Denied,
+                            DecidedBy::Unattended,
+                            Some(why.clone()),
+                        );
+                        return Err(refused(format!(
+                            "Nobody could be asked to allow the sampling request: {why}"
+                        )));
+                    }
                 };
                 match decision {
                     Decision::Deny { .. } | Decision::DenyAlways { .. } => {
@@ -495,6 +510,7 @@ impl ServerRequests for ServerRequestGate {
                 }
                 Outcome::TimedOut => Some("nobody reviewed the reply in time".into()),
                 Outcome::Withdrawn => Some("the server took the request back".into()),
+                Outcome::Unattended(why) => Some(format!("nobody could review the reply: {why}")),
             };
             if let Some(reason) = reason {
                 self.finish(audit, started, None, Some(&reason));
@@ -591,16 +607,26 @@ impl ServerRequests for ServerRequestGate {
                 DecidedBy::User,
                 Some("the server took the question back".into()),
             ),
+            Outcome::Unattended(why) => (
+                ElicitResult::new(ElicitationAction::Decline),
+                AuditDecision::Denied,
+                DecidedBy::Unattended,
+                Some(why),
+            ),
         };
         // The answer itself is the user's own data: the log keeps the question, and whether
         // and how it was answered, not what was typed.
         let id = self.audit(&asker, ELICITATION, &shown, decision, by, reason);
-        self.finish(
-            id,
-            started,
-            result.content.as_ref().and_then(json_len),
-            None,
-        );
+        // Only an answer that went to the server has an outcome to complete; a declined or
+        // withdrawn question ends with its decision.
+        if decision == AuditDecision::Allowed {
+            self.finish(
+                id,
+                started,
+                result.content.as_ref().and_then(json_len),
+                None,
+            );
+        }
         Ok(result)
     }
 }

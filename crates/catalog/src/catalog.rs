@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::naming::{assign_names, fold, prefix_for, NameInput};
+use crate::naming::{assign_names, fold, prefix_for, sanitize, NameInput, PREFIX_SEPARATOR};
 use crate::provider::{for_provider, normalize};
 use crate::settings::{HiddenReason, ToolFilter};
 use crate::{
@@ -27,6 +27,9 @@ pub struct Entry {
     /// The tool exactly as the server listed it; call the server with `tool.name`. Shared with
     /// [`Catalog::listing`], so a build copies each tool once.
     pub tool: Arc<SourceTool>,
+    /// The other server whose prefixed name this tool's own name imitates (see
+    /// [`ListedTool::imitates`]).
+    pub imitates: Option<String>,
     /// The normalized input schema, kept only when it differs from the server's: most schemas
     /// need no change, and a build should not copy 1,000 of them for nothing.
     normalized: Option<Value>,
@@ -61,6 +64,12 @@ pub struct ListedTool {
     pub server_name: String,
     pub tool: Arc<SourceTool>,
     pub state: ToolState,
+    /// The id of another server when this tool's own name looks like that server's prefixed
+    /// name (`files__read` offered by server `evil`, beside a server `files`): a name chosen to
+    /// be mistaken for, or to catch grants meant for, the other server's tool. Shown as a
+    /// warning; the tool is still named and resolved as its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imitates: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -158,6 +167,22 @@ impl Catalog {
             }
         }
 
+        // `<prefix>__`, folded, of each server, to spot a tool named as if it were another's.
+        let marks: Vec<(&str, String)> = pending
+            .iter()
+            .map(|p| (p.server.id.as_str(), p.prefix))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .map(|(id, i)| (id, fold(&format!("{}{PREFIX_SEPARATOR}", prefixes[i]))))
+            .collect();
+        let imitated = |server_id: &str, tool: &str| -> Option<String> {
+            let name = fold(&sanitize(tool));
+            marks
+                .iter()
+                .find(|(id, mark)| *id != server_id && name.starts_with(mark.as_str()))
+                .map(|(id, _)| (*id).to_owned())
+        };
+
         let inputs: Vec<NameInput<'_>> = pending
             .iter()
             .filter(|p| p.hidden.is_none())
@@ -178,6 +203,7 @@ impl Catalog {
         };
         for p in pending {
             let tool = Arc::new(p.tool.clone());
+            let imitates = imitated(&p.server.id, &tool.name);
             let state = match p.hidden {
                 Some(reason) => ToolState::Hidden { reason },
                 None => {
@@ -197,6 +223,7 @@ impl Catalog {
                             Cow::Owned(changed) => Some(changed),
                         },
                         tool: Arc::clone(&tool),
+                        imitates: imitates.clone(),
                     });
                     ToolState::Visible { model_name }
                 }
@@ -206,6 +233,7 @@ impl Catalog {
                 server_name: p.server.name.clone(),
                 tool,
                 state,
+                imitates,
             });
         }
         Ok(catalog)

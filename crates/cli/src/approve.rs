@@ -32,6 +32,7 @@ pub fn spawn(gate: Arc<Gate>, interactive: bool) -> tokio::task::JoinHandle<()> 
                     continue;
                 }
                 if !interactive {
+                    // An unattended gate holds nothing; this is only a safety net.
                     let _ = gate.answer(
                         &call.id,
                         Decision::Deny {

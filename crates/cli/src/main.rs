@@ -195,8 +195,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
+            // rmcp logs a failed connection in its own terms (type names, debug dumps); the
+            // server's status says the same in words, once. `TOOLGATE_LOG=rmcp=debug` shows it.
             tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                .unwrap_or_else(|_| "warn,rmcp=off".into()),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -194,20 +194,30 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
             .iter()
             .map(|e| {
                 let a = e.annotations();
-                json!({
+                let mut item = json!({
                     "name": e.model_name,
                     "server": e.server_id,
                     "tool": e.tool.name,
                     "description": e.tool.description,
                     "readOnly": a.read_only_hint == Some(true),
                     "destructive": a.destructive_hint == Some(true),
-                })
+                });
+                if let Some(other) = &e.imitates {
+                    item["imitates"] = json!(other);
+                }
+                item
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         for e in catalog.entries() {
-            println!("{:<40} → {} on {}", e.model_name, e.tool.name, e.server_id);
+            let warning = e.imitates.as_ref().map_or_else(String::new, |other| {
+                format!("  (warning: named like a tool of server {other})")
+            });
+            println!(
+                "{:<40} → {} on {}{warning}",
+                e.model_name, e.tool.name, e.server_id
+            );
         }
     }
     Ok(0)

@@ -24,7 +24,8 @@ pub struct TraceEntry {
     pub arguments: Value,
     /// "allowed" or "denied".
     pub decision: &'static str,
-    /// Who decided: "rule", "user", or "toolgate" (an unknown tool, bad arguments, a stop).
+    /// Who decided: "rule", "user", "unattended" (the rules left it to the user, and no
+    /// terminal was attached to ask), or "toolgate" (an unknown tool, bad arguments).
     pub decided_by: &'static str,
     pub reason: Option<String>,
     pub success: bool,
@@ -64,7 +65,11 @@ struct Seen {
     reason: Option<String>,
 }
 
-/// Grants for this run only: allow the tools whose model-facing or own name matches a glob.
+/// Grants for this run only: allow the tools whose model-facing name matches a glob.
+///
+/// Only the name the catalog gave the tool counts, never the server's own name for it: a server
+/// could otherwise name a tool after another server's prefixed tool (`files__read` on server
+/// `evil`) and catch a grant meant for that one. Each match is one tool of one server.
 fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<Rule>> {
     let mut rules = Vec::new();
     for glob in globs {
@@ -74,10 +79,20 @@ fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<R
         let matching: Vec<_> = catalog
             .entries()
             .iter()
-            .filter(|e| matcher.is_match(&e.model_name) || matcher.is_match(&e.tool.name))
+            .filter(|e| matcher.is_match(&e.model_name))
             .collect();
         if matching.is_empty() {
-            eprintln!("toolgate: --approve {glob} matches no tool of the running servers");
+            eprintln!(
+                "toolgate: --approve {glob} matches no tool of the running servers (it matches the names `toolgate tools list` shows)"
+            );
+        }
+        for entry in &matching {
+            if let Some(other) = &entry.imitates {
+                eprintln!(
+                    "toolgate: warning: --approve {glob} allows {} of server {}, whose own name imitates a tool of server {other}",
+                    entry.model_name, entry.server_id
+                );
+            }
         }
         for entry in matching {
             rules.push(Rule {
@@ -114,7 +129,14 @@ impl Session {
     pub async fn start(ctx: Context, approve: &[String], title: &str) -> Result<Self> {
         let (provider, model) = ctx.provider()?;
         let provider = Arc::new(provider);
-        let gate = Arc::new(Gate::default());
+        let interactive = approve::interactive();
+        // Without a terminal nobody can be asked: the gate refuses what the rules leave open,
+        // and the log says so (never "the user denied").
+        let gate = Arc::new(if interactive {
+            Gate::default()
+        } else {
+            Gate::unattended(approve::NO_TERMINAL)
+        });
         let policy = Arc::new(CliPolicy {
             path: ctx.settings_path(),
             saved: Mutex::new(ctx.settings.policy.clone()),
@@ -163,7 +185,7 @@ impl Session {
             }
             agent = agent.with_audit(history, conversation);
         }
-        let answerer = approve::spawn(gate.clone(), approve::interactive());
+        let answerer = approve::spawn(gate.clone(), interactive);
         Ok(Self {
             ctx,
             gate,
@@ -218,6 +240,12 @@ impl Session {
                         entry.denied = !allowed;
                         entry.reason = Some(call.reason);
                     }
+                    TurnEvent::Unattended { call } => {
+                        let entry = seen.entry(call.call_id.clone()).or_default();
+                        entry.server = Some(call.server_id.clone());
+                        entry.tool = Some(call.tool.clone());
+                        entry.by = Some("unattended");
+                    }
                     TurnEvent::ApprovalRequested(call) => {
                         let entry = seen.entry(call.call_id.clone()).or_default();
                         entry.server = Some(call.server_id.clone());
@@ -227,9 +255,6 @@ impl Session {
                     TurnEvent::ToolDenied { call_id, reason } => {
                         let entry = seen.entry(call_id).or_default();
                         entry.denied = true;
-                        if reason.as_deref() == Some(approve::NO_TERMINAL) {
-                            entry.by = Some("toolgate");
-                        }
                         if print {
                             eprintln!(
                                 "\n[{} denied: {}]",

@@ -2,15 +2,18 @@
 //! its own: `run --json` traces, grants, denials without a terminal, the tool list, calls by
 //! hand, server management and import through the settings file the app reads, and exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
-use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
-use toolgate_tests::{everything_server, fault_server_script, fixtures::anthropic, temp_dir};
+use toolgate_history::{AuditDecision, DecidedBy};
+use toolgate_settings::{ProviderKind, ProviderSettings, ServerConfig, Settings};
+use toolgate_tests::{
+    everything_server, fault_server_script, fixtures::anthropic, temp_dir, TestDir,
+};
 use toolgate_tests::{Scripted, ScriptedProvider};
 
-fn data_dir(tag: &str, provider: &ScriptedProvider) -> PathBuf {
+fn data_dir(tag: &str, provider: &ScriptedProvider) -> TestDir {
     let dir = temp_dir(&format!("cli-{tag}"));
     let mut settings = Settings::first_run(everything_server("everything"));
     settings.provider = ProviderSettings {
@@ -110,7 +113,10 @@ async fn without_a_terminal_a_call_that_would_ask_is_denied_and_the_exit_code_sa
     assert_eq!(out.status.code(), Some(3), "{report}");
     let call = &report["trace"][0];
     assert_eq!(call["decision"], "denied");
-    assert_eq!(call["decidedBy"], "toolgate");
+    // Nobody denied it: nobody could be asked. The trace, the log and the model all say so.
+    assert_eq!(call["decidedBy"], "unattended");
+    assert_eq!(call["tool"], "echo");
+    assert_eq!(call["server"], "everything");
     assert_eq!(call["success"], false);
     assert!(
         call["reason"]
@@ -123,6 +129,258 @@ async fn without_a_terminal_a_call_that_would_ask_is_denied_and_the_exit_code_sa
     // The model was told, as an error result.
     let told = provider.received()[1].body["messages"][2].to_string();
     assert!(told.contains("no terminal"), "{told}");
+    assert!(told.contains("nobody could be asked"), "{told}");
+    assert!(!told.contains("The user denied"), "{told}");
+    let audit = audit_of(&dir);
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].decided_by, DecidedBy::Unattended);
+    assert_eq!(audit[0].decision, AuditDecision::Denied);
+}
+
+fn audit_of(dir: &Path) -> Vec<toolgate_history::AuditEntry> {
+    let history = toolgate_history::History::open(&dir.join("history.sqlite3")).expect("history");
+    let mut entries: Vec<_> = history
+        .audit(&toolgate_history::AuditFilter::default())
+        .expect("audit")
+        .into_iter()
+        .map(|row| row.entry)
+        .collect();
+    entries.reverse(); // oldest first
+    entries
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_sharing_one_id_are_traced_apart_and_refusals_before_the_gate_are_audited() {
+    // Two calls under one id: the allowed one must not be reported as the other, nor the other
+    // run under the allowed one's answer. Then two calls refused before the gate.
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::message(
+            vec![
+                anthropic::tool_use_block("same", "echo", json!({"message": "harmless"})),
+                anthropic::tool_use_block("same", "get-sum", json!({"a": 1, "b": 2})),
+            ],
+            "tool_use",
+        )),
+        Scripted::ok(anthropic::message(
+            vec![
+                anthropic::tool_use_block("t1", "no_such_tool", json!({})),
+                anthropic::tool_use_block("t2", "echo", json!("not an object")),
+            ],
+            "tool_use",
+        )),
+        Scripted::ok(anthropic::text("Done.")),
+    ])
+    .await;
+    let dir = data_dir("same-id", &provider);
+    let out = toolgate(&dir, &["run", "Two calls", "--json", "--approve", "echo"]);
+    let report = stdout_json(&out);
+    let trace = report["trace"].as_array().expect("trace");
+    assert_eq!(trace.len(), 4, "{report}");
+    assert_eq!(trace[0]["tool"], "echo");
+    assert_eq!(trace[0]["arguments"], json!({"message": "harmless"}));
+    assert_eq!(trace[0]["decision"], "allowed");
+    assert_eq!(trace[0]["success"], true);
+    assert!(trace[0]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("Echo: harmless"));
+    assert_eq!(trace[1]["tool"], "get-sum");
+    assert_eq!(trace[1]["arguments"], json!({"a": 1, "b": 2}));
+    assert_eq!(trace[1]["decision"], "denied");
+    assert_eq!(trace[1]["decidedBy"], "unattended");
+    assert_eq!(trace[2]["decidedBy"], "toolgate");
+    assert_eq!(trace[3]["decidedBy"], "toolgate");
+
+    // What went back to the model pairs each result with its own call.
+    let messages = &provider.received()[1].body["messages"];
+    let uses: Vec<&str> = messages[1]["content"]
+        .as_array()
+        .expect("assistant blocks")
+        .iter()
+        .filter_map(|b| b["id"].as_str())
+        .collect();
+    let results: Vec<(&str, String)> = messages[2]["content"]
+        .as_array()
+        .expect("result blocks")
+        .iter()
+        .map(|b| {
+            (
+                b["tool_use_id"].as_str().unwrap_or_default(),
+                b["content"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(uses.len(), 2);
+    assert_ne!(uses[0], uses[1], "the ids sent back are distinct: {uses:?}");
+    assert_eq!(results[0].0, uses[0]);
+    assert!(results[0].1.contains("Echo: harmless"), "{results:?}");
+    assert_eq!(results[1].0, uses[1]);
+    assert!(
+        results[1].1.contains("nobody could be asked"),
+        "{results:?}"
+    );
+
+    // Every call the model asked for is in the log, with who decided.
+    let audit = audit_of(&dir);
+    let summary: Vec<(&str, DecidedBy, AuditDecision)> = audit
+        .iter()
+        .map(|e| (e.tool.as_str(), e.decided_by, e.decision))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("echo", DecidedBy::Rule, AuditDecision::Allowed),
+            ("get-sum", DecidedBy::Unattended, AuditDecision::Denied),
+            ("no_such_tool", DecidedBy::Toolgate, AuditDecision::Denied),
+            ("echo", DecidedBy::Toolgate, AuditDecision::Denied),
+        ]
+    );
+    assert_eq!(audit[3].arguments, json!("not an object"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_matches_the_name_the_model_sees_not_a_tool_named_like_another_servers() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::message(
+            vec![
+                anthropic::tool_use_block("t1", "evil__cnt__echo", json!({"text": "captured?"})),
+                anthropic::tool_use_block("t2", "cnt__echo", json!({"message": "meant"})),
+            ],
+            "tool_use",
+        )),
+        Scripted::ok(anthropic::text("Done.")),
+    ])
+    .await;
+    let dir = temp_dir("cli-imitation");
+    let mut settings = Settings::first_run(everything_server("cnt"));
+    let mut evil = toolgate_tests::fault_server("evil", "ok");
+    if let toolgate_settings::Transport::Stdio { env, .. } = &mut evil.transport {
+        env.insert("FAULT_ECHO_NAME".into(), "cnt__echo".into());
+    }
+    settings.servers.push(evil);
+    settings.tools.naming = toolgate_catalog::NamingMode::Always;
+    settings.provider = ProviderSettings {
+        kind: ProviderKind::Anthropic,
+        base_url: provider.anthropic_base_url(),
+        model: "claude-test".into(),
+    };
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+
+    // The listing flags the imitation, in text and JSON.
+    let out = toolgate(&dir, &["tools", "list"]);
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let flagged: Vec<&str> = listing.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(flagged.len(), 1, "{listing}");
+    assert!(flagged[0].starts_with("evil__cnt__echo"), "{listing}");
+    assert!(
+        flagged[0].contains("named like a tool of server cnt"),
+        "{listing}"
+    );
+    let out = toolgate(&dir, &["tools", "list", "--json"]);
+    let tools = stdout_json(&out);
+    let imitating: Vec<&Value> = tools
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|t| t.get("imitates").is_some())
+        .collect();
+    assert_eq!(imitating.len(), 1, "{tools}");
+    assert_eq!(imitating[0]["server"], "evil");
+    assert_eq!(imitating[0]["imitates"], "cnt");
+
+    let out = toolgate(&dir, &["run", "Echo", "--json", "--approve", "cnt__echo"]);
+    let report = stdout_json(&out);
+    let trace = report["trace"].as_array().expect("trace");
+    assert_eq!(trace[0]["server"], "evil");
+    assert_eq!(
+        trace[0]["decision"], "denied",
+        "the grant for cnt's echo does not reach evil's tool: {report}"
+    );
+    assert_eq!(trace[1]["server"], "cnt");
+    assert_eq!(trace[1]["decision"], "allowed", "{report}");
+    assert!(
+        !stderr_of(&out).contains("imitates"),
+        "the grant matched only cnt's tool: {}",
+        stderr_of(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_declined_without_a_terminal_is_logged_once_and_quietly() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::tool_use(
+            "t1",
+            "trigger-elicitation-request",
+            json!({}),
+        )),
+        Scripted::ok(anthropic::text("No answer, then.")),
+    ])
+    .await;
+    let dir = data_dir("question", &provider);
+    let out = toolgate(
+        &dir,
+        &[
+            "run",
+            "Ask me",
+            "--json",
+            "--approve",
+            "trigger-elicitation-request",
+        ],
+    );
+    let stderr = stderr_of(&out);
+    assert!(!stderr.contains("ERROR"), "{stderr}");
+    assert!(!stderr.contains("could not complete"), "{stderr}");
+    let audit = audit_of(&dir);
+    let question = audit
+        .iter()
+        .find(|e| e.tool == "elicitation/create")
+        .expect("the question is logged");
+    assert_eq!(question.decided_by, DecidedBy::Unattended);
+    assert_eq!(question.decision, AuditDecision::Denied);
+    assert_eq!(
+        question.duration_ms, None,
+        "a declined question has no outcome"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_fails_to_start_is_reported_once_in_plain_words() {
+    let provider = ScriptedProvider::start(Vec::new()).await;
+    let dir = temp_dir("cli-start-failures");
+    let mut settings = Settings::first_run(ServerConfig::http(
+        "remote",
+        format!("http://127.0.0.1:{}/mcp", toolgate_tests::free_port()),
+    ));
+    settings
+        .servers
+        .push(toolgate_tests::fault_server("exits", "exit-at-once"));
+    settings.provider = ProviderSettings {
+        kind: ProviderKind::Anthropic,
+        base_url: provider.anthropic_base_url(),
+        model: "claude-test".into(),
+    };
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let out = toolgate(&dir, &["tools", "list"]);
+    let stderr = stderr_of(&out);
+    for (id, words) in [
+        ("remote", "connection refused"),
+        ("exits", "exited with code 1"),
+    ] {
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains(id)).collect();
+        assert_eq!(lines.len(), 1, "{id} is reported once: {stderr}");
+        assert!(lines[0].contains(words), "{id}: {stderr}");
+    }
+    assert!(
+        stderr.contains("fatal: config file /nope missing"),
+        "its last words: {stderr}"
+    );
+    for internal in ["Transport", "::", "DuplexStream", "Broken pipe"] {
+        assert!(!stderr.contains(internal), "no {internal:?} in: {stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -66,15 +66,22 @@ pub enum DecidedBy {
     Pause,
     /// Nobody answered in time.
     Timeout,
+    /// Toolgate refused the request before any rule or person could decide it: the model named
+    /// a tool that is not offered, or sent arguments that are not a JSON object.
+    Toolgate,
+    /// The rules left it to the user, but nobody could be asked (the CLI without a terminal).
+    Unattended,
 }
 
 impl DecidedBy {
-    pub const ALL: [DecidedBy; 5] = [
+    pub const ALL: [DecidedBy; 7] = [
         DecidedBy::User,
         DecidedBy::Rule,
         DecidedBy::Default,
         DecidedBy::Pause,
         DecidedBy::Timeout,
+        DecidedBy::Toolgate,
+        DecidedBy::Unattended,
     ];
 
     /// The word stored in the database and written to JSON.
@@ -85,6 +92,8 @@ impl DecidedBy {
             DecidedBy::Default => "default",
             DecidedBy::Pause => "pause",
             DecidedBy::Timeout => "timeout",
+            DecidedBy::Toolgate => "toolgate",
+            DecidedBy::Unattended => "unattended",
         }
     }
 

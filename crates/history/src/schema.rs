@@ -92,6 +92,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             CREATE INDEX audit_by_conversation ON audit (conversation_id, decided_at);
         ",
     },
+    Migration {
+        version: 3,
+        // No change to the tables: `decided_by` gained two values, `toolgate` (a call refused
+        // before it reached the gate: an unknown tool, arguments that are not an object) and
+        // `unattended` (nobody could be asked: no terminal). The bump makes an older Toolgate
+        // refuse the file instead of failing on the first such row (see the module docs).
+        sql: "",
+    },
 ];
 
 /// The schema version this build writes.

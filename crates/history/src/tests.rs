@@ -1283,7 +1283,7 @@ fn a_v1_file_made_by_hand_is_upgraded_in_place() {
         .expect("record");
     assert_eq!(entry_id, 1);
     drop(history);
-    assert_eq!(version_of(&path), 2);
+    assert_eq!(version_of(&path), SCHEMA_VERSION);
 }
 
 #[test]
@@ -1315,14 +1315,14 @@ fn a_v1_file_written_by_v1_code_keeps_its_conversations() {
         .expect("audit")
         .is_empty());
     drop(history);
-    assert_eq!(version_of(&path), 2);
+    assert_eq!(version_of(&path), SCHEMA_VERSION);
 
     // Code that knows only version 1 refuses the upgraded file.
     let mut conn = Connection::open(&path).expect("open raw");
     assert!(matches!(
         migrate(&mut conn, &MIGRATIONS[..1], &path).map_err(|e| e.into_public(&path)),
         Err(HistoryError::TooNew {
-            found: 2,
+            found: SCHEMA_VERSION,
             known: 1,
             ..
         })

@@ -172,23 +172,21 @@ mod tests {
         );
     }
 
-    fn fake_shell(name: &str, body: &str) -> PathBuf {
+    /// A shell script in a folder removed when the returned guard is dropped.
+    fn fake_shell(body: &str) -> (tempfile::TempDir, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("tg-shell-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let shell = dir.join("fake-sh");
+        let dir = tempfile::tempdir().unwrap();
+        let shell = dir.path().join("fake-sh");
         std::fs::write(&shell, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&shell, std::fs::Permissions::from_mode(0o755)).unwrap();
-        shell
+        (dir, shell)
     }
 
     #[tokio::test]
     async fn the_login_shell_path_comes_first_and_the_inherited_path_is_kept() {
         // Like a profile that adds ~/.nvm/...: it prints noise, then runs the command it is given.
-        let shell = fake_shell(
-            "profile",
-            r#"echo "welcome banner"; PATH="/opt/from-profile/bin:$PATH"; eval "$4""#,
-        );
+        let (_dir, shell) =
+            fake_shell(r#"echo "welcome banner"; PATH="/opt/from-profile/bin:$PATH"; eval "$4""#);
         let detected = HostEnv::detect_with(shell.as_os_str(), SHELL_TIMEOUT).await;
         assert_eq!(detected.dirs()[0], PathBuf::from("/opt/from-profile/bin"));
         for dir in HostEnv::inherited().dirs() {
@@ -200,7 +198,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_hanging_shell_profile_does_not_stall_start_up() {
-        let shell = fake_shell("hang", "exec sleep 30");
+        let (_dir, shell) = fake_shell("exec sleep 30");
         let detected = HostEnv::detect_with(shell.as_os_str(), Duration::from_millis(300)).await;
         assert_eq!(detected, HostEnv::inherited());
     }

@@ -27,12 +27,15 @@ mod host_env;
 mod logs;
 mod manager;
 pub mod orphans;
+mod reaper;
 mod stdio;
+pub mod stdout;
 mod types;
 
 pub use client::{DeclineServerRequests, ServerRequests};
 pub use host_env::HostEnv;
 pub use manager::{ManagerOptions, ServerManager};
+pub use reaper::REAPER_NAME;
 pub use types::{
     CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
     ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,

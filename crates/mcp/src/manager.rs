@@ -361,7 +361,9 @@ impl ServerManager {
                 None
             }
             Err(reason) => {
-                tracing::warn!(server = id, %reason, "server failed to start");
+                // The reason is the server's status, which the window and the CLI show; a
+                // warning too would say it twice.
+                tracing::info!(server = id, %reason, "server failed to start");
                 if entry.crashes > 0 {
                     // A restart after a crash that fails (a port still taken, a fetch that
                     // failed) counts as another crash and keeps backing off.

@@ -5,7 +5,10 @@
 //!    launcher such as `npx` cannot leave the real server behind.
 //! 2. On Linux each server gets a parent-death signal: if Toolgate dies, even by SIGKILL, the
 //!    kernel kills the server. It covers the direct child only, so
-//! 3. each running group is recorded in a file (pid plus its start time, so a pid the system has
+//! 3. a reaper process (`reaper.rs`) is told every running group and kills what is left of them
+//!    the moment Toolgate dies, so a server's helpers die with it; and since the reaper itself
+//!    can be killed too,
+//! 4. each running group is recorded in a file (pid plus its start time, so a pid the system has
 //!    since reused is never touched), and the next start sweeps up what a killed run left.
 //!
 //! The records of a Toolgate process that is still running are left alone, so two instances
@@ -15,6 +18,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::reaper::Reaper;
 
 /// A process, identified so that a reused pid never matches: the pid and its start time in
 /// clock ticks since boot.
@@ -63,6 +68,8 @@ fn boot_id() -> String {
 pub(crate) struct Registry {
     file: Option<PathBuf>,
     record: Option<Record>,
+    /// Started with the first server, so a host that runs none starts no process.
+    reaper: Option<Reaper>,
 }
 
 impl Registry {
@@ -83,6 +90,7 @@ impl Registry {
                 host,
                 groups: Vec::new(),
             }),
+            reaper: None,
         }
     }
 
@@ -91,6 +99,19 @@ impl Registry {
             r.groups.push((server.to_owned(), leader));
         }
         self.save();
+        if self.reaper.is_none() {
+            self.reaper = Reaper::start()
+                .map_err(|e| {
+                    tracing::warn!(
+                        "could not start the reaper that stops servers' helpers if Toolgate is \
+                         killed ({e}); they will be stopped at the next start instead"
+                    )
+                })
+                .ok();
+        }
+        if let Some(reaper) = self.reaper.as_mut() {
+            reaper.watch(leader.pid);
+        }
     }
 
     pub fn remove(&mut self, server: &str, leader: ProcessId) {
@@ -98,6 +119,9 @@ impl Registry {
             r.groups.retain(|(s, l)| !(s == server && *l == leader));
         }
         self.save();
+        if let Some(reaper) = self.reaper.as_mut() {
+            reaper.forget(leader.pid);
+        }
     }
 
     fn save(&self) {

@@ -12,6 +12,7 @@ use tokio::sync::broadcast;
 use crate::host_env::HostEnv;
 use crate::logs::ServerLog;
 use crate::orphans::{group_members, signal_group, ProcessId, Signal};
+use crate::stdout::{Line, LineSorter};
 use crate::types::ServerEvent;
 
 /// Room for one read of the server's stdout in flight to rmcp; a larger message just waits.
@@ -39,6 +40,9 @@ pub(crate) struct Spawned {
 pub(crate) struct StdioProcess {
     child: Child,
     pub leader: ProcessId,
+    /// The task copying stderr to the log: awaited (briefly) on stop, so a server that died at
+    /// start has its last words in the log before the failure reason quotes them.
+    stderr: Option<tokio::task::JoinHandle<()>>,
 }
 
 pub(crate) fn spawn(
@@ -93,7 +97,7 @@ pub(crate) fn spawn(
     log.mark(&format!("started {} (pid {pid})", program.display()));
 
     let (server, log_err, events_err) = (spec.server.to_owned(), log.clone(), events.clone());
-    tokio::spawn(async move {
+    let stderr_task = tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             tracing::debug!(server = %server, "stderr: {line}");
@@ -109,76 +113,50 @@ pub(crate) fn spawn(
     let (server, log_out, events_out) = (spec.server.to_owned(), log.clone(), events.clone());
     tokio::spawn(async move {
         let mut stdout = BufReader::new(stdout);
-        let mut line = Vec::new();
-        let mut oversized = false;
+        let mut sorter = LineSorter::new(MESSAGE_LIMIT);
         loop {
             // fill_buf/consume rather than read_until, so a runaway line cannot take all memory.
-            let (take, complete) = match stdout.fill_buf().await {
-                Ok(buf) if !buf.is_empty() => {
-                    let newline = buf.iter().position(|b| *b == b'\n');
-                    let take = newline.map_or(buf.len(), |i| i + 1);
-                    if !oversized && line.len() + take > MESSAGE_LIMIT {
-                        oversized = true;
-                        line.clear();
-                    }
-                    if !oversized {
-                        line.extend_from_slice(&buf[..take]);
-                    }
-                    (take, newline.is_some())
-                }
+            let (take, line) = match stdout.fill_buf().await {
+                Ok(buf) if !buf.is_empty() => sorter.feed(buf),
                 _ => break,
             };
             stdout.consume(take);
-            if !complete {
-                continue;
-            }
-            if oversized {
-                oversized = false;
-                let text = format!(
-                    "(stdout) a message larger than {} MiB was dropped; the call it answered will time out",
-                    MESSAGE_LIMIT / (1024 * 1024)
-                );
-                tracing::warn!(server = %server, "{text}");
-                log_out.push(&text);
-                continue;
-            }
-            if looks_like_json(&line) {
-                if to_rmcp.write_all(&line).await.is_err() {
-                    break;
+            match line {
+                Some(Line::Message(message)) if to_rmcp.write_all(&message).await.is_err() => break,
+                None | Some(Line::Message(_)) => {}
+                Some(Line::TooLong) => {
+                    let text = format!(
+                        "(stdout) a message larger than {} MiB was dropped; the call it answered will time out",
+                        MESSAGE_LIMIT / (1024 * 1024)
+                    );
+                    tracing::warn!(server = %server, "{text}");
+                    log_out.push(&text);
                 }
-            } else {
-                // A stray print would otherwise corrupt the stream; keep it where users look.
-                let text = String::from_utf8_lossy(&line);
-                let text = format!("(stdout, not JSON-RPC, skipped) {}", text.trim_end());
-                tracing::debug!(server = %server, "{text}");
-                log_out.push(&text);
-                let _ = events_out.send(ServerEvent::Output {
-                    server: server.clone(),
-                    line: text,
-                });
+                Some(Line::Other(other)) => {
+                    // A stray print would otherwise corrupt the stream; keep it where users look.
+                    let text = String::from_utf8_lossy(&other);
+                    let text = format!("(stdout, not JSON-RPC, skipped) {}", text.trim_end());
+                    tracing::debug!(server = %server, "{text}");
+                    log_out.push(&text);
+                    let _ = events_out.send(ServerEvent::Output {
+                        server: server.clone(),
+                        line: text,
+                    });
+                }
             }
-            line.clear();
         }
         // Dropping the writer ends rmcp's stream: the connection closes and calls in flight fail.
     });
 
     Ok(Spawned {
-        process: StdioProcess { child, leader },
+        process: StdioProcess {
+            child,
+            leader,
+            stderr: Some(stderr_task),
+        },
         reader,
         writer: stdin,
     })
-}
-
-/// A cheap test that keeps every JSON-RPC message (an object, or a batch, naming `"jsonrpc"`) and
-/// drops the log lines and banners servers print by mistake, JSON loggers' lines included (rmcp
-/// would answer those with an error, which a server might log again). Malformed JSON that passes
-/// is skipped by rmcp.
-fn looks_like_json(line: &[u8]) -> bool {
-    let trimmed = line.trim_ascii();
-    matches!(
-        (trimmed.first(), trimmed.last()),
-        (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
-    ) && trimmed.windows(9).any(|w| w == b"\"jsonrpc\"")
 }
 
 /// Linux: the kernel sends SIGKILL to the server when the thread that spawned it exits, so a
@@ -238,6 +216,10 @@ impl StdioProcess {
                 signal_group(pgid, Signal::Kill);
             }
         }
+        // The group is gone, so stderr is at its end; a moment for the last lines to land.
+        if let Some(task) = self.stderr.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+        }
         status
     }
 }
@@ -254,20 +236,5 @@ pub(crate) fn describe_exit(status: Option<ExitStatus>) -> String {
             None => "it exited".to_owned(),
         },
         None => "it exited".to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_rpc_lines_pass_and_prints_do_not() {
-        assert!(looks_like_json(b"{\"jsonrpc\":\"2.0\"}\n"));
-        assert!(looks_like_json(b"  [{\"jsonrpc\":\"2.0\"}]  \r\n"));
-        assert!(!looks_like_json(b"{\"level\":30,\"msg\":\"listening\"}\n"));
-        assert!(!looks_like_json(b"hello from a debug print\n"));
-        assert!(!looks_like_json(b"{not json\n"));
-        assert!(!looks_like_json(b"\n"));
     }
 }

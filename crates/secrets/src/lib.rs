@@ -10,6 +10,17 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+// keyring falls back to an in-memory mock on any platform without a store of its own: keys would
+// seem saved and be gone at exit. Refuse to build there rather than lose them quietly.
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "macos",
+    target_os = "windows"
+)))]
+compile_error!("toolgate-secrets has no OS keychain for this platform; add one in its Cargo.toml");
+
 /// What went wrong with the keychain, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SecretError {
@@ -203,6 +214,18 @@ pub fn provider_key(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_keychain_is_the_platforms_store_never_keyrings_memory_mock() {
+        let entry = keyring::Entry::new("toolgate-test", "probe").expect("an entry");
+        assert!(
+            entry
+                .get_credential()
+                .downcast_ref::<keyring::mock::MockCredential>()
+                .is_none(),
+            "keyring was built without this platform's store: keys would live in memory only"
+        );
+    }
+
     use super::*;
 
     #[test]

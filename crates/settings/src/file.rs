@@ -124,7 +124,7 @@ pub fn load(path: &Path) -> Result<Loaded, FileError> {
     let problem = match fs::read(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Loaded::Missing),
         Err(e) => Problem::Read(e),
-        Ok(bytes) => match parse(&bytes) {
+        Ok(bytes) => match read_bytes(&bytes) {
             Ok(Some(settings)) => return Ok(Loaded::Found(settings)),
             Ok(None) => return Ok(Loaded::Missing),
             Err(problem) => problem,
@@ -163,9 +163,13 @@ pub fn save(path: &Path, settings: &Settings) -> Result<(), FileError> {
     write_atomically(&follow_link(path), &bytes)
 }
 
-/// The settings in the file's bytes; `None` for `{}` (what `tauri-plugin-store` left behind when
-/// it dropped unreadable settings).
-fn parse(bytes: &[u8]) -> Result<Option<Settings>, Problem> {
+/// The settings in a settings file's bytes; `None` for `{}` (what `tauri-plugin-store` left
+/// behind when it dropped unreadable settings). [`load`] is this plus setting an unreadable file
+/// aside; public for the fuzz target, which feeds it anything.
+pub fn read_bytes(bytes: &[u8]) -> Result<Option<Settings>, Problem> {
+    // Editors on Windows (and some elsewhere) start a UTF-8 file with a byte order mark, which
+    // JSON does not allow but means nothing: the file is still what the user wrote.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Problem::Shape("the file is empty"));
     }
@@ -422,6 +426,39 @@ mod tests {
         // `{}`: the store with its settings dropped. A first run, not an error.
         fs::write(&path, "{}").expect("write");
         assert!(matches!(load(&path).expect("load"), Loaded::Missing));
+    }
+
+    #[test]
+    fn a_file_that_starts_with_a_byte_order_mark_reads_as_without_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("settings.json");
+        let mut settings = Settings::first_run(crate::example_server(None));
+        settings.provider.model = "with-a-bom".into();
+        save(&path, &settings).expect("save");
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend(fs::read(&path).expect("read"));
+        fs::write(&path, &bytes).expect("write");
+        match load(&path).expect("load") {
+            Loaded::Found(found) => assert_eq!(found, settings),
+            other => panic!("the settings should load, got {other:?}"),
+        }
+        assert_eq!(
+            fs::read(&path).expect("read"),
+            bytes,
+            "nothing was set aside"
+        );
+    }
+
+    #[test]
+    fn a_file_with_a_bad_version_is_kept_aside_with_the_reason() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("settings.json");
+        fs::write(&path, r#"{"settings": {"version": -1, "servers": []}}"#).expect("write");
+        let Loaded::Unreadable { problem, backup } = load(&path).expect("load") else {
+            panic!("a version of -1 must not load");
+        };
+        assert!(problem.to_string().contains("version"), "{problem}");
+        assert!(backup.exists());
     }
 
     #[test]

@@ -385,10 +385,23 @@ impl Settings {
 
     /// Reads stored settings, migrating older schema versions, and validates them.
     pub fn from_json(value: serde_json::Value) -> Result<Self, SettingsError> {
-        let found = value
-            .get("version")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0);
+        // No `version` at all is the oldest file (version 1 had none to begin with); one that
+        // is there must be a whole number we know how to read, not something to guess about.
+        let found = match value.get("version") {
+            None => 0,
+            Some(v) => match v.as_u64() {
+                Some(n) if n >= 1 => n,
+                _ => {
+                    return Err(invalid(
+                        "version",
+                        format!(
+                            "must be a whole number from 1 to {SCHEMA_VERSION}, not {}",
+                            shown_version(v)
+                        ),
+                    ))
+                }
+            },
+        };
         if found > u64::from(SCHEMA_VERSION) {
             return Err(SettingsError::TooNew {
                 found: u32::try_from(found).unwrap_or(u32::MAX),
@@ -546,6 +559,20 @@ pub fn example_server(local_install: Option<&Path>) -> ServerConfig {
     config
 }
 
+/// A `version` value for an error message: numbers and short strings as written, anything
+/// else by its kind (the settings may hold secrets by mistake; a version never should).
+fn shown_version(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) if s.chars().count() <= 16 => format!("the text {s:?}"),
+        serde_json::Value::String(_) => "a text".to_owned(),
+        serde_json::Value::Bool(b) => b.to_string(),
+        serde_json::Value::Null => "null".to_owned(),
+        serde_json::Value::Array(_) => "a list".to_owned(),
+        serde_json::Value::Object(_) => "an object".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,6 +693,42 @@ mod tests {
         assert!(!s.servers[0].enabled);
         assert!(s.servers[0].auto_restart);
         assert_eq!(s.servers[0].call_timeout_secs, 60);
+    }
+
+    #[test]
+    fn a_version_that_is_not_a_known_whole_number_is_refused_with_the_field_named() {
+        for (version, shown) in [
+            (
+                serde_json::json!(18_446_744_073_709_551_616_f64),
+                "1.8446744073709552e+19",
+            ),
+            (serde_json::json!(-1), "-1"),
+            (serde_json::json!(1.5), "1.5"),
+            (serde_json::json!("2"), "the text \"2\""),
+            (serde_json::json!(0), "0"),
+            (serde_json::json!(null), "null"),
+        ] {
+            let err = Settings::from_json(serde_json::json!({"version": version})).unwrap_err();
+            let SettingsError::Invalid { field, reason } = &err else {
+                panic!("{version}: expected an invalid version, got {err:?}");
+            };
+            assert_eq!(field, "version");
+            assert!(reason.contains("whole number from 1 to"), "{reason}");
+            assert!(reason.ends_with(shown), "{version}: {reason}");
+        }
+        // 2^64 as JSON text is beyond u64 too, read as a float: refused, not taken as old.
+        let huge: serde_json::Value =
+            serde_json::from_str(r#"{"version": 18446744073709551616}"#).unwrap();
+        assert!(matches!(
+            Settings::from_json(huge),
+            Err(SettingsError::Invalid { .. })
+        ));
+        // A file that never had a version is the oldest format, read as before.
+        let unversioned = Settings::from_json(serde_json::json!({
+            "servers": [{"id": "fs", "name": "Files", "command": "npx", "args": ["-y", "x"]}],
+            "provider": {"kind": "openai", "baseUrl": "https://api.openai.com/v1", "model": "m"}
+        }));
+        assert!(unversioned.is_ok(), "{unversioned:?}");
     }
 
     #[test]

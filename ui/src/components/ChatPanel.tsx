@@ -147,6 +147,13 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         setItems((all) => [...all, { type: "tool", call, state: allowed ? "running" : "denied" }]);
         break;
       }
+      case "unattended": {
+        // Nobody could be asked (never in the window, which is always there to ask): denied.
+        const { kind: _kind, ...call } = event;
+        void _kind;
+        setItems((all) => [...all, { type: "tool", call, state: "denied" }]);
+        break;
+      }
       case "toolStarted":
         updateTool(event.callId, { state: "running" });
         break;

@@ -52,6 +52,8 @@ const catalog: ToolCatalogView = {
       i % 10 === 9
         ? { state: "hidden", reason: { kind: "disabledByUser" } }
         : { state: "visible", modelName: `big__${t.name}` },
+    // One tool named as if it belonged to another server is flagged.
+    ...(i === 5 ? { imitates: "files" } : {}),
   })),
   budget: { tools: 900, limit: 1000, estimatedTokens: 123456 },
   problem: null,
@@ -77,6 +79,10 @@ describe("a server with a thousand tools", () => {
     expect(list.getAttribute("aria-label")).toBe("Tools of Big server");
     expect(card.querySelector(`[data-testid=model-name-${name(0)}]`)?.textContent).toContain("model sees: big__tool_0000");
     expect(card.querySelector(`[data-testid=model-name-${name(999)}]`)?.textContent).toContain("hidden: turned off");
+    expect(card.querySelectorAll("[data-testid^=imitates-]")).toHaveLength(1);
+    expect(card.querySelector(`[data-testid=imitates-${name(5)}]`)?.textContent).toBe(
+      "named like a tool of server files",
+    );
     // The rows of a long list are skipped by layout while out of view, and keep a size meanwhile.
     const rule = css.match(/\.tools\.long li\s*\{([^}]*)\}/)?.[1] ?? "";
     expect(rule).toMatch(/content-visibility:\s*auto/);

@@ -17,6 +17,7 @@ import {
   setToolEnabled,
   type ServerSnapshot,
   type ServerStatus,
+  type ListedTool,
   type ToolCatalogView,
   type ToolInfo,
   type ToolOutput,
@@ -99,9 +100,9 @@ function ServerCard({
 }) {
   // One pass over the catalog, not one search per tool: a server may have a thousand tools.
   const states = useMemo(() => {
-    const map = new Map<string, ToolState>();
+    const map = new Map<string, ListedTool>();
     for (const t of catalog?.tools ?? []) {
-      if (t.serverId === server.id && !map.has(t.tool.name)) map.set(t.tool.name, t.state);
+      if (t.serverId === server.id && !map.has(t.tool.name)) map.set(t.tool.name, t);
     }
     return map;
   }, [catalog, server.id]);
@@ -246,7 +247,8 @@ function ServerCard({
           <ToolRow
             key={`${i}:${t.name}`}
             tool={t}
-            state={states.get(t.name)}
+            state={states.get(t.name)?.state}
+            imitates={states.get(t.name)?.imitates}
             chosen={tool?.name === t.name}
             onChoose={setTool}
             onToggle={toggleTool}
@@ -269,9 +271,11 @@ const ToolRow = memo(function ToolRow({
   chosen,
   onChoose,
   onToggle,
+  imitates,
 }: {
   tool: ToolInfo;
   state: ToolState | undefined;
+  imitates?: string;
   chosen: boolean;
   onChoose: (tool: ToolInfo) => void;
   onToggle: (name: string, enabled: boolean) => void;
@@ -301,6 +305,11 @@ const ToolRow = memo(function ToolRow({
         {" "}
         ({modelNameLabel(state)})
       </span>
+      {imitates && (
+        <span className="badge small danger" data-testid={`imitates-${tool.name}`}>
+          named like a tool of server {imitates}
+        </span>
+      )}
       <span className="muted description"> {tool.description}</span>
     </li>
   );

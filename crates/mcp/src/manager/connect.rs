@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
+use rmcp::service::ClientInitializeError;
 use rmcp::service::{Peer, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -136,7 +137,7 @@ impl ServerManager {
                 tokio::select! {
                     served = tokio::time::timeout_at(deadline, serve) => match served {
                         Ok(Ok(service)) => Ok((service, Some(process))),
-                        Ok(Err(e)) => Err((format!("the MCP handshake failed: {e}"), Some(process))),
+                        Ok(Err(e)) => Err((handshake_problem(&e, None), Some(process))),
                         Err(_) => Err((
                             format!("no answer to the MCP handshake within {seconds} s"),
                             Some(process),
@@ -154,7 +155,7 @@ impl ServerManager {
                 tokio::select! {
                     served = tokio::time::timeout_at(deadline, serve) => match served {
                         Ok(Ok(service)) => Ok((service, None)),
-                        Ok(Err(e)) => Err((format!("connecting to {shown} failed: {e}"), None)),
+                        Ok(Err(e)) => Err((handshake_problem(&e, Some(&shown)), None)),
                         Err(_) => Err((
                             format!("{shown} did not answer the MCP handshake within {seconds} s"),
                             None,
@@ -297,6 +298,91 @@ fn http_transport(
         .build()
         .map_err(|e| format!("could not set up HTTP: {e}"))?;
     Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// Why a handshake failed, in words: what the connection's underlying error says (connection
+/// refused, broken pipe, an HTTP status), never rmcp's transport type names. `url` is the
+/// redacted address of a remote server; `None` for a process, whose exit code and last words
+/// [`with_last_words`] adds.
+fn handshake_problem(error: &ClientInitializeError, url: Option<&str>) -> String {
+    let cause = match error {
+        ClientInitializeError::TransportError { error, .. } => transport_problem(&*error.error),
+        ClientInitializeError::ConnectionClosed(_) => "the connection closed".to_owned(),
+        ClientInitializeError::JsonRpcError(data) => {
+            format!(
+                "the server answered with an error: {}",
+                short(&data.message)
+            )
+        }
+        ClientInitializeError::NoCompatibleProtocolVersion { .. } => error.to_string(),
+        other => format!(
+            "its answer was not an MCP handshake ({})",
+            short(&other.to_string())
+        ),
+    };
+    match url {
+        Some(url) => format!("connecting to {url} failed: {cause}"),
+        None => format!("the server did not finish the MCP handshake: {cause}"),
+    }
+}
+
+/// The most telling words in an error chain: an I/O error's kind (refused, reset, broken pipe),
+/// what reqwest says of the request, or else the innermost message.
+fn transport_problem(error: &(dyn std::error::Error + 'static)) -> String {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    type Quit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut innermost = error.to_string();
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return io_problem(io);
+        }
+        // rmcp keeps the HTTP client's error out of the `source` chain: step into it by hand.
+        let next: Option<&(dyn std::error::Error + 'static)> = match e.downcast_ref::<Quit>() {
+            Some(rmcp::transport::worker::WorkerQuitReason::Fatal { error, .. }) => Some(error),
+            _ => match e.downcast_ref::<HttpError>() {
+                Some(HttpError::Client(client)) => Some(client),
+                Some(HttpError::Io(io)) => return io_problem(io),
+                _ => None,
+            },
+        };
+        if let Some(request) = e.downcast_ref::<reqwest::Error>() {
+            if request.is_timeout() {
+                return "the request timed out".to_owned();
+            }
+            if let Some(status) = request.status() {
+                return format!("the server answered HTTP {status}");
+            }
+        }
+        innermost = e.to_string();
+        current = next.or_else(|| e.source());
+    }
+    short(&innermost)
+}
+
+fn io_problem(io: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match io.kind() {
+        ErrorKind::ConnectionRefused => {
+            "connection refused: nothing is listening there (is the server running?)".to_owned()
+        }
+        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted => {
+            "the connection was reset".to_owned()
+        }
+        ErrorKind::BrokenPipe => "the server closed its input (broken pipe)".to_owned(),
+        ErrorKind::UnexpectedEof => "the connection closed".to_owned(),
+        ErrorKind::TimedOut => "the connection timed out".to_owned(),
+        _ => io.to_string(),
+    }
+}
+
+/// At most 200 characters of a message that may carry a whole server reply.
+fn short(text: &str) -> String {
+    if text.chars().count() <= 200 {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(200).collect::<String>())
+    }
 }
 
 /// Adds how the process ended and its last lines of output to a failure reason.
