@@ -219,7 +219,6 @@ impl ScriptedProvider {
         *lock(&self.script.models) = ids.iter().map(|s| s.to_string()).collect();
     }
 
-    /// The requests received so far, in order.
     /// An Anthropic client of this server, reaching it through its base URL as a user would.
     pub fn anthropic_client(&self, key: &str) -> HttpProvider {
         HttpProvider::new(WireFormat::Anthropic, self.anthropic_base_url(), key).expect("provider")
@@ -230,8 +229,15 @@ impl ScriptedProvider {
         HttpProvider::new(WireFormat::OpenAi, self.openai_base_url(), key).expect("provider")
     }
 
+    /// The requests received so far, in order.
     pub fn received(&self) -> Vec<Recorded> {
         lock(&self.script.received).clone()
+    }
+
+    /// Drops the requests received so far, so a long run (the soak test) measures the host's
+    /// memory, not this record's.
+    pub fn forget_received(&self) {
+        lock(&self.script.received).clear();
     }
 }
 
