@@ -142,6 +142,9 @@ run_tests() {
   cargo fmt --manifest-path fuzz/Cargo.toml -- --check
   CARGO_TARGET_DIR="$ROOT/target" cargo clippy --manifest-path fuzz/Cargo.toml --bins --locked -- -D warnings
 
+  step "macOS and Windows: type-check the keychain and process-guard crates"
+  scripts/check-platforms.sh
+
   step "UI: lint, type check, unit tests"
   (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
 

@@ -31,10 +31,11 @@ impl HostEnv {
 
     /// The login shell's PATH followed by the app's own, without duplicates.
     pub async fn detect() -> Self {
-        let shell = std::env::var_os("SHELL")
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| OsString::from("/bin/sh"));
-        Self::detect_with(&shell, SHELL_TIMEOUT).await
+        let shell = std::env::var_os("SHELL").filter(|s| !s.is_empty());
+        match login_shell(Platform::current(), shell) {
+            Some(shell) => Self::detect_with(&shell, SHELL_TIMEOUT).await,
+            None => Self::inherited(),
+        }
     }
 
     async fn detect_with(shell: &std::ffi::OsStr, timeout: Duration) -> Self {
@@ -86,6 +87,38 @@ impl HostEnv {
                 )
             }
         })
+    }
+}
+
+/// The platforms whose desktop sessions hand apps a different PATH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Platform {
+    Mac,
+    Windows,
+    OtherUnix,
+}
+
+impl Platform {
+    fn current() -> Self {
+        if cfg!(target_os = "macos") {
+            Platform::Mac
+        } else if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::OtherUnix
+        }
+    }
+}
+
+/// The shell to ask for the user's PATH, if there is one to ask. `$SHELL` when set; otherwise
+/// macOS's default login shell (zsh since 10.15: an app started from the Dock or Finder gets
+/// launchd's short PATH and often no `SHELL`), or `/bin/sh`. Windows has no login shell: a
+/// program started from the Start menu already gets the user's PATH from the registry.
+fn login_shell(platform: Platform, shell: Option<OsString>) -> Option<OsString> {
+    match platform {
+        Platform::Windows => None,
+        Platform::Mac => Some(shell.unwrap_or_else(|| OsString::from("/bin/zsh"))),
+        Platform::OtherUnix => Some(shell.unwrap_or_else(|| OsString::from("/bin/sh"))),
     }
 }
 
@@ -170,6 +203,28 @@ mod tests {
             empty.resolve("/bin/sh", None).is_ok(),
             "a path needs no search"
         );
+    }
+
+    #[test]
+    fn each_platform_asks_its_own_login_shell_or_none() {
+        let bash = Some(OsString::from("/usr/local/bin/bash"));
+        assert_eq!(
+            login_shell(Platform::OtherUnix, bash.clone()),
+            bash,
+            "$SHELL wins"
+        );
+        assert_eq!(login_shell(Platform::Mac, bash.clone()), bash);
+        assert_eq!(
+            login_shell(Platform::OtherUnix, None),
+            Some(OsString::from("/bin/sh"))
+        );
+        assert_eq!(
+            login_shell(Platform::Mac, None),
+            Some(OsString::from("/bin/zsh")),
+            "an app started from the Dock often has no SHELL"
+        );
+        assert_eq!(login_shell(Platform::Windows, bash), None);
+        assert_eq!(login_shell(Platform::Windows, None), None);
     }
 
     /// A shell script in a folder removed when the returned guard is dropped.

@@ -27,7 +27,6 @@ mod host_env;
 mod logs;
 mod manager;
 pub mod orphans;
-mod reaper;
 mod stdio;
 pub mod stdout;
 mod types;
@@ -35,7 +34,8 @@ mod types;
 pub use client::{DeclineServerRequests, ServerRequests};
 pub use host_env::HostEnv;
 pub use manager::{ManagerOptions, ServerManager};
-pub use reaper::REAPER_NAME;
+#[cfg(unix)]
+pub use toolgate_guard::REAPER_NAME;
 pub use types::{
     CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
     ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,

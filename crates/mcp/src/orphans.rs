@@ -5,7 +5,7 @@
 //!    launcher such as `npx` cannot leave the real server behind.
 //! 2. On Linux each server gets a parent-death signal: if Toolgate dies, even by SIGKILL, the
 //!    kernel kills the server. It covers the direct child only, so
-//! 3. a reaper process (`reaper.rs`) is told every running group and kills what is left of them
+//! 3. a reaper process (`toolgate-guard`) is told every running group and kills what is left of them
 //!    the moment Toolgate dies, so a server's helpers die with it; and since the reaper itself
 //!    can be killed too,
 //! 4. each running group is recorded in a file (pid plus its start time, so a pid the system has
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::reaper::Reaper;
+use toolgate_guard::Guard;
 
 /// A process, identified so that a reused pid never matches: the pid and its start time in
 /// clock ticks since boot.
@@ -68,8 +68,9 @@ fn boot_id() -> String {
 pub(crate) struct Registry {
     file: Option<PathBuf>,
     record: Option<Record>,
-    /// Started with the first server, so a host that runs none starts no process.
-    reaper: Option<Reaper>,
+    /// The reaper (Unix) or job (Windows) that ends the servers with us; started with the first
+    /// server, so a host that runs none starts no process.
+    guard: Option<Guard>,
 }
 
 impl Registry {
@@ -90,7 +91,7 @@ impl Registry {
                 host,
                 groups: Vec::new(),
             }),
-            reaper: None,
+            guard: None,
         }
     }
 
@@ -99,8 +100,8 @@ impl Registry {
             r.groups.push((server.to_owned(), leader));
         }
         self.save();
-        if self.reaper.is_none() {
-            self.reaper = Reaper::start()
+        if self.guard.is_none() {
+            self.guard = Guard::start()
                 .map_err(|e| {
                     tracing::warn!(
                         "could not start the reaper that stops servers' helpers if Toolgate is \
@@ -109,8 +110,8 @@ impl Registry {
                 })
                 .ok();
         }
-        if let Some(reaper) = self.reaper.as_mut() {
-            reaper.watch(leader.pid);
+        if let Some(guard) = self.guard.as_mut() {
+            guard.watch(leader.pid);
         }
     }
 
@@ -119,8 +120,8 @@ impl Registry {
             r.groups.retain(|(s, l)| !(s == server && *l == leader));
         }
         self.save();
-        if let Some(reaper) = self.reaper.as_mut() {
-            reaper.forget(leader.pid);
+        if let Some(guard) = self.guard.as_mut() {
+            guard.forget(leader.pid);
         }
     }
 

@@ -1,0 +1,59 @@
+//! No server process outlives Toolgate, however Toolgate ends: the per-platform mechanism that
+//! kills what is left of the servers the moment Toolgate's process is gone, behind one [`Guard`].
+//!
+//! - **Unix (Linux, macOS, the BSDs):** the reaper (`reaper.rs`), a `/bin/sh` of built-ins that
+//!   holds a pipe from Toolgate and kills every process group still listed when the pipe closes.
+//!   On Linux the supervisor also arms a parent-death signal for each server (in
+//!   `toolgate-mcp`'s `stdio.rs`); macOS has no such signal, so there the reaper is the guard.
+//! - **Windows:** a Job Object created with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` (`job.rs`). Each
+//!   server process is assigned to it as it starts, and the processes it starts later join it by
+//!   inheritance; when Toolgate exits or is killed, the system closes its handle to the job and
+//!   ends every process in it.
+//!
+//! A guard that cannot be set up is reported, never fatal: the servers still run, and on Linux
+//! the parent-death signal and the sweep at the next start remain.
+//!
+//! Verified here: Linux (the tests run). macOS and Windows: the code type-checks for
+//! `x86_64-apple-darwin` and `x86_64-pc-windows-gnu`, but has not run on either (see
+//! ARCHITECTURE.md, "Not verified on macOS and Windows").
+
+#[cfg(windows)]
+mod job;
+#[cfg(unix)]
+mod reaper;
+
+#[cfg(unix)]
+pub use reaper::REAPER_NAME;
+
+/// Kills the processes it watches when Toolgate's process ends, or when it is dropped.
+pub struct Guard {
+    #[cfg(unix)]
+    inner: reaper::Reaper,
+    #[cfg(windows)]
+    inner: job::Job,
+}
+
+impl Guard {
+    /// Sets the guard up, or says why it could not be.
+    pub fn start() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        let inner = reaper::Reaper::start()?;
+        #[cfg(windows)]
+        let inner = job::Job::create()?;
+        Ok(Self { inner })
+    }
+
+    /// Watches a server that has just started: on Unix its process group (led by `pid`), on
+    /// Windows its process and whatever it starts from now on.
+    pub fn watch(&mut self, pid: u32) {
+        self.inner.watch(pid);
+    }
+
+    /// Stops watching a server that was stopped and waited for.
+    pub fn forget(&mut self, pid: u32) {
+        self.inner.forget(pid);
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+compile_error!("toolgate-guard has no way to stop servers with Toolgate on this platform");
