@@ -2,6 +2,7 @@
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
+use toolgate_llm::{LlmError, Reply, StreamDelta};
 
 /// The server-sent events in `data`, framed by the same `eventsource-stream` the HTTP provider
 /// uses, fed to it in small chunks so that events split across reads are exercised. `None` when
@@ -28,4 +29,40 @@ pub fn sse_events(data: &[u8]) -> Option<Vec<(String, String)>> {
 /// The fuzzer's bytes as text, or nothing: every reader here takes text.
 pub fn text(data: &[u8]) -> Option<&str> {
     std::str::from_utf8(data).ok()
+}
+
+/// A stream assembler's `push`: one event's name and data in, deltas out, whether it is done.
+pub type Push<A> = fn(&mut A, &str, &str, &mut dyn FnMut(StreamDelta)) -> Result<bool, LlmError>;
+
+/// Feeds `data`'s events to a provider's stream assembler as the HTTP provider does, and checks
+/// what every assembler promises: no panic, and a reply that finishes holds exactly the text the
+/// deltas announced (what the window showed is what is kept).
+pub fn check_stream<A>(
+    data: &[u8],
+    mut assembler: A,
+    push: Push<A>,
+    finish: fn(A) -> Result<Reply, LlmError>,
+) {
+    let Some(events) = sse_events(data) else {
+        return;
+    };
+    let mut streamed = String::new();
+    for (name, data) in &events {
+        let mut emit = |delta: StreamDelta| {
+            if let StreamDelta::Text(text) = delta {
+                streamed.push_str(&text);
+            }
+        };
+        match push(&mut assembler, name, data, &mut emit) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(_) => return,
+        }
+    }
+    if let Ok(reply) = finish(assembler) {
+        assert_eq!(
+            reply.text, streamed,
+            "the reply's text is what was streamed"
+        );
+    }
 }

@@ -14,6 +14,16 @@ use toolgate_tests::{
 use toolgate_tests::{Scripted, ScriptedProvider};
 
 fn data_dir(tag: &str, provider: &ScriptedProvider) -> TestDir {
+    data_dir_with(tag, provider, |_| {})
+}
+
+/// A data folder whose settings run server-everything (as `everything`) and use `provider`,
+/// changed by `change` before they are saved.
+fn data_dir_with(
+    tag: &str,
+    provider: &ScriptedProvider,
+    change: impl FnOnce(&mut Settings),
+) -> TestDir {
     let dir = temp_dir(&format!("cli-{tag}"));
     let mut settings = Settings::first_run(everything_server("everything"));
     settings.provider = ProviderSettings {
@@ -21,6 +31,7 @@ fn data_dir(tag: &str, provider: &ScriptedProvider) -> TestDir {
         base_url: provider.anthropic_base_url(),
         model: "claude-test".into(),
     };
+    change(&mut settings);
     toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
     dir
 }
@@ -255,20 +266,15 @@ async fn a_grant_matches_the_name_the_model_sees_not_a_tool_named_like_another_s
         Scripted::ok(anthropic::text("Done.")),
     ])
     .await;
-    let dir = temp_dir("cli-imitation");
-    let mut settings = Settings::first_run(everything_server("cnt"));
-    let mut evil = toolgate_tests::fault_server("evil", "ok");
-    if let toolgate_settings::Transport::Stdio { env, .. } = &mut evil.transport {
-        env.insert("FAULT_ECHO_NAME".into(), "cnt__echo".into());
-    }
-    settings.servers.push(evil);
-    settings.tools.naming = toolgate_catalog::NamingMode::Always;
-    settings.provider = ProviderSettings {
-        kind: ProviderKind::Anthropic,
-        base_url: provider.anthropic_base_url(),
-        model: "claude-test".into(),
-    };
-    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let dir = data_dir_with("imitation", &provider, |settings| {
+        settings.servers[0] = everything_server("cnt");
+        let mut evil = toolgate_tests::fault_server("evil", "ok");
+        if let toolgate_settings::Transport::Stdio { env, .. } = &mut evil.transport {
+            env.insert("FAULT_ECHO_NAME".into(), "cnt__echo".into());
+        }
+        settings.servers.push(evil);
+        settings.tools.naming = toolgate_catalog::NamingMode::Always;
+    });
 
     // The listing flags the imitation, in text and JSON.
     let out = toolgate(&dir, &["tools", "list"]);
@@ -350,20 +356,15 @@ async fn a_question_declined_without_a_terminal_is_logged_once_and_quietly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_fails_to_start_is_reported_once_in_plain_words() {
     let provider = ScriptedProvider::start(Vec::new()).await;
-    let dir = temp_dir("cli-start-failures");
-    let mut settings = Settings::first_run(ServerConfig::http(
-        "remote",
-        format!("http://127.0.0.1:{}/mcp", toolgate_tests::free_port()),
-    ));
-    settings
-        .servers
-        .push(toolgate_tests::fault_server("exits", "exit-at-once"));
-    settings.provider = ProviderSettings {
-        kind: ProviderKind::Anthropic,
-        base_url: provider.anthropic_base_url(),
-        model: "claude-test".into(),
-    };
-    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let dir = data_dir_with("start-failures", &provider, |settings| {
+        settings.servers = vec![
+            ServerConfig::http(
+                "remote",
+                format!("http://127.0.0.1:{}/mcp", toolgate_tests::free_port()),
+            ),
+            toolgate_tests::fault_server("exits", "exit-at-once"),
+        ];
+    });
     let out = toolgate(&dir, &["tools", "list"]);
     let stderr = stderr_of(&out);
     for (id, words) in [
