@@ -167,7 +167,8 @@ fn stderr_of(out: &Output) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_sharing_one_id_are_traced_apart_and_refusals_before_the_gate_are_audited() {
     // Two calls under one id: the allowed one must not be reported as the other, nor the other
-    // run under the allowed one's answer. Then two calls refused before the gate.
+    // run under the allowed one's answer. Then two calls refused before the gate, one of them
+    // under the id again.
     let provider = ScriptedProvider::start(vec![
         Scripted::ok(anthropic::message(
             vec![
@@ -178,7 +179,8 @@ async fn calls_sharing_one_id_are_traced_apart_and_refusals_before_the_gate_are_
         )),
         Scripted::ok(anthropic::message(
             vec![
-                anthropic::tool_use_block("t1", "no_such_tool", json!({})),
+                // Numbered afresh each round, as some OpenAI-compatible servers do.
+                anthropic::tool_use_block("same", "no_such_tool", json!({})),
                 anthropic::tool_use_block("t2", "echo", json!("not an object")),
             ],
             "tool_use",
@@ -203,6 +205,11 @@ async fn calls_sharing_one_id_are_traced_apart_and_refusals_before_the_gate_are_
     assert_eq!(trace[1]["arguments"], json!({"a": 1, "b": 2}));
     assert_eq!(trace[1]["decision"], "denied");
     assert_eq!(trace[1]["decidedBy"], "unattended");
+    assert_eq!(trace[2]["tool"], "no_such_tool");
+    assert_eq!(
+        trace[2]["decision"], "denied",
+        "not the first round's allowed echo"
+    );
     assert_eq!(trace[2]["decidedBy"], "toolgate");
     assert_eq!(trace[3]["decidedBy"], "toolgate");
 
