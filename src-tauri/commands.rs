@@ -8,7 +8,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Runtime, State};
 use toolgate_agent::{Agent, Decision, PendingCall, TurnEvent, TurnOptions};
 use toolgate_history::{ConversationSummary, History};
-use toolgate_llm::{HttpProvider, Message, WireFormat};
+use toolgate_llm::Message;
 use toolgate_mcp::{ServerSnapshot, ToolOutput};
 use toolgate_secrets::{KeySource, SecretStore};
 use toolgate_settings::{ProviderKind, ProviderSettings};
@@ -178,29 +178,10 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
     Ok(provider_view(&state, settings).await)
 }
 
-/// The user's provider as the settings name it, with its key from the keychain.
-pub async fn user_provider(state: &AppState) -> Result<(HttpProvider, ProviderSettings)> {
-    let settings = state.settings().provider.clone();
-    let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
-    let key = keychain(state.secrets.clone(), move |s| {
-        toolgate_secrets::provider_key(s, item, var)
-    })
-    .await?
-    .ok_or_else(|| CommandError::from(toolgate_llm::LlmError::NoKey))?
-    .value;
-    let format = match settings.kind {
-        ProviderKind::Anthropic => WireFormat::Anthropic,
-        ProviderKind::Openai => WireFormat::OpenAi,
-    };
-    let provider = HttpProvider::new(format, &settings.base_url, key)?;
-    Ok((provider, settings))
-}
-
 /// Runs one turn of the conversation. Progress, approval requests and the answer arrive on
 /// `on_event`; the command returns the final answer.
 #[tauri::command]
-pub async fn send_message<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn send_message(
     state: State<'_, AppState>,
     text: String,
     on_event: Channel<TurnEvent>,
@@ -215,7 +196,7 @@ pub async fn send_message<R: Runtime>(
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
     let tools = state.settings().tools.clone();
-    let (provider, settings) = user_provider(&state).await?;
+    let (provider, settings) = state.host.provider().await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target());
     let mut conversation = state.conversation.lock().await;
@@ -227,7 +208,7 @@ pub async fn send_message<R: Runtime>(
             Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
         }
     }
-    let mut agent = agent.with_policy(Arc::new(crate::state::SettingsPolicy { app }));
+    let mut agent = agent.with_policy(state.host.policy());
     let mut usage_sink = None;
     if let Some(h) = &history {
         agent = agent.with_audit(h.clone(), conversation.id.clone());
@@ -814,7 +795,7 @@ pub async fn provider_presets() -> Result<Vec<PresetView>> {
 #[tauri::command]
 pub async fn list_models(state: State<'_, AppState>) -> Result<Vec<String>> {
     use toolgate_llm::Provider;
-    let (provider, _) = user_provider(&state).await?;
+    let (provider, _) = state.host.provider().await?;
     let mut models = provider.list_models().await?;
     models.sort();
     Ok(models)

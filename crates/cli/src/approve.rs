@@ -5,12 +5,9 @@
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use toolgate_agent::{
-    Decision, Gate, GateError, Lasting, PendingCall, PolicyStore, Reach, RequestKind,
-};
-use toolgate_policy::{PolicySettings, Rule};
+use toolgate_agent::{Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 
 /// Why a call is denied when no terminal is attached.
 pub const NO_TERMINAL: &str =
@@ -143,43 +140,4 @@ fn edit(arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
     }
     let edited = edited.map_err(|e| format!("could not read the edited arguments: {e}"))?;
     serde_json::from_str(&edited).map_err(|e| format!("the edited arguments are not JSON: {e}"))
-}
-
-/// The rules for a CLI session: the settings file's, plus grants given for this run only
-/// (`--approve`). "Always" answers are saved to the settings file, as in the app.
-pub struct CliPolicy {
-    pub path: PathBuf,
-    pub saved: Mutex<PolicySettings>,
-    pub for_this_run: Mutex<Vec<Rule>>,
-}
-
-impl CliPolicy {
-    fn saved(&self) -> std::sync::MutexGuard<'_, PolicySettings> {
-        self.saved.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl PolicyStore for CliPolicy {
-    fn settings(&self) -> PolicySettings {
-        let mut settings = self.saved().clone();
-        let extra = self.for_this_run.lock().unwrap_or_else(|p| p.into_inner());
-        settings.rules.extend(extra.iter().cloned());
-        settings
-    }
-
-    fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        // Start from the file: the app may have changed it meanwhile.
-        use toolgate_settings::file::Loaded;
-        let mut settings = match toolgate_settings::file::load(&self.path) {
-            Ok(Loaded::Found(s)) => s,
-            Ok(Loaded::Missing) => {
-                toolgate_settings::Settings::first_run(toolgate_settings::example_server(None))
-            }
-            _ => return Err("the settings file could not be read; the rule was not saved".into()),
-        };
-        settings.policy.add_rule(rule).map_err(|e| e.to_string())?;
-        toolgate_settings::file::save(&self.path, &settings).map_err(|e| e.to_string())?;
-        *self.saved() = settings.policy;
-        Ok(())
-    }
 }

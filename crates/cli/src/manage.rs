@@ -125,7 +125,7 @@ pub fn servers_enable(ctx: &mut Context, id: &str, enabled: bool) -> Result<u8> 
 pub async fn servers_restart(ctx: &Context, id: &str) -> Result<u8> {
     let mut config = find(ctx, id)?.clone();
     config.enabled = true;
-    let manager = ctx.manager(None);
+    let manager = ctx.manager();
     manager.start_all(std::slice::from_ref(&config)).await;
     let snapshot = manager.snapshot().await;
     manager.stop_all().await;
@@ -168,7 +168,7 @@ pub fn servers_logs(ctx: &Context, id: &str, lines: usize) -> Result<u8> {
 async fn started(
     ctx: &Context,
 ) -> Result<(std::sync::Arc<ServerManager>, toolgate_catalog::Catalog)> {
-    let manager = ctx.manager(None);
+    let manager = ctx.manager();
     manager.start_all(&ctx.settings.servers).await;
     for server in manager.snapshot().await {
         if let ServerStatus::Failed { reason } = &server.status {

@@ -12,8 +12,7 @@ use toolgate_agent::{Agent, Gate, TurnEvent, TurnOptions};
 use toolgate_llm::{ContentPart, Message, Usage};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 
-use crate::approve::{self, CliPolicy};
-use crate::context::{self, CliModel, Context};
+use crate::context::Context;
 
 /// One tool call of the run, as the model asked for it and as it ended.
 #[derive(Debug, Clone, Serialize)]
@@ -122,37 +121,13 @@ pub struct Session {
     pub model: String,
     provider: Arc<toolgate_llm::HttpProvider>,
     servers: Arc<toolgate_mcp::ServerManager>,
-    _answerer: tokio::task::JoinHandle<()>,
 }
 
 impl Session {
     pub async fn start(ctx: Context, approve: &[String], title: &str) -> Result<Self> {
-        let (provider, model) = ctx.provider()?;
+        let (provider, model) = ctx.provider().await?;
         let provider = Arc::new(provider);
-        let interactive = approve::interactive();
-        // Without a terminal nobody can be asked: the gate refuses what the rules leave open,
-        // and the log says so (never "the user denied").
-        let gate = Arc::new(if interactive {
-            Gate::default()
-        } else {
-            Gate::unattended(approve::NO_TERMINAL)
-        });
-        let policy = Arc::new(CliPolicy {
-            path: ctx.settings_path(),
-            saved: Mutex::new(ctx.settings.policy.clone()),
-            for_this_run: Mutex::default(),
-        });
-        let history = ctx.history();
-        let requests = context::requests(
-            &gate,
-            policy.clone(),
-            Some(CliModel {
-                provider: provider.clone(),
-                model: model.clone(),
-            }),
-            history.as_ref(),
-        );
-        let servers = ctx.manager(Some(requests));
+        let (gate, servers) = (ctx.host.gate.clone(), ctx.manager());
         servers.start_all(&ctx.settings.servers).await;
         for server in servers.snapshot().await {
             if let toolgate_mcp::ServerStatus::Failed { reason } = &server.status {
@@ -161,17 +136,14 @@ impl Session {
         }
         let snapshot = servers.snapshot().await;
         let catalog = toolgate_agent::catalog_of(&snapshot, &ctx.settings.tools)?;
-        *policy
-            .for_this_run
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = grants(approve, &catalog)?;
+        ctx.host.grant_for_this_run(grants(approve, &catalog)?);
         let mut agent = Agent::new(servers.clone(), gate.clone())
             .with_tools(
                 ctx.settings.tools.clone(),
                 ctx.settings.provider.tool_target(),
             )
-            .with_policy(policy);
-        if let Some(history) = history {
+            .with_policy(ctx.host.policy());
+        if let Some(history) = ctx.history() {
             let conversation = history
                 .create(&toolgate_agent::title_for(title))
                 .map(|c| c.id)
@@ -185,7 +157,6 @@ impl Session {
             }
             agent = agent.with_audit(history, conversation);
         }
-        let answerer = approve::spawn(gate.clone(), interactive);
         Ok(Self {
             ctx,
             gate,
@@ -193,7 +164,6 @@ impl Session {
             model,
             provider,
             servers,
-            _answerer: answerer,
         })
     }
 

@@ -1,0 +1,446 @@
+//! The running Toolgate without a window: the one composition root that the app, the CLI (and
+//! the gateway to come) build on.
+//!
+//! A [`Host`] owns, set up once and the same way for every front end:
+//! - the settings file (read at open, re-read before each change so that the app and the CLI
+//!   never undo each other's edits, saved atomically by `toolgate_settings::file`);
+//! - the keychain, the history and audit database, and the [`ServerManager`] with its logs and
+//!   its records of running process groups;
+//! - the approval [`Gate`], and the servers' own requests (sampling, elicitation) wired through it
+//!   by a [`ServerRequestGate`] whose rules and model are the host's;
+//! - the approval rules as a [`PolicyStore`] (the saved rules, plus grants for this process only);
+//! - the provider set-up: the user's provider, with its key from the keychain or the environment.
+//!
+//! What differs between front ends is passed in [`HostOptions`]: where logs go, which PATH the
+//! servers get, whether first-run defaults are written, whether anyone can answer the gate. The
+//! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use toolgate_agent::{Gate, ModelSource, PolicyStore, ServerRequestGate};
+use toolgate_history::History;
+use toolgate_llm::{HttpProvider, LlmError, WireFormat};
+use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
+use toolgate_policy::{PolicySettings, Rule};
+use toolgate_secrets::{Keychain, SecretError, SecretStore};
+use toolgate_settings::file::{FileError, Loaded};
+use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
+
+/// The settings file, in the data folder.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// The history and audit database, in the data folder.
+pub const HISTORY_FILE: &str = "history.sqlite3";
+
+/// What a front end decides about its host.
+pub struct HostOptions {
+    /// The settings, the history and the records of running servers.
+    pub data_dir: PathBuf,
+    /// Each server's stderr, as `<id>.log`, rotated.
+    pub log_dir: PathBuf,
+    /// The PATH servers are started with. `None`: the login shell's, read at the first start
+    /// (an app launched from a menu); a terminal's own is `Some(HostEnv::inherited())`.
+    pub env: Option<HostEnv>,
+    pub secrets: Arc<dyn SecretStore>,
+    /// Where the example server is installed, for the first-run settings.
+    pub example_servers: Option<PathBuf>,
+    /// Write the first-run settings when there is no usable file (the app shows and edits
+    /// them); otherwise they are only used until something is changed.
+    pub save_first_run: bool,
+    /// Why nobody can answer the gate, when nobody can (the CLI without a terminal): requests
+    /// the rules leave to the user are then refused at once and logged as unattended.
+    pub unattended: Option<String>,
+}
+
+impl HostOptions {
+    /// A host on `data_dir` with the OS keychain, logs in `<data_dir>/logs/servers`, the login
+    /// shell's PATH, and nothing written until something changes.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
+        Self {
+            log_dir: data_dir.join("logs").join("servers"),
+            data_dir,
+            env: None,
+            secrets: Arc::new(Keychain::default()),
+            example_servers: None,
+            save_first_run: false,
+            unattended: None,
+        }
+    }
+}
+
+/// Why the user's provider cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("no API key for {base_url}: set one under Provider in Toolgate's window (or `toolgate secrets`), or set {env_var}")]
+    NoKey {
+        base_url: String,
+        env_var: &'static str,
+    },
+    #[error(transparent)]
+    Keychain(#[from] SecretError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+/// The running Toolgate without a window.
+pub struct Host {
+    data_dir: PathBuf,
+    log_dir: PathBuf,
+    settings_path: PathBuf,
+    settings: Mutex<Settings>,
+    pub secrets: Arc<dyn SecretStore>,
+    /// Every conversation and the audit log; or why the database could not be opened (chat
+    /// still works, unsaved).
+    pub history: Result<Arc<History>, String>,
+    pub gate: Arc<Gate>,
+    pub servers: Arc<ServerManager>,
+    /// What the user must be told about this start (a file that could not be read and where it
+    /// was kept), once.
+    pub notices: Vec<String>,
+    /// Rules for this process only (the CLI's `--approve`), on top of the saved ones.
+    grants: Mutex<Vec<Rule>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Host {
+    /// Reads the settings and opens the history, and sets up the gate and the server manager.
+    /// Starts no server. Fails only when an unreadable settings file cannot be set aside, or
+    /// the first-run settings cannot be written.
+    pub fn open(options: HostOptions) -> Result<Arc<Self>, FileError> {
+        let settings_path = options.data_dir.join(SETTINGS_FILE);
+        let mut notices = Vec::new();
+        let defaults = || {
+            Settings::first_run(toolgate_settings::example_server(
+                options.example_servers.as_deref(),
+            ))
+        };
+        let first_run = || -> Result<Settings, FileError> {
+            let settings = defaults();
+            if options.save_first_run {
+                toolgate_settings::file::save(&settings_path, &settings)?;
+            }
+            Ok(settings)
+        };
+        let settings = match toolgate_settings::file::load(&settings_path)? {
+            Loaded::Found(settings) => settings,
+            Loaded::Missing => first_run()?,
+            unreadable @ Loaded::Unreadable { .. } => {
+                // The file was kept as a backup; start from the defaults and say so.
+                if let Some(notice) = unreadable.notice() {
+                    tracing::error!("{notice}");
+                    notices.push(notice);
+                }
+                first_run()?
+            }
+        };
+        let history = open_history(&options.data_dir.join(HISTORY_FILE), &mut notices);
+        let gate = Arc::new(match &options.unattended {
+            Some(why) => Gate::unattended(why.clone()),
+            None => Gate::default(),
+        });
+        Ok(Arc::new_cyclic(|host: &Weak<Host>| {
+            // Servers' sampling and elicitation requests wait at the same gate as tool calls,
+            // under the host's rules and with the user's model.
+            let mut requests = ServerRequestGate::new(
+                gate.clone(),
+                Arc::new(HostPolicy(host.clone())),
+                Arc::new(HostModel(host.clone())),
+            );
+            if let Ok(history) = &history {
+                requests = requests.with_audit(history.clone());
+            }
+            let requests = Arc::new(requests);
+            let servers = ServerManager::new(ManagerOptions {
+                requests: requests.clone(),
+                // `${secret:NAME}` in a server's env and headers is read from here at each start.
+                secrets: Some(options.secrets.clone()),
+                log_dir: Some(options.log_dir.clone()),
+                // Running server processes, so a killed Toolgate's leftovers are stopped next
+                // time; shared by every front end on this folder, which never stop each other's.
+                state_dir: Some(options.data_dir.clone()),
+                env: options.env.clone(),
+                ..ManagerOptions::default()
+            });
+            requests.attach(&servers);
+            Host {
+                data_dir: options.data_dir.clone(),
+                log_dir: options.log_dir.clone(),
+                settings_path: settings_path.clone(),
+                settings: Mutex::new(settings),
+                secrets: options.secrets.clone(),
+                history,
+                gate,
+                servers,
+                notices,
+                grants: Mutex::default(),
+            }
+        }))
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub fn log_dir(&self) -> &Path {
+        &self.log_dir
+    }
+
+    pub fn settings_path(&self) -> &Path {
+        &self.settings_path
+    }
+
+    /// The settings as last read or saved.
+    pub fn settings(&self) -> MutexGuard<'_, Settings> {
+        lock(&self.settings)
+    }
+
+    /// Applies a change to the settings as they are in the file now (another front end may have
+    /// changed it), validates it and saves it. On any failure nothing changes, in memory or in
+    /// the file.
+    pub fn update_settings(
+        &self,
+        change: impl FnOnce(&mut Settings),
+    ) -> Result<Settings, FileError> {
+        let mut current = self.settings();
+        let mut next = match toolgate_settings::file::load(&self.settings_path) {
+            Ok(Loaded::Found(on_disk)) => on_disk,
+            Ok(other) => {
+                if let Some(notice) = other.notice() {
+                    tracing::error!("{notice}");
+                }
+                current.clone()
+            }
+            Err(e) => {
+                tracing::error!("could not re-read the settings before saving: {e}");
+                current.clone()
+            }
+        };
+        change(&mut next);
+        // Validates first; the file is replaced whole or not at all.
+        toolgate_settings::file::save(&self.settings_path, &next)?;
+        *current = next.clone();
+        Ok(next)
+    }
+
+    /// Pauses every tool (denying what waits now) or lifts the pause.
+    pub fn set_paused(&self, paused: bool) -> Result<PolicySettings, FileError> {
+        let saved = self.update_settings(|s| s.policy.paused = paused)?;
+        if paused {
+            self.gate.deny_all("all tools are paused");
+        }
+        Ok(saved.policy)
+    }
+
+    /// The approval rules the agent and the servers' requests consult: the saved ones, read at
+    /// every decision, plus this process's grants; "always" answers are saved to the file.
+    pub fn policy(self: &Arc<Self>) -> Arc<dyn PolicyStore> {
+        Arc::new(HostPolicy(Arc::downgrade(self)))
+    }
+
+    /// Adds rules that hold until this process ends and are never saved (`--approve`).
+    pub fn grant_for_this_run(&self, rules: impl IntoIterator<Item = Rule>) {
+        lock(&self.grants).extend(rules);
+    }
+
+    /// The saved rules and this process's grants, as one set.
+    pub fn policy_settings(&self) -> PolicySettings {
+        let mut policy = self.settings().policy.clone();
+        policy.rules.extend(lock(&self.grants).iter().cloned());
+        policy
+    }
+
+    /// The user's provider as the settings name it, with its key from the keychain (read off
+    /// the async workers: Secret Service calls block), else the provider's environment
+    /// variable.
+    pub async fn provider(&self) -> Result<(HttpProvider, ProviderSettings), ProviderError> {
+        let settings = self.settings().provider.clone();
+        let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
+        let secrets = self.secrets.clone();
+        let key = tokio::task::spawn_blocking(move || {
+            toolgate_secrets::provider_key(secrets.as_ref(), item, var)
+        })
+        .await
+        .map_err(|e| SecretError::Other {
+            detail: e.to_string(),
+        })??
+        .ok_or_else(|| ProviderError::NoKey {
+            base_url: settings.base_url.clone(),
+            env_var: var,
+        })?;
+        let format = match settings.kind {
+            ProviderKind::Anthropic => WireFormat::Anthropic,
+            ProviderKind::Openai => WireFormat::OpenAi,
+        };
+        let provider = HttpProvider::new(format, &settings.base_url, key.value)?;
+        Ok((provider, settings))
+    }
+}
+
+/// Opens the history; a damaged file is moved aside (the user told where) and a new one started;
+/// any other failure leaves Toolgate working without history.
+fn open_history(path: &Path, notices: &mut Vec<String>) -> Result<Arc<History>, String> {
+    match History::open_or_recover(path) {
+        Ok((history, backup)) => {
+            if let Some(backup) = backup {
+                tracing::error!(
+                    backup = %backup.display(),
+                    "the history file was damaged; it was moved aside and a new one started"
+                );
+                notices.push(format!(
+                    "Your conversation history could not be read. It was kept as {} and a new \
+                     history was started.",
+                    backup.display()
+                ));
+            }
+            Ok(Arc::new(history))
+        }
+        Err(e) => {
+            tracing::error!("conversations will not be saved: {e}");
+            Err(e.to_string())
+        }
+    }
+}
+
+/// The host's rules, held weakly: the host owns the manager, which owns the requests' gate.
+struct HostPolicy(Weak<Host>);
+
+impl PolicyStore for HostPolicy {
+    fn settings(&self) -> PolicySettings {
+        // A host being dropped has nothing to allow: the defaults ask.
+        self.0
+            .upgrade()
+            .map(|host| host.policy_settings())
+            .unwrap_or_default()
+    }
+
+    fn add_rule(&self, rule: Rule) -> Result<(), String> {
+        let host = self
+            .0
+            .upgrade()
+            .ok_or("Toolgate is stopping; the rule was not saved")?;
+        let mut refused = None;
+        host.update_settings(|s| {
+            if let Err(e) = s.policy.add_rule(rule) {
+                refused = Some(e.to_string());
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        refused.map_or(Ok(()), Err)
+    }
+}
+
+/// The model a server's sampling request runs on: the one the user chose for chat, with its key.
+struct HostModel(Weak<Host>);
+
+#[async_trait::async_trait]
+impl ModelSource for HostModel {
+    async fn model(&self) -> Result<(Box<dyn toolgate_llm::Provider>, String), String> {
+        let host = self.0.upgrade().ok_or("Toolgate is stopping")?;
+        let (provider, settings) = host.provider().await.map_err(|e| e.to_string())?;
+        Ok((Box::new(provider), settings.model))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_policy::{Effect, Scope, Target};
+    use toolgate_secrets::MemoryStore;
+
+    fn options(dir: &Path) -> HostOptions {
+        HostOptions {
+            secrets: Arc::new(MemoryStore::default()),
+            ..HostOptions::new(dir)
+        }
+    }
+
+    fn rule(id: &str) -> Rule {
+        Rule {
+            id: id.into(),
+            effect: Effect::Allow,
+            scope: Scope::Always,
+            target: Target::Server {
+                server_id: "s".into(),
+            },
+            conditions: Vec::new(),
+            bound_to: None,
+            created_at: 0,
+            expires_at: None,
+            note: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_first_run_is_saved_only_when_asked_and_changes_start_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let quiet = Host::open(options(dir.path())).unwrap();
+        assert!(
+            !quiet.settings_path().exists(),
+            "nothing written by just looking"
+        );
+        drop(quiet);
+
+        let app = Host::open(HostOptions {
+            save_first_run: true,
+            ..options(dir.path())
+        })
+        .unwrap();
+        assert!(app.settings_path().exists());
+        // Another front end adds a server to the file meanwhile; a change here keeps it.
+        let other = Host::open(options(dir.path())).unwrap();
+        other
+            .update_settings(|s| s.provider.model = "from-the-other".into())
+            .unwrap();
+        let saved = app.update_settings(|s| s.policy.paused = true).unwrap();
+        assert_eq!(saved.provider.model, "from-the-other");
+        assert!(app.settings().policy.paused);
+    }
+
+    #[tokio::test]
+    async fn grants_for_this_run_are_rules_but_never_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(options(dir.path())).unwrap();
+        let policy = host.policy();
+        host.grant_for_this_run([rule("run-only")]);
+        policy.add_rule(rule("always")).unwrap();
+        let ids: Vec<String> = policy.settings().rules.into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["always", "run-only"]);
+        let saved = toolgate_settings::file::load(host.settings_path()).unwrap();
+        let Loaded::Found(saved) = saved else {
+            panic!("the rule was saved")
+        };
+        let saved: Vec<String> = saved.policy.rules.into_iter().map(|r| r.id).collect();
+        assert_eq!(saved, ["always"]);
+        assert!(policy.add_rule(rule("always")).is_err(), "ids stay unique");
+    }
+
+    #[tokio::test]
+    async fn the_provider_needs_a_key_and_says_where_to_set_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(options(dir.path())).unwrap();
+        let var = host.settings().provider.kind.env_var();
+        if std::env::var_os(var).is_none() {
+            let err = host.provider().await.unwrap_err().to_string();
+            assert!(err.contains("no API key") && err.contains(var), "{err}");
+        }
+        let item = host.settings().provider.kind.secret_name();
+        host.secrets.set(item, "sk-test-key").unwrap();
+        let (_, settings) = host.provider().await.unwrap();
+        assert_eq!(settings, host.settings().provider);
+    }
+
+    #[tokio::test]
+    async fn an_unattended_host_refuses_what_nobody_can_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(HostOptions {
+            unattended: Some("no terminal".into()),
+            ..options(dir.path())
+        })
+        .unwrap();
+        assert_eq!(host.gate.nobody_to_ask().as_deref(), Some("no terminal"));
+    }
+}
