@@ -201,6 +201,8 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
                     "description": e.tool.description,
                     "readOnly": a.read_only_hint == Some(true),
                     "destructive": a.destructive_hint == Some(true),
+                    // As the server sent it, so scripts can build valid arguments.
+                    "inputSchema": e.tool.input_schema,
                 });
                 if let Some(other) = &e.imitates {
                     item["imitates"] = json!(other);

@@ -406,6 +406,11 @@ async fn tools_are_listed_as_the_model_sees_them_and_called_by_hand() {
         .expect("echo is offered");
     assert_eq!(echo["server"], "everything");
     assert_eq!(echo["readOnly"], true);
+    assert_eq!(echo["inputSchema"]["type"], "object", "{echo}");
+    assert!(
+        echo["inputSchema"]["properties"]["message"].is_object(),
+        "{echo}"
+    );
 
     let out = toolgate(&dir, &["call", "echo", r#"{"message": "by hand"}"#]);
     assert_eq!(out.status.code(), Some(0));
