@@ -467,12 +467,6 @@ pub fn temp_dir(tag: &str) -> TestDir {
 #[derive(Debug)]
 pub struct TestDir(PathBuf);
 
-impl TestDir {
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
 impl std::ops::Deref for TestDir {
     type Target = Path;
     fn deref(&self) -> &Path {

@@ -117,7 +117,7 @@ pub struct Gate {
     /// Why nobody can answer, when nobody can (the CLI without a terminal). Then a request the
     /// rules leave to the user is refused at once and logged as unattended, rather than held
     /// and "denied by the user", which no user did.
-    unattended: Mutex<Option<String>>,
+    unattended: Option<String>,
 }
 
 impl Default for Gate {
@@ -125,7 +125,7 @@ impl Default for Gate {
         Self {
             pending: Mutex::default(),
             changes: tokio::sync::watch::channel(0).0,
-            unattended: Mutex::default(),
+            unattended: None,
         }
     }
 }
@@ -209,17 +209,15 @@ impl Gate {
 
     /// A gate nobody answers: every request the rules leave to the user is refused with `why`.
     pub fn unattended(why: impl Into<String>) -> Self {
-        let gate = Self::default();
-        *gate.unattended.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.into());
-        gate
+        Self {
+            unattended: Some(why.into()),
+            ..Self::default()
+        }
     }
 
     /// Why nobody can be asked, if nobody can ([`Gate::unattended`]).
-    pub fn nobody_to_ask(&self) -> Option<String> {
-        self.unattended
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    pub fn nobody_to_ask(&self) -> Option<&str> {
+        self.unattended.as_deref()
     }
 
     /// A receiver that changes whenever the set of waiting calls changes.

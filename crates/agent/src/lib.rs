@@ -678,24 +678,23 @@ impl Agent {
                     )
                     .await;
             }
-            toolgate_policy::Decision::Ask if self.gate.nobody_to_ask().is_some() => {
-                let why = self.gate.nobody_to_ask().unwrap_or_default();
-                on_event(TurnEvent::Unattended {
-                    call: shown(verdict.reason.clone()),
-                });
-                decided(
-                    AuditDecision::Denied,
-                    DecidedBy::Unattended,
-                    &call.arguments,
-                    None,
-                    Some(why.clone()),
-                );
-                return denied(
-                    Some(why.clone()),
-                    format!("Toolgate did not run this call: nobody could be asked to approve it ({why})."),
-                );
-            }
             toolgate_policy::Decision::Ask => {
+                if let Some(why) = self.gate.nobody_to_ask() {
+                    on_event(TurnEvent::Unattended {
+                        call: shown(verdict.reason.clone()),
+                    });
+                    decided(
+                        AuditDecision::Denied,
+                        DecidedBy::Unattended,
+                        &call.arguments,
+                        None,
+                        Some(why.to_owned()),
+                    );
+                    return denied(
+                        Some(why.to_owned()),
+                        format!("Toolgate did not run this call: nobody could be asked to approve it ({why})."),
+                    );
+                }
                 let mut reason = verdict.reason.clone();
                 for changed in &verdict.changed {
                     let what = match changed.what {

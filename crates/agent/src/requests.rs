@@ -115,7 +115,7 @@ impl ServerRequestGate {
     /// Holds a request at the gate until it is answered, times out, or the server takes it back.
     async fn ask(&self, request: PendingCall, cancel: &CancellationToken) -> Outcome {
         if let Some(why) = self.gate.nobody_to_ask() {
-            return Outcome::Unattended(why);
+            return Outcome::Unattended(why.to_owned());
         }
         let timeout = self.policy.settings().approval_timeout();
         let (held, answer) = self.gate.hold(request);

@@ -139,11 +139,20 @@ impl Catalog {
 
         let no_settings = ServerToolSettings::default();
         let mut prefixes = Vec::with_capacity(servers.len());
+        // `<prefix>__` of each server, folded, to spot a tool named as if it were another's.
+        let mut marks: Vec<(&str, String)> = Vec::with_capacity(servers.len());
         let mut pending = Vec::new();
         for server in servers {
             let server_settings = settings.servers.get(&server.id).unwrap_or(&no_settings);
             let filter = ToolFilter::compile(&server.id, server_settings)?;
             prefixes.push(prefix_for(&server.id, server_settings.prefix.as_deref()));
+            marks.push((
+                &server.id,
+                fold(&format!(
+                    "{}{PREFIX_SEPARATOR}",
+                    prefixes[prefixes.len() - 1]
+                )),
+            ));
 
             let mut tools: Vec<&SourceTool> = server.tools.iter().collect();
             // Stable, so of two tools a server lists under one name the first listed is kept.
@@ -167,14 +176,6 @@ impl Catalog {
             }
         }
 
-        // `<prefix>__`, folded, of each server, to spot a tool named as if it were another's.
-        let marks: Vec<(&str, String)> = pending
-            .iter()
-            .map(|p| (p.server.id.as_str(), p.prefix))
-            .collect::<std::collections::BTreeMap<_, _>>()
-            .into_iter()
-            .map(|(id, i)| (id, fold(&format!("{}{PREFIX_SEPARATOR}", prefixes[i]))))
-            .collect();
         let imitated = |server_id: &str, tool: &str| -> Option<String> {
             let name = fold(&sanitize(tool));
             marks

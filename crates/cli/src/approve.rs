@@ -1,6 +1,6 @@
 //! Answering the gate from a terminal: each waiting request is shown in full and answered with
-//! yes, no, always, or edit (in `$EDITOR`). With no terminal, nobody can be asked, so every
-//! request the rules leave open is denied, saying why.
+//! yes, no, always, or edit (in `$EDITOR`). With no terminal, nobody can be asked: the host's
+//! gate is built unattended, so every request the rules leave open is refused, saying why.
 
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
@@ -18,24 +18,15 @@ pub fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Answers every request held at `gate` until the task is dropped.
-pub fn spawn(gate: Arc<Gate>, interactive: bool) -> tokio::task::JoinHandle<()> {
+/// Asks at the terminal about every request held at `gate`, until the task is dropped. Without
+/// a terminal there is nothing to spawn: the gate is built unattended instead.
+pub fn spawn(gate: Arc<Gate>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut changes = gate.subscribe();
         let mut asked: HashSet<String> = HashSet::new();
         loop {
             for call in gate.waiting() {
                 if !asked.insert(call.id.clone()) {
-                    continue;
-                }
-                if !interactive {
-                    // An unattended gate holds nothing; this is only a safety net.
-                    let _ = gate.answer(
-                        &call.id,
-                        Decision::Deny {
-                            reason: Some(NO_TERMINAL.to_owned()),
-                        },
-                    );
                     continue;
                 }
                 let gate = gate.clone();

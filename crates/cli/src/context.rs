@@ -9,7 +9,6 @@ use toolgate_history::History;
 use toolgate_host::{Host, HostOptions};
 use toolgate_llm::HttpProvider;
 use toolgate_mcp::{HostEnv, ServerManager};
-use toolgate_secrets::SecretStore;
 use toolgate_settings::Settings;
 
 use crate::approve;
@@ -32,7 +31,6 @@ pub struct Context {
     pub host: Arc<Host>,
     /// The settings as this command read or last saved them.
     pub settings: Settings,
-    pub secrets: Arc<dyn SecretStore>,
     /// Answers the gate at the terminal, when there is one.
     _answerer: Option<tokio::task::JoinHandle<()>>,
 }
@@ -42,25 +40,26 @@ impl Context {
     /// (nothing is written until a command changes something); an unreadable one is set aside,
     /// as the app does, and the user is told where. Without a terminal nobody can answer the
     /// gate: what the rules leave open is refused, and logged as unattended. Must be called
-    /// inside the runtime (the terminal's answerer is a task).
-    pub fn load(data_dir: PathBuf) -> Result<Self> {
+    /// inside the runtime (the terminal's answerer is a task). `runs_servers`: the command starts
+    /// servers or turns, so it needs the history and audit log, which the others never open.
+    pub fn load(data_dir: PathBuf, runs_servers: bool) -> Result<Self> {
         let interactive = approve::interactive();
         let host = Host::open(HostOptions {
             // A terminal already has the user's PATH.
             env: Some(HostEnv::inherited()),
             unattended: (!interactive).then(|| approve::NO_TERMINAL.to_owned()),
+            open_history: runs_servers,
             ..HostOptions::new(data_dir)
         })?;
         for notice in &host.notices {
             eprintln!("toolgate: {notice}");
         }
-        if let Err(e) = &host.history {
+        if let (true, Err(e)) = (runs_servers, &host.history) {
             eprintln!("toolgate: this run will not be recorded in the history: {e}");
         }
         let settings = host.settings().clone();
-        let answerer = interactive.then(|| approve::spawn(host.gate.clone(), true));
+        let answerer = interactive.then(|| approve::spawn(host.gate.clone()));
         Ok(Self {
-            secrets: host.secrets.clone(),
             settings,
             host,
             _answerer: answerer,

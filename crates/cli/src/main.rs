@@ -155,7 +155,16 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(dir) => dir,
         None => context::default_data_dir()?,
     };
-    let mut ctx = context::Context::load(data_dir)?;
+    // Only these start servers or turns; the rest read and write the settings and keychain.
+    let runs_servers = matches!(
+        cli.command,
+        Command::Servers(Servers::Restart { .. })
+            | Command::Tools(_)
+            | Command::Call { .. }
+            | Command::Chat { .. }
+            | Command::Run { .. }
+    );
+    let mut ctx = context::Context::load(data_dir, runs_servers)?;
     match cli.command {
         Command::Servers(command) => match command {
             Servers::List { json } => manage::servers_list(&ctx, json),

@@ -270,14 +270,17 @@ pub fn secrets_set(ctx: &Context, name: &str) -> Result<u8> {
         bail!("'{name}' is not a valid secret name: start with a letter or '_', then letters, digits, '_', '.' or '-'");
     }
     let value = read_secret(&format!("Value for {name} (not shown): "))?;
-    ctx.secrets
+    ctx.host
+        .secrets
         .set(&toolgate_settings::secret_item(name), &value)?;
     println!("{name} is stored in the OS keychain. Refer to it as ${{secret:{name}}}.");
     Ok(0)
 }
 
 pub fn secrets_clear(ctx: &Context, name: &str) -> Result<u8> {
-    ctx.secrets.delete(&toolgate_settings::secret_item(name))?;
+    ctx.host
+        .secrets
+        .delete(&toolgate_settings::secret_item(name))?;
     println!("{name} is removed from the OS keychain.");
     Ok(0)
 }
@@ -315,7 +318,8 @@ pub fn import(
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     let applied = plan.apply(&ctx.settings, &choices, now)?;
     for secret in &applied.secrets {
-        ctx.secrets
+        ctx.host
+            .secrets
             .set(&toolgate_settings::secret_item(&secret.name), &secret.value)?;
         println!(
             "Moved a value to the keychain as ${{secret:{}}}.",

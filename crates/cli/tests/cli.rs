@@ -436,6 +436,10 @@ async fn servers_are_managed_in_the_settings_file_the_app_reads() {
             "servers", "add", "faults", "--name", "Faults", "--", "python3", &script, "ok",
         ],
     );
+    assert!(
+        !dir.join("history.sqlite3").exists(),
+        "a command that only edits settings does not open (or create) the history"
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

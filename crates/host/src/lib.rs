@@ -50,6 +50,10 @@ pub struct HostOptions {
     /// Why nobody can answer the gate, when nobody can (the CLI without a terminal): requests
     /// the rules leave to the user are then refused at once and logged as unattended.
     pub unattended: Option<String>,
+    /// Open the history and audit database. Opening checks the whole file, so a front end that
+    /// only edits settings (most CLI commands) skips it; servers' requests then go unaudited,
+    /// which is why a front end that runs servers must not.
+    pub open_history: bool,
 }
 
 impl HostOptions {
@@ -65,6 +69,7 @@ impl HostOptions {
             example_servers: None,
             save_first_run: false,
             unattended: None,
+            open_history: true,
         }
     }
 }
@@ -137,7 +142,11 @@ impl Host {
                 first_run()?
             }
         };
-        let history = open_history(&options.data_dir.join(HISTORY_FILE), &mut notices);
+        let history = if options.open_history {
+            open_history(&options.data_dir.join(HISTORY_FILE), &mut notices)
+        } else {
+            Err("the history is not opened for this command".to_owned())
+        };
         let gate = Arc::new(match &options.unattended {
             Some(why) => Gate::unattended(why.clone()),
             None => Gate::default(),
@@ -441,6 +450,6 @@ mod tests {
             ..options(dir.path())
         })
         .unwrap();
-        assert_eq!(host.gate.nobody_to_ask().as_deref(), Some("no terminal"));
+        assert_eq!(host.gate.nobody_to_ask(), Some("no terminal"));
     }
 }
