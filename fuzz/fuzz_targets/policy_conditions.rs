@@ -33,6 +33,7 @@ fn verdict(effect: Effect, conditions: &[ArgCondition], subject: &Subject) -> Op
             created_at: 0,
             expires_at: None,
             note: None,
+            client: None,
         })
         .ok()?;
     Some(decide(subject, &settings, None, 0).decision)

@@ -94,6 +94,7 @@ fn allow_server(id: &str) -> Rule {
         created_at: 0,
         expires_at: None,
         note: None,
+        client: None,
     }
 }
 

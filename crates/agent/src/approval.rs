@@ -87,6 +87,7 @@ pub(crate) fn rule_for(
     reach: Reach,
     lasting: Lasting,
     conversation: Option<&str>,
+    client: Option<&str>,
     now_ms: i64,
 ) -> Rule {
     let scope = match (lasting, conversation) {
@@ -94,7 +95,7 @@ pub(crate) fn rule_for(
         _ => Scope::Always,
     };
     let id = uuid::Uuid::new_v4().to_string();
-    match (allow, reach) {
+    let mut rule = match (allow, reach) {
         (true, Reach::Tool) => Rule::allow_tool(id, call, scope, now_ms),
         (true, Reach::Server) => Rule::allow_server(id, call, scope, now_ms),
         (false, Reach::Tool) => Rule::deny_tool(id, call, scope, now_ms),
@@ -105,7 +106,11 @@ pub(crate) fn rule_for(
             rule.bound_to = None;
             rule
         }
-    }
+    };
+    // "Always" said to a connected client's call is about that client: Claude Code allowed to
+    // write files does not make Cursor allowed to.
+    rule.client = client.map(str::to_owned);
+    rule
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -119,6 +124,8 @@ pub(crate) fn now_ms() -> i64 {
 pub(crate) struct Audit {
     pub history: Option<Arc<History>>,
     pub conversation: Option<String>,
+    /// The connected client whose calls these are, if any.
+    pub client: Option<String>,
 }
 
 pub(crate) struct Decided<'a> {
@@ -142,6 +149,7 @@ impl Audit {
             d.by,
         );
         entry.conversation_id = self.conversation.clone();
+        entry.client = self.client.clone();
         entry.original_arguments = d.original.cloned();
         entry.rule_id = d.rule_id;
         entry.reason = d.reason;
@@ -165,6 +173,7 @@ impl Audit {
             DecidedBy::Toolgate,
         );
         entry.conversation_id = self.conversation.clone();
+        entry.client = self.client.clone();
         entry.reason = Some(reason);
         if let Err(e) = history.record_audit(&entry) {
             tracing::error!("could not write the audit log: {e}");

@@ -52,6 +52,10 @@ pub struct PendingCall {
     pub input_schema: Value,
     /// Why the user is asked (no rule applies, a destructive tool, a grant whose tool changed…).
     pub reason: String,
+    /// The connected client that asks (through the gateway), e.g. `claude-code`; `None` for
+    /// Toolgate's own chat and the servers' requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// How far an "always" answer reaches.
@@ -134,7 +138,13 @@ impl PendingCall {
     /// A short line naming the request, for a menu: "write_file on Files".
     pub fn summary(&self) -> String {
         let line = match self.request {
-            RequestKind::ToolCall => format!("{} on {}", self.tool, self.server_name),
+            RequestKind::ToolCall => match &self.client {
+                Some(client) => format!(
+                    "{client} wants to run {} on {}",
+                    self.tool, self.server_name
+                ),
+                None => format!("{} on {}", self.tool, self.server_name),
+            },
             RequestKind::Sampling => format!("{} wants to use your model", self.server_name),
             RequestKind::Elicitation => format!("{} asks you a question", self.server_name),
         };
@@ -320,6 +330,7 @@ mod tests {
                 "required": ["path"]
             }),
             reason: String::new(),
+            client: None,
         }
     }
 
@@ -426,6 +437,7 @@ mod tests {
             destructive: false,
             input_schema: serde_json::json!({}),
             reason: String::new(),
+            client: None,
         }
     }
 

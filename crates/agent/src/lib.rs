@@ -33,7 +33,7 @@ use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_llm::{
     ChatRequest, ContentPart, LlmError, Message, Provider, StreamDelta, ToolCall, ToolSpec, Usage,
 };
-use toolgate_mcp::{CallOptions, CallProgress, ServerManager};
+use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
 pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
@@ -41,6 +41,15 @@ pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{ModelSource, ServerRequestGate};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
+
+/// How a gated call ended.
+#[derive(Debug)]
+pub enum CallOutcome {
+    /// It did not run: what the caller (a model, a client) is told why.
+    Refused(String),
+    /// It ran (or was sent and failed): the server's answer.
+    Ran(Result<ToolOutput, McpError>),
+}
 
 /// How one turn may run.
 #[derive(Debug, Clone)]
@@ -180,6 +189,8 @@ pub struct Agent {
     system: Option<String>,
     tools: CatalogSettings,
     target: ToolTarget,
+    /// The servers whose tools are offered, by id; `None`: every server.
+    only: Option<std::collections::BTreeSet<String>>,
 }
 
 /// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
@@ -308,7 +319,14 @@ impl Agent {
             ),
             tools: CatalogSettings::default(),
             target: ToolTarget::Anthropic,
+            only: None,
         }
+    }
+
+    /// Offers only these servers' tools (a connected client's profile).
+    pub fn with_servers(mut self, only: Option<std::collections::BTreeSet<String>>) -> Self {
+        self.only = only;
+        self
     }
 
     /// Which tools to offer, under which names (the user's tool settings), and the provider the
@@ -331,10 +349,15 @@ impl Agent {
         history: Arc<toolgate_history::History>,
         conversation: Option<String>,
     ) -> Self {
-        self.audit = approval::Audit {
-            history: Some(history),
-            conversation,
-        };
+        self.audit.history = Some(history);
+        self.audit.conversation = conversation;
+        self
+    }
+
+    /// The calls are a connected client's (through the gateway): the gate's card names it, its
+    /// audit entries carry it, rules limited to it apply, and "always" answers are limited to it.
+    pub fn with_client(mut self, client: impl Into<String>) -> Self {
+        self.audit.client = Some(client.into());
         self
     }
 
@@ -353,9 +376,16 @@ impl Agent {
 
     /// The tools for this turn, or a failure the user can act on.
     async fn catalog(&self) -> Result<Offer, AgentError> {
-        let snapshot = self.servers.snapshot().await;
+        let mut snapshot = self.servers.snapshot().await;
+        if let Some(only) = &self.only {
+            snapshot.retain(|s| only.contains(&s.id));
+        }
         let catalog = catalog_of(&snapshot, &self.tools)?;
-        catalog.check(self.target)?;
+        // A provider's limits (tool count, schema rules) are for a model; a connected client
+        // gets the tools as their servers list them.
+        if self.audit.client.is_none() {
+            catalog.check(self.target)?;
+        }
         let fingerprints = snapshot
             .iter()
             .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
@@ -543,6 +573,21 @@ impl Agent {
         }
     }
 
+    /// One call from a connected client (through the gateway), on the path a model's call takes:
+    /// `call.name` is resolved in the catalog built from the ready servers and `tools` (the
+    /// client's profile), the user's rules decide (asking at the gate when they say to), the
+    /// decision is audited, and an allowed call runs. The server's whole result comes back, not
+    /// the text a model gets; progress arrives as [`TurnEvent::ToolProgress`].
+    pub async fn call_for_client(
+        &self,
+        call: &ToolCall,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<CallOutcome, AgentError> {
+        let offer = self.catalog().await?;
+        Ok(self.gated(&offer, call, options, on_event).await)
+    }
+
     /// Decides one call by the user's rules, asking the user when they say to; then runs it or
     /// reports why not. Always yields a result message, and writes the decision to the audit log.
     async fn gated_call(
@@ -552,7 +597,26 @@ impl Agent {
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Message {
-        let error = |content: String| Message::tool_text(call.id.clone(), content, true);
+        match self.gated(offer, call, options, on_event).await {
+            CallOutcome::Refused(told) => Message::tool_text(call.id.clone(), told, true),
+            CallOutcome::Ran(outcome) => self.result_message(call, outcome, options, on_event),
+        }
+    }
+
+    /// The tools a connected client is offered: the same catalog a turn builds.
+    pub async fn catalog_for_client(&self) -> Result<Catalog, AgentError> {
+        Ok(self.catalog().await?.catalog)
+    }
+
+    /// [`Self::gated_call`] up to the server's answer.
+    async fn gated(
+        &self,
+        offer: &Offer,
+        call: &ToolCall,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> CallOutcome {
+        let error = CallOutcome::Refused;
         let catalog = &offer.catalog;
         // Models sometimes swap `-` and `_` or change case; the catalog's names are unique even
         // so, so the loose match can only find the tool meant.
@@ -590,10 +654,12 @@ impl Agent {
             .unwrap_or("");
         let subject = approval::subject(entry, fingerprint, &call.arguments);
         let conversation = self.audit.conversation.as_deref();
-        let verdict = toolgate_policy::decide(
+        let client = self.audit.client.as_deref();
+        let verdict = toolgate_policy::decide_for_client(
             &toolgate_policy::Subject::ToolCall(subject.clone()),
             &self.policy.settings(),
             conversation,
+            client,
             approval::now_ms(),
         );
         let by_policy = match verdict.basis {
@@ -639,6 +705,7 @@ impl Agent {
             destructive: subject.annotations.destructive,
             input_schema: entry.tool.input_schema.clone(),
             reason,
+            client: self.audit.client.clone(),
         };
         let arguments = match verdict.decision {
             toolgate_policy::Decision::Deny => {
@@ -749,6 +816,7 @@ impl Agent {
                         reach,
                         lasting,
                         conversation,
+                        client,
                         approval::now_ms(),
                     );
                     if let Err(e) = self.policy.add_rule(rule) {
@@ -822,7 +890,7 @@ impl Agent {
         audit: Option<i64>,
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> Message {
+    ) -> CallOutcome {
         on_event(TurnEvent::ToolStarted {
             call_id: call.id.clone(),
         });
@@ -854,6 +922,26 @@ impl Agent {
             }
         };
         let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match &outcome {
+            Ok(output) => self.audit.finish(
+                audit,
+                millis,
+                json_size(&output.raw),
+                output.is_error.then_some("the tool reported an error"),
+            ),
+            Err(e) => self.audit.finish(audit, millis, None, Some(&e.to_string())),
+        }
+        CallOutcome::Ran(outcome)
+    }
+
+    /// What the model gets back from a call that ran, announced to the UI.
+    fn result_message(
+        &self,
+        call: &ToolCall,
+        outcome: Result<ToolOutput, McpError>,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Message {
         let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
             Ok(output) => {
@@ -866,13 +954,6 @@ impl Agent {
                         _ => None,
                     })
                     .collect();
-                let bytes = json_size(&output.raw);
-                self.audit.finish(
-                    audit,
-                    millis,
-                    bytes,
-                    output.is_error.then_some("the tool reported an error"),
-                );
                 (
                     output.is_error,
                     truncate(output.text, options.result_limit),
@@ -885,11 +966,7 @@ impl Agent {
                     },
                 )
             }
-            Err(e) => {
-                let text = e.to_string();
-                self.audit.finish(audit, millis, None, Some(&text));
-                (true, text, Vec::new())
-            }
+            Err(e) => (true, e.to_string(), Vec::new()),
         };
         on_event(TurnEvent::ToolFinished {
             call_id: call.id.clone(),

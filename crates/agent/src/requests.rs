@@ -329,6 +329,7 @@ fn pending(asker: &Asker, request: RequestKind, arguments: Value, schema: Value)
         destructive: false,
         input_schema: schema,
         reason: String::new(),
+        client: None,
     }
 }
 

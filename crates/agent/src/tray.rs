@@ -162,6 +162,7 @@ mod tests {
             destructive: false,
             input_schema: serde_json::json!({}),
             reason: String::new(),
+            client: None,
         }
     }
 

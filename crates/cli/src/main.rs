@@ -4,6 +4,7 @@
 
 mod approve;
 mod context;
+mod gateway;
 mod manage;
 mod run;
 
@@ -84,6 +85,24 @@ enum Command {
     /// Store or remove a secret that servers refer to as ${secret:NAME}.
     #[command(subcommand)]
     Secrets(Secrets),
+    /// The MCP server another host (Claude Desktop, Claude Code, Cursor…) launches over stdio:
+    /// it forwards to Toolgate's gateway, starting the app in the tray if it is not running.
+    /// Every tool call the host makes passes your approval.
+    Connect {
+        /// The profile (which servers and tools the host sees); default: the host's own name.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
+        /// Seconds to wait for a started app's gateway.
+        #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+        wait: u64,
+        /// Fail at once when no gateway runs, instead of starting the app.
+        #[arg(long)]
+        no_start: bool,
+    },
+    /// Run the gateway without the app (a server, an SSH session): hosts connect with
+    /// `toolgate connect`. Calls your rules leave open are asked here when this is a terminal,
+    /// else refused.
+    Serve,
 }
 
 #[derive(Subcommand)]
@@ -155,6 +174,15 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(dir) => dir,
         None => context::default_data_dir()?,
     };
+    // The shim needs nothing but the folder's socket: no settings, keychain or history.
+    if let Command::Connect {
+        profile,
+        wait,
+        no_start,
+    } = cli.command
+    {
+        gateway::connect(&data_dir, profile, wait, !no_start).await
+    }
     // Only these start servers or turns; the rest read and write the settings and keychain.
     let runs_servers = matches!(
         cli.command,
@@ -163,6 +191,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             | Command::Call { .. }
             | Command::Chat { .. }
             | Command::Run { .. }
+            | Command::Serve
     );
     let mut ctx = context::Context::load(data_dir, runs_servers)?;
     match cli.command {
@@ -196,6 +225,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         } => manage::import(&mut ctx, &file, keep_secrets_in_settings, dry_run),
         Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name),
         Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name),
+        Command::Serve => gateway::serve(ctx).await,
+        Command::Connect { .. } => unreachable!("handled before the host is opened"),
     }
 }
 

@@ -107,6 +107,7 @@ fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<R
                 created_at: 0,
                 expires_at: None,
                 note: Some(format!("--approve {glob}, for this run")),
+                client: None,
             });
         }
     }

@@ -112,6 +112,10 @@ pub struct AuditEntry {
     /// The conversation the request came from; `None` for calls made outside one (the CLI, by
     /// hand). May name a conversation that has since been deleted.
     pub conversation_id: Option<String>,
+    /// The connected client that asked (its `clientInfo.name` or profile), for calls that came
+    /// through the gateway; `None` for Toolgate's own chat and the CLI.
+    #[serde(default)]
+    pub client: Option<String>,
     pub server_id: String,
     /// The tool called, or for a request from a server its kind (`sampling/createMessage`, …).
     pub tool: String,
@@ -147,6 +151,7 @@ impl AuditEntry {
         AuditEntry {
             decided_at: SystemClock.now_ms(),
             conversation_id: None,
+            client: None,
             server_id: server_id.into(),
             tool: tool.into(),
             arguments,
@@ -182,6 +187,8 @@ pub struct AuditFilter {
     pub tool: Option<String>,
     pub decision: Option<AuditDecision>,
     pub conversation_id: Option<String>,
+    /// Calls from this connected client only.
+    pub client: Option<String>,
     /// Decided at or after this time (unix milliseconds).
     pub since_ms: Option<i64>,
     /// Decided before this time (unix milliseconds): `since_ms..until_ms` is half-open, so
@@ -201,7 +208,7 @@ const EXPORT_PAGE: usize = 500;
 /// The columns [`raw_from_row`] reads, in its order.
 const AUDIT_COLUMNS: &str = "id, decided_at, conversation_id, server_id, tool, arguments,
     original_arguments, decision, decided_by, rule_id, reason, duration_ms, result_bytes,
-    is_error, error";
+    is_error, error, client";
 
 impl History {
     /// Records a decision of the approval gate and returns the entry's id, for
@@ -219,8 +226,8 @@ impl History {
             conn.prepare_cached(
                 "INSERT INTO audit (decided_at, conversation_id, server_id, tool, arguments,
                     original_arguments, decision, decided_by, rule_id, reason, duration_ms,
-                    result_bytes, is_error, error, search_text)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    result_bytes, is_error, error, search_text, client)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?
             .execute(params![
                 entry.decided_at,
@@ -238,6 +245,7 @@ impl History {
                 entry.is_error,
                 entry.error,
                 search_text,
+                entry.client,
             ])?;
             // The mutex keeps any other insert on this connection from coming in between.
             Ok(conn.last_insert_rowid())
@@ -385,6 +393,7 @@ pub(crate) fn select(
                 .map(|d| SqlValue::Text(d.as_str().to_owned())),
         ),
         ("conversation_id = ?", text(&filter.conversation_id)),
+        ("client = ?", text(&filter.client)),
         ("decided_at >= ?", filter.since_ms.map(SqlValue::Integer)),
         ("decided_at < ?", filter.until_ms.map(SqlValue::Integer)),
         (
@@ -478,6 +487,7 @@ struct RawRow {
     result_bytes: Option<u64>,
     is_error: bool,
     error: Option<String>,
+    client: Option<String>,
 }
 
 fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
@@ -497,6 +507,7 @@ fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
         result_bytes: unsigned_or_null(row, 12)?,
         is_error: row.get(13)?,
         error: row.get(14)?,
+        client: row.get(15)?,
     })
 }
 
@@ -529,6 +540,7 @@ impl RawRow {
             entry: AuditEntry {
                 decided_at: self.decided_at,
                 conversation_id: self.conversation_id,
+                client: self.client,
                 server_id: self.server_id,
                 tool: self.tool,
                 arguments: json("arguments", &self.arguments)?,

@@ -100,6 +100,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         // refuse the file instead of failing on the first such row (see the module docs).
         sql: "",
     },
+    Migration {
+        version: 4,
+        // Which connected client (Claude Code, Cursor…) made a call through the gateway; NULL
+        // for Toolgate's own chat and the CLI. Added in place: old rows keep NULL.
+        sql: "
+            ALTER TABLE audit ADD COLUMN client TEXT;
+            CREATE INDEX audit_by_client ON audit (client, decided_at);
+        ",
+    },
 ];
 
 /// The schema version this build writes.

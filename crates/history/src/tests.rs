@@ -950,6 +950,31 @@ fn audit_filters_by_each_field() {
 }
 
 #[test]
+fn a_connected_clients_calls_are_recorded_with_its_name_and_found_by_it() {
+    let (history, _) = memory();
+    audit_sample(&history, "c1");
+    let id = history
+        .record_audit(&AuditEntry {
+            client: Some("claude-code".into()),
+            ..entry("fs", "write_file", json!({"path": "/tmp/x"}), 500)
+        })
+        .expect("record");
+    let found = history
+        .audit(&AuditFilter {
+            client: Some("claude-code".into()),
+            ..AuditFilter::default()
+        })
+        .expect("audit");
+    assert_eq!(ids(&found), [id]);
+    assert_eq!(found[0].entry.client.as_deref(), Some("claude-code"));
+    let chat = history.audit(&AuditFilter::default()).expect("audit");
+    assert!(chat
+        .iter()
+        .filter(|r| r.id != id)
+        .all(|r| r.entry.client.is_none()));
+}
+
+#[test]
 fn audit_text_search_looks_at_argument_values_and_the_reason() {
     let (history, _) = memory();
     audit_sample(&history, "c1");
@@ -1047,7 +1072,8 @@ fn audit_values_serialize_as_they_are_stored() {
     assert_eq!(
         value,
         json!({
-            "id": 7, "decidedAt": 5, "conversationId": null, "serverId": "s", "tool": "t",
+            "id": 7, "decidedAt": 5, "conversationId": null, "client": null, "serverId": "s",
+            "tool": "t",
             "arguments": { "a": 1 }, "originalArguments": null, "decision": "timed_out",
             "decidedBy": "user", "ruleId": null, "reason": null, "durationMs": null,
             "resultBytes": null, "isError": false, "error": null

@@ -380,6 +380,7 @@ mod tests {
             created_at: 0,
             expires_at: None,
             note: None,
+            client: None,
         }
     }
 

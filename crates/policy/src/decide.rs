@@ -69,10 +69,25 @@ pub struct Changed {
 /// conversation, [`crate::Scope::Once`] never, not past `expires_at`), its target covers the
 /// subject and all its conditions hold. Among deny and ask rules specificity does not matter:
 /// any one of them is enough, because a narrower allow must never undo a restriction.
+///
+/// This is the decision for Toolgate's own chat and the CLI, where no connected client asks:
+/// rules limited to a client ([`Rule::client`]) do not apply. See [`decide_for_client`].
 pub fn decide(
     subject: &Subject,
     settings: &PolicySettings,
     conversation_id: Option<&str>,
+    now_ms: i64,
+) -> Verdict {
+    decide_for_client(subject, settings, conversation_id, None, now_ms)
+}
+
+/// [`decide`] for a call from a connected client (through the gateway): the same precedence,
+/// with the rules for every caller and those limited to `client` both in force.
+pub fn decide_for_client(
+    subject: &Subject,
+    settings: &PolicySettings,
+    conversation_id: Option<&str>,
+    client: Option<&str>,
     now_ms: i64,
 ) -> Verdict {
     if settings.paused {
@@ -88,7 +103,7 @@ pub fn decide(
     let applicable: Vec<&Rule> = settings
         .rules
         .iter()
-        .filter(|r| r.in_force(conversation_id, now_ms) && r.covers(subject))
+        .filter(|r| r.in_force(conversation_id, client, now_ms) && r.covers(subject))
         .collect();
     let of_effect = |effect| {
         applicable

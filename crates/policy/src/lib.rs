@@ -78,7 +78,7 @@ mod subject;
 
 pub use arguments::validate_arguments;
 pub use condition::{ArgCondition, Matcher};
-pub use decide::{decide, Basis, Changed, Decision, Verdict};
+pub use decide::{decide, decide_for_client, Basis, Changed, Decision, Verdict};
 pub use fingerprint::{server_fingerprint, tool_fingerprint, ServerEndpoint};
 pub use rule::{Binding, ChangeKind, Effect, Rule, Scope, Target};
 pub use settings::{DefaultDecision, PolicyError, PolicySettings, RuleProblem};

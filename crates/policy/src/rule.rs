@@ -33,6 +33,10 @@ pub struct Rule {
     /// The user's name for the rule, used in place of a generated description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Applies only to calls from this connected client (a host such as Claude Code, by its
+    /// profile or `clientInfo.name`); `None`: to every call, Toolgate's own chat included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -194,6 +198,7 @@ impl Rule {
             created_at: now_ms,
             expires_at: None,
             note: None,
+            client: None,
         }
     }
 
@@ -232,17 +237,27 @@ impl Rule {
             label.push_str(if i == 0 { " when " } else { " and " });
             label.push_str(&condition.to_string());
         }
+        if let Some(client) = &self.client {
+            label.push_str(&format!(" for {client}"));
+        }
         label
     }
 
-    /// Whether the rule is in force for this conversation at this time, whatever it targets.
-    pub(crate) fn in_force(&self, conversation_id: Option<&str>, now_ms: i64) -> bool {
+    /// Whether the rule is in force for this conversation and client at this time, whatever it
+    /// targets.
+    pub(crate) fn in_force(
+        &self,
+        conversation_id: Option<&str>,
+        client: Option<&str>,
+        now_ms: i64,
+    ) -> bool {
         let in_scope = match &self.scope {
             Scope::Once => false,
             Scope::Conversation { id } => conversation_id == Some(id.as_str()),
             Scope::Always => true,
         };
-        in_scope && self.expires_at.is_none_or(|end| now_ms < end)
+        let for_client = self.client.as_deref().is_none_or(|c| client == Some(c));
+        in_scope && for_client && self.expires_at.is_none_or(|end| now_ms < end)
     }
 
     /// Whether the rule's target and conditions cover this subject. Fingerprints are checked

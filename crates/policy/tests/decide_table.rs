@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 use toolgate_policy::{
-    decide, Annotations, ArgCondition, Basis, ChangeKind, Changed, Decision, DefaultDecision,
-    Effect, PolicySettings, Rule, Scope, Subject, Target, ToolCall,
+    decide, decide_for_client, Annotations, ArgCondition, Basis, ChangeKind, Changed, Decision,
+    DefaultDecision, Effect, PolicySettings, Rule, Scope, Subject, Target, ToolCall,
 };
 
 const NOW: i64 = 1_700_000_000_000;
@@ -331,6 +331,7 @@ fn reasons_are_human_words() {
 
     let unnamed = Rule {
         note: None,
+        client: None,
         ..rule.clone()
     };
     let v = decide(
@@ -404,4 +405,48 @@ fn verdict_serializes_for_the_ui() {
         json!([{"ruleId": "r", "what": "toolChanged"}])
     );
     assert_eq!(value.get("ruleId"), None);
+}
+
+#[test]
+fn a_rule_limited_to_one_client_applies_to_that_client_only() {
+    let c = fs("write_file", "/home/u/notes/a.md");
+    let for_claude = Rule {
+        client: Some("claude-code".into()),
+        ..Rule::allow_tool("claude", &c, Scope::Always, NOW)
+    };
+    let deny_cursor = Rule {
+        client: Some("cursor".into()),
+        ..Rule::deny_tool("cursor", &c, Scope::Always, NOW)
+    };
+    let s = settings(vec![for_claude, deny_cursor]);
+    let subject = Subject::ToolCall(c);
+    let by = |client: Option<&str>| decide_for_client(&subject, &s, None, client, NOW);
+    let claude = by(Some("claude-code"));
+    assert_eq!(
+        (claude.decision, claude.rule_id.as_deref()),
+        (Decision::Allow, Some("claude"))
+    );
+    assert!(
+        claude.reason.contains("for claude-code"),
+        "{}",
+        claude.reason
+    );
+    let cursor = by(Some("cursor"));
+    assert_eq!(
+        (cursor.decision, cursor.rule_id.as_deref()),
+        (Decision::Deny, Some("cursor"))
+    );
+    assert_eq!(by(Some("zed")).decision, Decision::Ask, "another client");
+    assert_eq!(
+        decide(&subject, &s, None, NOW).decision,
+        Decision::Ask,
+        "Toolgate's own chat is no client"
+    );
+    let everyone = Rule::allow_tool("all", &fs("write_file", "/x"), Scope::Always, NOW);
+    let s = settings(vec![everyone]);
+    assert_eq!(
+        decide_for_client(&subject, &s, None, Some("zed"), NOW).decision,
+        Decision::Allow,
+        "a rule for everyone covers clients too"
+    );
 }

@@ -114,6 +114,7 @@ fn rule() -> impl Strategy<Value = Rule> {
             created_at: 0,
             expires_at: None,
             note: None,
+            client: None,
         })
 }
 

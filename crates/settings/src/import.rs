@@ -640,6 +640,7 @@ impl ImportPlan {
                     "{} in {} (auto-approved in the imported config)",
                     imported.tool, imported.server_id
                 )),
+                client: None,
             };
             out.policy
                 .add_rule(rule)

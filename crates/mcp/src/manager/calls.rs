@@ -60,6 +60,35 @@ impl ServerManager {
         serde_json::to_value(result).map_err(|e| failed(e.to_string()))
     }
 
+    /// Gets one of a server's prompts filled with `arguments`, within the server's call timeout;
+    /// the result as the server sent it (`description`, `messages`).
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+    ) -> Result<Value, McpError> {
+        let (peer, timeout) = {
+            let entries = self.entries.lock().await;
+            let (entry, peer) = running(&entries, server)?;
+            (peer, Duration::from_secs(entry.config.call_timeout_secs))
+        };
+        let failed = |detail: String| McpError::Request {
+            server: server.to_owned(),
+            what: "get the prompt",
+            detail,
+        };
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let result = tokio::time::timeout(timeout, peer.get_prompt(params))
+            .await
+            .map_err(|_| failed(format!("no answer within {} s", timeout.as_secs())))?
+            .map_err(|e| failed(e.to_string()))?;
+        serde_json::to_value(result).map_err(|e| failed(e.to_string()))
+    }
+
     /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. If the server exits
     /// meanwhile, the call fails at once.

@@ -1,0 +1,61 @@
+//! `toolgate serve` and `toolgate connect`: the gateway without the app, and the stdio shim
+//! other hosts launch to reach it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use toolgate_gateway::shim::{self, ConnectOptions};
+use toolgate_gateway::Gateway;
+
+use crate::context::Context;
+
+/// Serves the gateway on this data folder until Ctrl-C or SIGTERM, with the folder's servers
+/// started. What the rules leave to the user is asked at this terminal, if there is one.
+pub async fn serve(ctx: Context) -> Result<u8> {
+    let host = ctx.host.clone();
+    let gateway = Gateway::bind(host.clone(), toolgate_gateway::socket_path(host.data_dir()))?;
+    let stop = gateway.stopper();
+    eprintln!(
+        "toolgate serve: the gateway is listening at {}.\nConnect a host with the command `toolgate connect` (see `toolgate connect --help`). Ctrl-C stops it.",
+        gateway.path().display()
+    );
+    if let Some(why) = host.gate.nobody_to_ask() {
+        eprintln!("toolgate serve: calls your rules do not allow are refused ({why}).");
+    }
+    let serving = tokio::spawn(gateway.serve());
+    let servers = host.servers.clone();
+    let configs = ctx.settings.servers.clone();
+    let starting = tokio::spawn(async move { servers.start_all(&configs).await });
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+    eprintln!("toolgate serve: stopping");
+    stop.cancel();
+    starting.abort();
+    let _ = serving.await;
+    host.gate.deny_all("Toolgate is stopping");
+    host.servers.stop_all().await;
+    Ok(0)
+}
+
+/// Forwards stdin and stdout to the gateway of the Toolgate on `data_dir`; exits the process
+/// when done (stdin is read on a thread that would otherwise keep it alive).
+pub async fn connect(data_dir: &Path, profile: Option<String>, wait: u64, start: bool) -> ! {
+    let options = ConnectOptions {
+        socket: toolgate_gateway::socket_path(data_dir),
+        profile,
+        app: if start { shim::find_app() } else { None },
+        wait: Duration::from_secs(wait),
+    };
+    let code = match shim::connect(options).await {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("toolgate connect: {e}");
+            1
+        }
+    };
+    std::process::exit(code)
+}

@@ -1,0 +1,460 @@
+//! One connected client: what it sees (its profile's catalog, resources and prompts) and how
+//! its calls pass the gate.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeResult,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResultType, ServerCapabilities, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{Agent, CallOutcome, ToolTarget, TurnEvent, TurnOptions};
+use toolgate_catalog::CatalogSettings;
+use toolgate_host::Host;
+use toolgate_llm::ToolCall;
+use toolgate_mcp::{ServerSnapshot, ServerStatus};
+
+/// Calls one client may have running or waiting at once; past it, a call is refused at once
+/// with an error saying so, rather than queued without end.
+pub const MAX_CALLS_PER_CLIENT: usize = 64;
+
+/// What Toolgate tells a connecting client about itself.
+const INSTRUCTIONS: &str = "Toolgate: the user's MCP servers behind one approval gate. Every \
+tool call is decided by the user's rules or asked of the user; a denied call comes back as an \
+error result that says why. Do not retry a denied call.";
+
+/// The name a client is known by when it gives none.
+const UNNAMED: &str = "a connected client";
+
+pub(crate) struct Session {
+    host: Arc<Host>,
+    /// `toolgate connect --profile NAME`; otherwise the client's own name picks the profile.
+    profile: Option<String>,
+    /// Cancelled when the client's connection ends: its running calls stop at their servers.
+    closed: CancellationToken,
+    calls: Arc<Semaphore>,
+    watching: AtomicBool,
+}
+
+/// One profile's view: which servers, and the tool settings with its exclusions added.
+struct View {
+    servers: Option<BTreeSet<String>>,
+    tools: CatalogSettings,
+}
+
+fn refused_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl Session {
+    pub(crate) fn new(host: Arc<Host>, profile: Option<String>, closed: CancellationToken) -> Self {
+        Self {
+            host,
+            profile,
+            closed,
+            calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
+            watching: AtomicBool::new(false),
+        }
+    }
+
+    /// Who asks, as the gate's card, the audit log and client-limited rules name it: the profile
+    /// chosen with `--profile`, else the client's `clientInfo.name`.
+    fn client_name(&self, info: Option<Implementation>) -> String {
+        self.profile
+            .clone()
+            .or_else(|| info.map(|i| i.name))
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| UNNAMED.to_owned())
+    }
+
+    fn view(&self, client: &str) -> View {
+        let settings = self.host.settings();
+        let mut tools = settings.tools.clone();
+        let Some((_, profile)) = settings.gateway.profile(client) else {
+            return View {
+                servers: None,
+                tools,
+            };
+        };
+        for (server, globs) in &profile.exclude {
+            tools
+                .servers
+                .entry(server.clone())
+                .or_default()
+                .exclude
+                .extend(globs.iter().cloned());
+        }
+        View {
+            servers: profile.servers.clone(),
+            tools,
+        }
+    }
+
+    fn agent(&self, client: &str) -> Agent {
+        let view = self.view(client);
+        let mut agent = Agent::new(self.host.servers.clone(), self.host.gate.clone())
+            .with_tools(view.tools, ToolTarget::Anthropic)
+            .with_servers(view.servers)
+            .with_policy(self.host.policy())
+            .with_client(client);
+        if let Ok(history) = &self.host.history {
+            agent = agent.with_audit(history.clone(), None);
+        }
+        agent
+    }
+
+    /// The ready servers this client's profile shows.
+    async fn servers(&self, client: &str) -> Vec<ServerSnapshot> {
+        let only = self.view(client).servers;
+        let mut servers = self.host.servers.snapshot().await;
+        servers.retain(|s| {
+            s.enabled
+                && s.status == ServerStatus::Ready
+                && only.as_ref().is_none_or(|o| o.contains(&s.id))
+        });
+        servers
+    }
+
+    async fn tools(&self, client: &str) -> Result<Vec<Tool>, ErrorData> {
+        let catalog = self
+            .agent(client)
+            .catalog_for_client()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        catalog
+            .entries()
+            .iter()
+            .map(|entry| {
+                let mut tool = serde_json::to_value(&*entry.tool)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                tool["name"] = Value::String(entry.model_name.clone());
+                serde_json::from_value(tool).map_err(|e| {
+                    ErrorData::internal_error(
+                        format!(
+                            "{} lists a tool Toolgate cannot pass on: {e}",
+                            entry.server_name
+                        ),
+                        None,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Prompts by the name this client sees: the server's own, or `server__name` where two
+    /// servers use the same one.
+    async fn prompts(&self, client: &str) -> Vec<(String, String, toolgate_mcp::PromptInfo)> {
+        let servers = self.servers(client).await;
+        let mut count = std::collections::HashMap::<String, usize>::new();
+        for p in servers.iter().flat_map(|s| &s.prompts) {
+            *count.entry(p.name.clone()).or_default() += 1;
+        }
+        servers
+            .iter()
+            .flat_map(|s| s.prompts.iter().map(move |p| (s.id.clone(), p.clone())))
+            .map(|(server, p)| {
+                let shown = if count.get(&p.name).copied().unwrap_or(0) > 1 {
+                    format!("{server}__{}", p.name)
+                } else {
+                    p.name.clone()
+                };
+                (shown, server, p)
+            })
+            .collect()
+    }
+
+    /// Sends `notifications/tools/list_changed` (and the resource and prompt ones) whenever
+    /// what this client sees changes, until the connection ends.
+    fn watch_lists(&self, peer: rmcp::Peer<RoleServer>, client: String) {
+        if self.watching.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let session = Session {
+            host: self.host.clone(),
+            profile: self.profile.clone(),
+            closed: self.closed.clone(),
+            calls: self.calls.clone(),
+            watching: AtomicBool::new(true),
+        };
+        tokio::spawn(async move {
+            let mut changes = session.host.servers.subscribe();
+            let lists = |servers: &[ServerSnapshot], tools: Vec<Tool>| {
+                let names = |f: &dyn Fn(&ServerSnapshot) -> Vec<String>| -> Vec<String> {
+                    servers.iter().flat_map(f).collect()
+                };
+                (
+                    serde_json::to_string(&tools).unwrap_or_default(),
+                    names(&|s| s.resources.iter().map(|r| r.uri.clone()).collect()),
+                    names(&|s| s.prompts.iter().map(|p| p.name.clone()).collect()),
+                )
+            };
+            let mut seen = lists(
+                &session.servers(&client).await,
+                session.tools(&client).await.unwrap_or_default(),
+            );
+            loop {
+                tokio::select! {
+                    () = session.closed.cancelled() => return,
+                    changed = changes.changed() => if changed.is_err() { return },
+                }
+                let now = lists(
+                    &session.servers(&client).await,
+                    session.tools(&client).await.unwrap_or_default(),
+                );
+                let sent = if now.0 != seen.0 {
+                    peer.notify_tool_list_changed().await
+                } else {
+                    Ok(())
+                };
+                if now.1 != seen.1 {
+                    let _ = peer.notify_resource_list_changed().await;
+                }
+                if now.2 != seen.2 {
+                    let _ = peer.notify_prompt_list_changed().await;
+                }
+                if sent.is_err() {
+                    return;
+                }
+                seen = now;
+            }
+        });
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .build();
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let client = self.client_name(context.peer.peer_info().map(|i| i.client_info.clone()));
+        tracing::info!(%client, "a client connected to the gateway");
+        self.watch_lists(context.peer.clone(), client);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let client = self.client_name(context.client_info());
+        Ok(ListToolsResult::with_all_items(self.tools(&client).await?))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Ok(_permit) = self.calls.clone().try_acquire_owned() else {
+            return Err(ErrorData::new(
+                ErrorCode(-32000),
+                format!(
+                    "Toolgate is already handling {MAX_CALLS_PER_CLIENT} calls from this client; \
+                     wait for some to finish"
+                ),
+                None,
+            ));
+        };
+        let client = self.client_name(context.client_info());
+        let call = ToolCall {
+            id: format!("gateway-{}", context.id),
+            name: request.name.to_string(),
+            arguments: Value::Object(request.arguments.unwrap_or_default()),
+        };
+        // Stopped by the client's `notifications/cancelled` or by its going away.
+        let cancel = CancellationToken::new();
+        let stop = {
+            let (cancel, asked, closed) = (cancel.clone(), context.ct.clone(), self.closed.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = asked.cancelled() => {}
+                    () = closed.cancelled() => {}
+                }
+                cancel.cancel();
+            })
+        };
+        let options = TurnOptions {
+            cancel,
+            ..TurnOptions::default()
+        };
+        // Progress goes back in order, on the client's token, when it asked for progress.
+        let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
+        let forward = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some((done, total, message)) = updates.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), done);
+                    param.total = total;
+                    param.message = message;
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                }
+            })
+        });
+        let on_event = move |event: TurnEvent| {
+            if let TurnEvent::ToolProgress {
+                progress: done,
+                total,
+                message,
+                ..
+            } = event
+            {
+                let _ = progress.send((done, total, message));
+            }
+        };
+        let outcome = self
+            .agent(&client)
+            .call_for_client(&call, &options, &on_event)
+            .await;
+        stop.abort();
+        drop(on_event);
+        if let Some(forward) = forward {
+            let _ = forward.await;
+        }
+        let mut result = match outcome {
+            Ok(CallOutcome::Ran(Ok(output))) => {
+                serde_json::from_value::<CallToolResult>(output.raw.clone()).unwrap_or_else(|e| {
+                    tracing::warn!("a tool result could not be passed on whole: {e}");
+                    let text = vec![ContentBlock::text(output.text.clone())];
+                    if output.is_error {
+                        CallToolResult::error(text)
+                    } else {
+                        CallToolResult::success(text)
+                    }
+                })
+            }
+            Ok(CallOutcome::Ran(Err(e))) => refused_result(e.to_string()),
+            Ok(CallOutcome::Refused(told)) => refused_result(told),
+            Err(e) => refused_result(format!("Toolgate could not run this call: {e}")),
+        };
+        // A server of the older era sends no `resultType`; a 2026-07-28 client needs it (rmcp
+        // takes it out again for older clients).
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let client = self.client_name(context.client_info());
+        let resources = self
+            .servers(&client)
+            .await
+            .iter()
+            .flat_map(|s| &s.resources)
+            .filter_map(|r| {
+                serde_json::from_value::<Resource>(json!({
+                    "uri": r.uri,
+                    "name": r.name,
+                    "description": r.description,
+                    "mimeType": r.mime_type,
+                }))
+                .ok()
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let client = self.client_name(context.client_info());
+        let owner = self
+            .servers(&client)
+            .await
+            .into_iter()
+            .find(|s| s.resources.iter().any(|r| r.uri == request.uri))
+            .ok_or_else(|| {
+                ErrorData::new(
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("no server you can see lists the resource {}", request.uri),
+                    None,
+                )
+            })?;
+        let read = self
+            .host
+            .servers
+            .read_resource(&owner.id, &request.uri)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut read: ReadResourceResult = serde_json::from_value(read)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        read.result_type = Some(ResultType::COMPLETE);
+        Ok(ReadResourceResponse::Complete(read))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let client = self.client_name(context.client_info());
+        let prompts = self
+            .prompts(&client)
+            .await
+            .into_iter()
+            .filter_map(|(shown, _, p)| {
+                let arguments: Vec<Value> =
+                    p.arguments.iter().map(|a| json!({ "name": a })).collect();
+                serde_json::from_value::<Prompt>(json!({
+                    "name": shown,
+                    "description": p.description,
+                    "arguments": arguments,
+                }))
+                .ok()
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let client = self.client_name(context.client_info());
+        let (_, server, prompt) = self
+            .prompts(&client)
+            .await
+            .into_iter()
+            .find(|(shown, _, _)| *shown == request.name)
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("there is no prompt {}", request.name), None)
+            })?;
+        let got = self
+            .host
+            .servers
+            .get_prompt(&server, &prompt.name, request.arguments)
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut got: GetPromptResult = serde_json::from_value(got)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        got.result_type = Some(ResultType::COMPLETE);
+        Ok(GetPromptResponse::Complete(got))
+    }
+}

@@ -1,0 +1,138 @@
+//! `toolgate connect`: the stdio server another host launches. It forwards the host's stdin to
+//! the gateway's socket and the socket to its stdout, byte for byte, after one line naming the
+//! profile. When no gateway answers, it starts the app hidden in the tray and waits for it.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use crate::Hello;
+
+/// How to reach the gateway.
+pub struct ConnectOptions {
+    pub socket: PathBuf,
+    pub profile: Option<String>,
+    /// The app to start when no gateway answers; `None`: do not start anything.
+    pub app: Option<PathBuf>,
+    /// How long to wait for a started app's gateway.
+    pub wait: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShimError {
+    #[error("Toolgate is not running and no app was found to start (looked for toolgate-app beside this program and on PATH). Start Toolgate, or run `toolgate serve` in a terminal.")]
+    NoApp,
+    #[error("could not start Toolgate ({}): {source}", app.display())]
+    Start {
+        app: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("Toolgate was started but its gateway did not open within {} s (waiting for {}). Check that the app runs, or run `toolgate serve`.", waited.as_secs(), socket.display())]
+    NoGateway { socket: PathBuf, waited: Duration },
+    #[error("could not reach Toolgate's gateway at {}: {source}", socket.display())]
+    Connect {
+        socket: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("Toolgate closed the connection (the app quit or its gateway stopped); its tools are unavailable until it runs again")]
+    Closed,
+    #[error("the connection to Toolgate failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The app to start: `TOOLGATE_APP`, else `toolgate-app` beside this program, else on PATH.
+pub fn find_app() -> Option<PathBuf> {
+    if let Some(app) = std::env::var_os("TOOLGATE_APP").map(PathBuf::from) {
+        return Some(app);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("toolgate-app")))
+        .filter(|p| p.is_file());
+    beside.or_else(|| {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join("toolgate-app"))
+                .find(|p| p.is_file())
+        })
+    })
+}
+
+async fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
+    let first = UnixStream::connect(&options.socket).await;
+    let Err(first) = first else {
+        return Ok(first?);
+    };
+    use std::io::ErrorKind::{ConnectionRefused, NotFound};
+    if !matches!(first.kind(), NotFound | ConnectionRefused) {
+        return Err(ShimError::Connect {
+            socket: options.socket.clone(),
+            source: first,
+        });
+    }
+    let app = options.app.clone().ok_or(ShimError::NoApp)?;
+    eprintln!("toolgate connect: starting Toolgate in the tray…");
+    // Its own process group: the host that launched this shim may stop it, never the app.
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(&app)
+        .arg("--hidden")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|source| ShimError::Start {
+            app: app.clone(),
+            source,
+        })?;
+    let started = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Ok(stream) = UnixStream::connect(&options.socket).await {
+            return Ok(stream);
+        }
+        if started.elapsed() >= options.wait {
+            return Err(ShimError::NoGateway {
+                socket: options.socket.clone(),
+                waited: options.wait,
+            });
+        }
+    }
+}
+
+/// Runs the shim until the host closes stdin (`Ok`) or the gateway goes away (`Err(Closed)`).
+pub async fn connect(options: ConnectOptions) -> Result<(), ShimError> {
+    let stream = reach(&options).await?;
+    let (read, mut write) = stream.into_split();
+    let hello = Hello {
+        profile: options.profile.clone(),
+    };
+    write.write_all(hello.line().as_bytes()).await?;
+    let to_gateway = async {
+        let mut stdin = tokio::io::stdin();
+        tokio::io::copy(&mut stdin, &mut write).await?;
+        write.shutdown().await
+    };
+    let from_gateway = async {
+        let mut stdout = tokio::io::stdout();
+        let mut read = BufReader::new(read);
+        tokio::io::copy_buf(&mut read, &mut stdout).await?;
+        stdout.flush().await
+    };
+    tokio::pin!(to_gateway, from_gateway);
+    tokio::select! {
+        sent = &mut to_gateway => {
+            sent?;
+            // The host is done; let the last answers out, briefly.
+            let _ = tokio::time::timeout(Duration::from_secs(5), from_gateway).await;
+            Ok(())
+        }
+        received = &mut from_gateway => {
+            received?;
+            Err(ShimError::Closed)
+        }
+    }
+}
