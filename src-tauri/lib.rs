@@ -15,6 +15,67 @@ pub const SERVERS_CHANGED: &str = "servers-changed";
 /// Event sent to the web-view whenever a request starts or stops waiting at the gate.
 pub const APPROVALS_CHANGED: &str = "approvals-changed";
 
+/// The gateway while the app runs: stopped, and its socket removed, when the app exits.
+struct GatewayRunning {
+    stop: tokio_util::sync::CancellationToken,
+    socket: std::path::PathBuf,
+}
+
+/// `toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS]`, the
+/// same shim as `toolgate connect`; returns the exit code.
+pub fn connect(args: &[String]) -> i32 {
+    let usage = "usage: toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS]";
+    let mut options = toolgate_gateway::shim::ConnectOptions {
+        socket: std::path::PathBuf::new(),
+        profile: None,
+        app: std::env::current_exe().ok(),
+        wait: std::time::Duration::from_secs(30),
+    };
+    let mut data_dir = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.clone().next()) {
+            ("--profile", Some(v)) => options.profile = Some(v.clone()),
+            ("--data-dir", Some(v)) => data_dir = Some(std::path::PathBuf::from(v)),
+            ("--wait", Some(v)) => match v.parse() {
+                Ok(s) => options.wait = std::time::Duration::from_secs(s),
+                Err(_) => {
+                    eprintln!("toolgate-app connect: --wait takes a number of seconds\n{usage}");
+                    return 2;
+                }
+            },
+            ("--no-start", _) => {
+                options.app = None;
+                continue;
+            }
+            _ => {
+                eprintln!("toolgate-app connect: unexpected {arg:?}\n{usage}");
+                return 2;
+            }
+        }
+        args.next();
+    }
+    let Some(data_dir) = data_dir.or_else(toolgate_host::default_data_dir) else {
+        eprintln!("toolgate-app connect: neither XDG_DATA_HOME nor HOME is set; pass --data-dir");
+        return 2;
+    };
+    options.socket = toolgate_gateway::socket_path(&data_dir);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("toolgate-app connect: {e}");
+            return 1;
+        }
+    };
+    match runtime.block_on(toolgate_gateway::shim::connect(options)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("toolgate-app connect: {e}");
+            1
+        }
+    }
+}
+
 pub fn run() {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -54,6 +115,24 @@ pub fn run() {
                 }
             });
             tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
+
+            // Other hosts connect here (`toolgate connect`); their calls wait at the same gate.
+            let host = app.state::<AppState>().host.clone();
+            let socket = toolgate_gateway::socket_path(host.data_dir());
+            match toolgate_gateway::Gateway::bind(host, socket.clone()) {
+                Ok(gateway) => {
+                    app.manage(GatewayRunning {
+                        stop: gateway.stopper(),
+                        socket,
+                    });
+                    tauri::async_runtime::spawn(async move {
+                        if let Err(e) = gateway.serve().await {
+                            tracing::error!("the gateway stopped: {e}");
+                        }
+                    });
+                }
+                Err(e) => tracing::error!("other hosts cannot connect to Toolgate: {e}"),
+            }
 
             tray::create(app.handle())?;
             if std::env::args().any(|a| a == "--hidden") {
@@ -146,6 +225,10 @@ pub fn run() {
     app.run(|handle, event| {
         if let RunEvent::Exit = event {
             // Last chance to stop every server process before the runtime goes away.
+            if let Some(gateway) = handle.try_state::<GatewayRunning>() {
+                gateway.stop.cancel();
+                let _ = std::fs::remove_file(&gateway.socket);
+            }
             if let Some(state) = handle.try_state::<AppState>() {
                 state.gate.deny_all("Toolgate is quitting");
                 tauri::async_runtime::block_on(state.servers.stop_all());

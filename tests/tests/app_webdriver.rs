@@ -528,7 +528,56 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    another_host_calls_through_the_window(c, marker)
+        .await
+        .context("a call from another host")?;
     assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
+    Ok(())
+}
+
+/// Another host (the official TypeScript SDK client) calls a tool through `toolgate-app
+/// connect`: the call waits above every tab, named by the client, is approved in the window,
+/// and the server's result reaches the client.
+async fn another_host_calls_through_the_window(c: &Client, marker: &str) -> Result<()> {
+    let data_dir = std::path::Path::new(marker).join("data/dev.toolgate.desktop");
+    let client = Command::new("node")
+        .arg(repo_root().join("tests/clients/one_call.cjs"))
+        .arg(toolgate_tests::example_servers_dir())
+        .args([
+            "get-annotated-message",
+            r#"{"messageType": "success"}"#,
+            "--",
+        ])
+        .arg(app_binary())
+        .args(["connect", "--no-start", "--data-dir"])
+        .arg(&data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting the TypeScript SDK client")?;
+    let card = "[data-testid=server-requests] [data-testid=approval-card]";
+    wait_text(c, card, "ts-sdk-client", 30).await?;
+    wait_text(c, card, "get-annotated-message", 5).await?;
+    let shot = save_screenshot(c, "e2e-gateway.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    click(c, &format!("{card} [data-testid=approve]")).await?;
+    let out = tokio::task::spawn_blocking(move || client.wait_with_output())
+        .await?
+        .context("waiting for the TypeScript SDK client")?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    anyhow::ensure!(
+        out.status.success(),
+        "the client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(stdout.trim()).with_context(|| format!("the client said {stdout}"))?;
+    anyhow::ensure!(result["isError"] == false, "{result}");
+    anyhow::ensure!(
+        result["text"] == "Operation completed successfully",
+        "the server's result reached the client: {result}"
+    );
     Ok(())
 }
 
@@ -664,6 +713,18 @@ fn assert_no_secret_in_files(dir: &std::path::Path, secrets: &[&str]) -> Result<
             let path = entry?.path();
             if path.is_dir() {
                 pending.push(path);
+                continue;
+            }
+            let meta = std::fs::metadata(&path)?;
+            if !meta.is_file() {
+                // The gateway's socket (in the data folder when there is no runtime folder):
+                // nothing to read, and only its owner may connect.
+                use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+                anyhow::ensure!(
+                    !meta.file_type().is_socket() || meta.permissions().mode() & 0o777 == 0o600,
+                    "{} is open to other users",
+                    path.display()
+                );
                 continue;
             }
             let bytes = std::fs::read(&path)?;

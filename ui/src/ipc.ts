@@ -136,6 +136,8 @@ export interface PendingCall {
   inputSchema?: unknown;
   /** Why the user is asked. */
   reason?: string;
+  /** The connected client that asks (another host, through the gateway), e.g. `claude-code`. */
+  client?: string;
 }
 
 /** An image from a tool's result, base64; the window shows PNG, JPEG, GIF and WebP only. */

@@ -805,6 +805,12 @@ impl Agent {
                 };
                 // An "always" answer becomes a rule before the call runs.
                 let remembered = match &answer {
+                    // A client's call belongs to no chat: "in this chat" is this call only,
+                    // never quietly "always".
+                    Decision::Allow {
+                        lasting: Lasting::Conversation,
+                        ..
+                    } if conversation.is_none() && client.is_some() => None,
                     Decision::Allow { reach, lasting } => Some((true, *reach, *lasting)),
                     Decision::DenyAlways { reach } => Some((false, *reach, Lasting::Always)),
                     _ => None,

@@ -13,17 +13,10 @@ use toolgate_settings::Settings;
 
 use crate::approve;
 
-/// The app's identifier: its data folder is `$XDG_DATA_HOME/<this>` (Tauri's `app_data_dir`).
-const APP_IDENTIFIER: &str = "dev.toolgate.desktop";
-
 /// The folder the app keeps its settings, history and logs in.
 pub fn default_data_dir() -> Result<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set; pass --data-dir"))?;
-    Ok(base.join(APP_IDENTIFIER))
+    toolgate_host::default_data_dir()
+        .ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set; pass --data-dir"))
 }
 
 pub struct Context {

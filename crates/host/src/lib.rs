@@ -32,6 +32,19 @@ pub const SETTINGS_FILE: &str = "settings.json";
 /// The history and audit database, in the data folder.
 pub const HISTORY_FILE: &str = "history.sqlite3";
 
+/// The app's identifier: its data folder is `$XDG_DATA_HOME/<this>` (Tauri's `app_data_dir`).
+pub const APP_IDENTIFIER: &str = "dev.toolgate.desktop";
+
+/// The folder the app keeps its settings, history and logs in, found the way Tauri finds it,
+/// for front ends that run without Tauri (the CLI, the `connect` shim).
+pub fn default_data_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join(APP_IDENTIFIER))
+}
+
 /// What a front end decides about its host.
 pub struct HostOptions {
     /// The settings, the history and the records of running servers.

@@ -65,7 +65,7 @@ export default function ApprovalCard({ call, state, output, images, progress, on
       role="group"
       aria-label={
         kind === "toolCall"
-          ? `${call.tool} on ${call.serverName || "a server"}`
+          ? `${call.client ? `${call.client} wants to run ` : ""}${call.tool} on ${call.serverName || "a server"}`
           : `${call.serverName} ${kind === "sampling" ? "wants to use your model" : "asks you"}`
       }
       onKeyDown={(e) => {
@@ -80,6 +80,11 @@ export default function ApprovalCard({ call, state, output, images, progress, on
         <span>
           {kind === "toolCall" ? (
             <>
+              {call.client && (
+                <>
+                  <strong data-testid="approval-client">{call.client}</strong> wants to run{" "}
+                </>
+              )}
               <strong data-testid="approval-tool">{call.tool}</strong> on{" "}
               <span data-testid="approval-server">{call.serverName}</span>
             </>
@@ -179,7 +184,7 @@ export default function ApprovalCard({ call, state, output, images, progress, on
           >
             {question ? "Decline" : "Deny"} <kbd aria-hidden="true">D</kbd>
           </button>
-          {kind === "toolCall" && (
+          {kind === "toolCall" && !call.client && (
             <button
               type="button"
               data-testid="allow-conversation"
@@ -194,7 +199,7 @@ export default function ApprovalCard({ call, state, output, images, progress, on
               data-testid="always-allow"
               onClick={() => answer({ decision: "allow", reach: kind === "toolCall" ? "tool" : "server", lasting: "always" })}
             >
-              Always allow
+              {call.client ? `Always allow for ${call.client}` : "Always allow"}
             </button>
           )}
           <button

@@ -1,5 +1,5 @@
-// The panel of servers' requests, rendered by React in jsdom against Tauri's IPC mock: it shows
-// only servers' own requests, refreshes when the backend says the gate changed, and sends the
+// The panel of requests from outside a chat turn, rendered by React in jsdom against Tauri's IPC
+// mock: it shows servers' own requests and connected hosts' calls, never the chat's, refreshes when the backend says the gate changed, and sends the
 // typed answer to a question as the edited arguments.
 import { afterEach, describe, expect, it } from "vitest";
 import { act, createElement } from "react";
@@ -77,6 +77,43 @@ describe("requests from servers", () => {
     expect(send.textContent).toBe("Send answer");
     await act(async () => send.click());
     expect(answers).toEqual([{ id: "q1", decision: { decision: "approveEdited", arguments: { count: 42, name: "Ada" } } }]);
+    act(() => root.unmount());
+  });
+
+  it("shows a connected host's tool call with its name, and no 'in this chat' answer", async () => {
+    const fromClient: PendingCall = {
+      ...toolCall,
+      id: "c1",
+      tool: "write_file",
+      serverName: "Files",
+      arguments: { path: "/home/u/notes/a.md", content: "hi" },
+      client: "claude-code",
+    };
+    const answers: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "pending_approvals") return [toolCall, fromClient];
+        if (cmd === "answer_approval") answers.push(args);
+      },
+      { shouldMockEvents: true },
+    );
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(ServerRequests)));
+    await settle();
+    const cards = host.querySelectorAll("[data-testid=approval-card]");
+    expect(cards).toHaveLength(1);
+    const card = cards[0] as HTMLElement;
+    expect(card.getAttribute("aria-label")).toBe("claude-code wants to run write_file on Files");
+    expect(card.querySelector("[data-testid=approval-client]")?.textContent).toBe("claude-code");
+    // The full arguments are shown before anything runs.
+    expect(card.textContent).toContain("/home/u/notes/a.md");
+    expect(card.querySelector("[data-testid=allow-conversation]")).toBeNull();
+    expect(card.querySelector("[data-testid=always-allow]")?.textContent).toBe("Always allow for claude-code");
+    await click(card.querySelector("[data-testid=approve]"));
+    await settle();
+    expect(answers).toEqual([{ id: "c1", decision: { decision: "approve" } }]);
     act(() => root.unmount());
   });
 

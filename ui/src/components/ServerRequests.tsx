@@ -3,9 +3,10 @@ import { answerApproval, errorMessage, onApprovalsChanged, pendingApprovals, typ
 import ApprovalCard from "./ApprovalCard";
 
 /**
- * Requests servers make of the user (to use the model, or to answer a question), shown above
- * every tab: they can arrive at any time, not only during a chat turn. Tool calls are answered
- * in the chat, on the turn's own cards.
+ * Requests that arrive outside a chat turn, shown above every tab: servers asking to use the
+ * model or asking a question, and tool calls from other hosts connected through the gateway
+ * ("claude-code wants to run write_file on Files"). The chat's own tool calls are answered in
+ * the chat, on the turn's cards.
  */
 export default function ServerRequests() {
   const [waiting, setWaiting] = useState<PendingCall[]>([]);
@@ -14,7 +15,7 @@ export default function ServerRequests() {
   const refresh = useCallback(() => {
     pendingApprovals().then(
       (all) => {
-        setWaiting(all.filter((c) => c.request !== "toolCall"));
+        setWaiting(all.filter((c) => c.request !== "toolCall" || c.client));
         setProblem(null);
       },
       (e) => setProblem(errorMessage(e)),
@@ -31,7 +32,7 @@ export default function ServerRequests() {
 
   if (waiting.length === 0 && !problem) return null;
   return (
-    <section className="server-requests" aria-label="Requests from servers" data-testid="server-requests">
+    <section className="server-requests" aria-label="Requests from servers and connected hosts" data-testid="server-requests">
       {problem && (
         <p className="error small" role="alert">
           {problem}
