@@ -51,11 +51,18 @@ fn ask(gate: &Gate, call: &PendingCall) {
     let mut err = std::io::stderr();
     let pretty = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
     let _ = match call.request {
-        RequestKind::ToolCall => writeln!(
-            err,
-            "\n{} on {} wants to run with:\n{pretty}",
-            call.tool, call.server_name
-        ),
+        RequestKind::ToolCall => match &call.client {
+            Some(client) => writeln!(
+                err,
+                "\n{client} wants to run {} on {} with:\n{pretty}",
+                call.tool, call.server_name
+            ),
+            None => writeln!(
+                err,
+                "\n{} on {} wants to run with:\n{pretty}",
+                call.tool, call.server_name
+            ),
+        },
         RequestKind::Sampling => writeln!(
             err,
             "\n{} wants to use your model:\n{pretty}",

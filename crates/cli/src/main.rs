@@ -5,6 +5,7 @@
 mod approve;
 mod context;
 mod gateway;
+mod hosts;
 mod manage;
 mod run;
 
@@ -99,6 +100,10 @@ enum Command {
         #[arg(long)]
         no_start: bool,
     },
+    /// Connect another host (Claude Desktop, Claude Code, Cursor, VS Code, Goose, Zed) to
+    /// Toolgate: its servers move into Toolgate and it runs `toolgate connect`; or undo that.
+    #[command(subcommand)]
+    Hosts(Hosts),
     /// Run the gateway without the app (a server, an SSH session): hosts connect with
     /// `toolgate connect`. Calls your rules leave open are asked here when this is a terminal,
     /// else refused.
@@ -146,6 +151,30 @@ enum Servers {
         id: String,
         #[arg(long, default_value_t = 50)]
         lines: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum Hosts {
+    /// Each host, where its config is, and whether it is connected.
+    List,
+    /// Show what would change, ask, then import the host's servers and point it at Toolgate.
+    Connect {
+        /// claude-desktop, claude-code, cursor, vscode, goose or zed.
+        host: String,
+        /// Do not ask (the preview is still printed).
+        #[arg(long)]
+        yes: bool,
+        /// Leave values that look like secrets in the settings file as they are.
+        #[arg(long)]
+        keep_secrets_in_settings: bool,
+    },
+    /// Put the host's original config back, byte for byte.
+    Undo {
+        host: String,
+        /// Even when the host's config changed after it was connected (those changes are lost).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -226,6 +255,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name),
         Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name),
         Command::Serve => gateway::serve(ctx).await,
+        Command::Hosts(Hosts::List) => hosts::list(&ctx),
+        Command::Hosts(Hosts::Connect {
+            host,
+            yes,
+            keep_secrets_in_settings,
+        }) => hosts::connect(&mut ctx, &host, yes, keep_secrets_in_settings),
+        Command::Hosts(Hosts::Undo { host, force }) => hosts::undo(&ctx, &host, force),
         Command::Connect { .. } => unreachable!("handled before the host is opened"),
     }
 }

@@ -298,6 +298,17 @@ pub fn import(
     if dry_run {
         return Ok(0);
     }
+    apply_import(ctx, &plan, keep_secrets)?;
+    Ok(0)
+}
+
+/// Applies an import: asks for the inputs it needs, moves its secrets to the keychain (unless
+/// `keep_secrets`) and saves the settings.
+pub fn apply_import(
+    ctx: &mut Context,
+    plan: &toolgate_settings::import::ImportPlan,
+    keep_secrets: bool,
+) -> Result<()> {
     let mut choices = ImportChoices::default();
     for input in &plan.report().inputs {
         let value = if input.password {
@@ -329,5 +340,5 @@ pub fn import(
     let next = applied.settings;
     ctx.update(|s| *s = next)?;
     println!("Saved to {}.", ctx.settings_path().display());
-    Ok(0)
+    Ok(())
 }

@@ -351,3 +351,127 @@ async fn the_inspector_cli_lists_and_calls_through_toolgate_serve() {
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_host_reaches_the_gateway_with_the_line_toolgate_wrote_and_undo_restores_it() {
+    let (dir, _root, _) = data_dir("hosts");
+    let home = dir.join("home");
+    let cursor = home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(cursor.parent().expect("parent")).expect("folder");
+    // Cursor runs its own copy of server-everything (the same command Toolgate runs).
+    let everything = everything_server("x");
+    let toolgate_settings::Transport::Stdio { command, args, .. } = &everything.transport else {
+        panic!("stdio")
+    };
+    let original = serde_json::to_vec_pretty(&json!({
+        "mcpServers": {"everything": {"command": command, "args": args}}
+    }))
+    .expect("json");
+    std::fs::write(&cursor, &original).expect("cursor config");
+    let toolgate = |args: &[&str]| {
+        Command::new(TOOLGATE)
+            .arg("--data-dir")
+            .arg(&*dir)
+            .args(args)
+            .env("HOME", &home)
+            .stdin(Stdio::null())
+            .output()
+            .expect("toolgate runs")
+    };
+
+    let listed = toolgate(&["hosts", "list"]);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(
+        listed.contains("cursor") && listed.contains("1 server(s)"),
+        "{listed}"
+    );
+    let refused = toolgate(&["hosts", "connect", "cursor"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "no terminal, no --yes: nothing changes"
+    );
+    assert_eq!(std::fs::read(&cursor).expect("read"), original);
+
+    let out = toolgate(&["hosts", "connect", "cursor", "--yes"]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("skipped") || said.contains("Skipped"),
+        "the same server is not added twice: {said}"
+    );
+    let rewritten: Value =
+        serde_json::from_slice(&std::fs::read(&cursor).expect("read")).expect("json");
+    let entry = &rewritten["mcpServers"]["toolgate"];
+    let command = entry["command"].as_str().expect("command").to_owned();
+    let args: Vec<String> = serde_json::from_value(entry["args"].clone()).expect("args");
+    assert_eq!(
+        rewritten["mcpServers"].as_object().map(|m| m.len()),
+        Some(1)
+    );
+
+    // The gateway headless, and a call made by exactly the line Cursor now runs.
+    let mut serve = Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(&*dir)
+        .arg("serve")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut call = Command::new("node");
+    call.arg(repo_root().join("tests/clients/one_call.cjs"))
+        .arg(example_servers_dir())
+        .args([
+            "echo",
+            r#"{"message": "from cursor's entry"}"#,
+            "--",
+            &command,
+        ])
+        .args(&args);
+    let mut answer = Value::Null;
+    // Its servers start in the background; until echo is there the call is refused.
+    for _ in 0..120 {
+        let out = call.output().expect("the client runs");
+        if let Ok(value) = serde_json::from_slice::<Value>(&out.stdout) {
+            if value["isError"] == false {
+                answer = value;
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    Command::new("kill")
+        .args(["-TERM", &serve.id().to_string()])
+        .status()
+        .expect("kill");
+    let _ = serve.wait();
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("from cursor's entry"),
+        "{answer}"
+    );
+    // Audited under the host's profile.
+    let history = toolgate_history::History::open(&dir.join("history.sqlite3")).expect("history");
+    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    assert_eq!(audit[0].entry.client.as_deref(), Some("cursor"));
+
+    let out = toolgate(&["hosts", "undo", "cursor"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&cursor).expect("read"),
+        original,
+        "byte for byte"
+    );
+}

@@ -252,7 +252,10 @@ fn temp_prefix(path: &Path) -> String {
     )
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+/// Replaces the file at `path` with `bytes` whole or not at all (a new copy, synced, then
+/// renamed over it), readable by the user only. Used for the settings, and for other hosts'
+/// configs when Toolgate rewrites them.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     let io_error = |action, source| FileError::Io {
         action,
         path: path.to_owned(),

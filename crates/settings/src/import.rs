@@ -1173,6 +1173,12 @@ fn slug(name: &str) -> String {
     }
 }
 
+/// The JSON of a host's config file, with comments and trailing commas allowed (VS Code's and
+/// Zed's files are JSONC); the error says where the text is not JSON.
+pub fn parse_jsonc(text: &str) -> Result<serde_json::Value, ImportError> {
+    read::parse_text(text)
+}
+
 /// Where Claude Desktop keeps its config on this OS: macOS
 /// `~/Library/Application Support/Claude/claude_desktop_config.json`, Windows
 /// `%APPDATA%\Claude\claude_desktop_config.json`, elsewhere `$XDG_CONFIG_HOME/Claude/…` or
