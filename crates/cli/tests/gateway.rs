@@ -475,3 +475,386 @@ async fn a_connected_host_reaches_the_gateway_with_the_line_toolgate_wrote_and_u
         "byte for byte"
     );
 }
+
+// ---- faults, with a raw client on the socket: each line exactly as sent ----
+
+/// A client that writes and reads JSON-RPC lines on the gateway's socket, nothing more.
+struct Raw {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>>,
+    write: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Raw {
+    async fn connect(dir: &Path, hello: Option<&str>) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let stream = tokio::net::UnixStream::connect(toolgate_gateway::socket_path(dir))
+            .await
+            .expect("connects");
+        let (read, write) = stream.into_split();
+        let mut raw = Raw {
+            lines: tokio::io::BufReader::new(read).lines(),
+            write,
+        };
+        if let Some(profile) = hello {
+            raw.send_text(&format!(
+                "{{\"toolgateConnect\":{{\"profile\":\"{profile}\"}}}}"
+            ))
+            .await;
+        }
+        raw
+    }
+
+    async fn send_text(&mut self, text: &str) {
+        use tokio::io::AsyncWriteExt;
+        self.write.write_all(text.as_bytes()).await.expect("write");
+        self.write.write_all(b"\n").await.expect("write");
+    }
+
+    async fn send(&mut self, value: Value) {
+        self.send_text(&value.to_string()).await;
+    }
+
+    /// The next message, within 20 s.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("an answer in time")
+            .expect("reads")
+            .expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    }
+
+    /// The answer to request `id`, skipping notifications; the notifications seen meanwhile.
+    async fn answer(&mut self, id: i64) -> (Value, Vec<Value>) {
+        let mut notes = Vec::new();
+        loop {
+            let message = self.next().await;
+            if message["id"] == id {
+                return (message, notes);
+            }
+            notes.push(message);
+        }
+    }
+
+    async fn initialize(&mut self) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-client", "version": "1"}}}),
+        )
+        .await;
+        let (answer, _) = self.answer(0).await;
+        assert_eq!(
+            answer["result"]["serverInfo"]["name"], "toolgate",
+            "{answer}"
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
+
+    async fn call(&mut self, id: i64, tool: &str, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}))
+            .await;
+    }
+}
+
+/// A data folder running the fault server (as `fault`, or `alpha` and `beta`), with `slow`
+/// and `hang` allowed by a rule: everything else asks.
+fn fault_dir(tag: &str, servers: &[(&str, &str)]) -> (TestDir, Settings) {
+    let dir = temp_dir(&format!("gateway-{tag}"));
+    let mut settings =
+        Settings::first_run(toolgate_tests::fault_server(servers[0].0, servers[0].1));
+    for (id, mode) in &servers[1..] {
+        settings
+            .servers
+            .push(toolgate_tests::fault_server(id, mode));
+    }
+    for (id, _) in servers {
+        for tool in ["slow", "hang"] {
+            settings.policy.rules.push(Rule {
+                id: format!("allow-{id}-{tool}"),
+                target: Target::Tool {
+                    server_id: (*id).into(),
+                    tool: tool.into(),
+                },
+                ..allow_echo()
+            });
+        }
+    }
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    (dir, settings)
+}
+
+async fn stderr_has(host: &Host, server: &str, needle: &str) -> bool {
+    for _ in 0..200 {
+        if host
+            .servers
+            .stderr_tail(server)
+            .await
+            .iter()
+            .any(|l| l.contains(needle))
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junk_and_oversized_messages_get_an_error_and_the_client_stays_connected() {
+    let (dir, settings) = fault_dir("junk", &[("fault", "ok")]);
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    let mut raw = Raw::connect(&dir, None).await;
+    raw.send_text("this is not JSON").await;
+    let parse = raw.next().await;
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], Value::Null);
+    let big = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}",
+        "x".repeat(toolgate_gateway::MAX_MESSAGE)
+    );
+    raw.send_text(&big).await;
+    let too_big = raw.next().await;
+    assert_eq!(too_big["error"]["code"], -32600, "{too_big}");
+    assert!(too_big["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("larger than"));
+    // Still connected: the handshake and a call work.
+    raw.initialize().await;
+    raw.call(1, "slow", json!({"seconds": 0.1})).await;
+    let (answer, _) = raw.answer(1).await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "slept 0.1 s",
+        "{answer}"
+    );
+    stop.cancel();
+    host.servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_its_calls_cancelled()
+{
+    let (dir, settings) = fault_dir("cancel", &[("fault", "ok")]);
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    let mut raw = Raw::connect(&dir, None).await;
+    raw.initialize().await;
+
+    // Progress comes back on the client's own token.
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "slow", "arguments": {"seconds": 0.6, "interval": 0.2},
+        "_meta": {"progressToken": "mine"}}}),
+    )
+    .await;
+    let (answer, notes) = raw.answer(1).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let progress: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "{notes:?}");
+    assert!(progress
+        .iter()
+        .all(|p| p["params"]["progressToken"] == "mine"));
+
+    // The client cancels: the server hears it.
+    raw.call(2, "hang", json!({})).await;
+    assert!(stderr_has(&host, "fault", "recv tools/call").await);
+    raw.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "changed my mind"}}),
+    )
+    .await;
+    assert!(
+        stderr_has(&host, "fault", "cancelled").await,
+        "the cancellation reached the server"
+    );
+
+    // A call running and one waiting at the gate when the client goes away: the first is
+    // cancelled at the server, the second leaves the gate.
+    let before = host
+        .servers
+        .stderr_tail("fault")
+        .await
+        .iter()
+        .filter(|l| l.starts_with("cancelled"))
+        .count();
+    raw.call(3, "hang", json!({})).await;
+    raw.call(4, "echo", json!({"text": "asks"})).await;
+    for _ in 0..200 {
+        if !host.gate.waiting().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let waiting = host.gate.waiting();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].client.as_deref(), Some("raw-client"));
+    drop(raw);
+    let mut cancelled_again = false;
+    for _ in 0..200 {
+        let now = host
+            .servers
+            .stderr_tail("fault")
+            .await
+            .iter()
+            .filter(|l| l.starts_with("cancelled"))
+            .count();
+        if now > before && host.gate.waiting().is_empty() {
+            cancelled_again = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        cancelled_again,
+        "the running call was cancelled and the waiting one withdrawn"
+    );
+    stop.cancel();
+    host.servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_whose_tools_clash_each_reach_their_own_server_and_a_flood_is_bounded() {
+    let (dir, mut settings) = fault_dir("clash", &[("alpha", "ok"), ("beta", "ok")]);
+    for (profile, server) in [("a", "alpha"), ("b", "beta")] {
+        settings.gateway.profiles.insert(
+            profile.into(),
+            GatewayProfile {
+                servers: Some([server.to_owned()].into()),
+                exclude: Default::default(),
+            },
+        );
+    }
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    let mut a = Raw::connect(&dir, Some("a")).await;
+    let mut b = Raw::connect(&dir, Some("b")).await;
+    a.initialize().await;
+    b.initialize().await;
+    for raw in [&mut a, &mut b] {
+        raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
+        let (list, _) = raw.answer(1).await;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"slow") && !names.iter().any(|n| n.contains("__")),
+            "{names:?}"
+        );
+    }
+    a.call(2, "slow", json!({"seconds": 0.1})).await;
+    b.call(2, "slow", json!({"seconds": 0.2})).await;
+    assert_eq!(
+        a.answer(2).await.0["result"]["content"][0]["text"],
+        "slept 0.1 s"
+    );
+    assert_eq!(
+        b.answer(2).await.0["result"]["content"][0]["text"],
+        "slept 0.2 s"
+    );
+    let calls = |lines: Vec<String>| lines.iter().filter(|l| *l == "recv tools/call").count();
+    assert_eq!(calls(host.servers.stderr_tail("alpha").await), 1);
+    assert_eq!(calls(host.servers.stderr_tail("beta").await), 1);
+
+    // A flood: past the bound each call is refused at once, with a reason.
+    let extra = 10;
+    for id in 0..(toolgate_gateway::MAX_CALLS_PER_CLIENT + extra) {
+        a.call(100 + id as i64, "hang", json!({})).await;
+    }
+    let mut refused = 0;
+    while refused < extra {
+        let message = a.next().await;
+        let text = message["error"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains("already handling"), "{message}");
+        refused += 1;
+    }
+    // The other client is not held up by it.
+    b.call(3, "slow", json!({"seconds": 0.1})).await;
+    assert_eq!(
+        b.answer(3).await.0["result"]["content"][0]["text"],
+        "slept 0.1 s"
+    );
+    stop.cancel();
+    host.servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_are_forwarded_and_a_stopping_gateway_ends_each_shim_with_a_message() {
+    let (dir, settings) = fault_dir("lists", &[("fault", "ok")]);
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    let mut raw = Raw::connect(&dir, None).await;
+    raw.initialize().await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    raw.answer(1).await;
+    // The server restarts: its tools go and come back, and the client is told.
+    host.servers.restart("fault").await.expect("restart");
+    let told = raw.next().await;
+    assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
+
+    // A shim, as a host runs it, mid-session when the gateway stops.
+    let mut shim = Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["connect", "--no-start"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shim starts");
+    {
+        use std::io::{BufRead, Write};
+        let mut stdin = shim.stdin.take().expect("stdin");
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "shim-test", "version": "1"}}})
+        )
+        .expect("write");
+        let mut stdout = std::io::BufReader::new(shim.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        assert!(line.contains("\"toolgate\""), "{line}");
+        stop.cancel();
+        let out = tokio::task::spawn_blocking(move || {
+            let status = shim.wait().expect("the shim ends");
+            let mut err = String::new();
+            use std::io::Read;
+            shim.stderr
+                .take()
+                .expect("stderr")
+                .read_to_string(&mut err)
+                .expect("read");
+            drop(stdin);
+            (status, err)
+        });
+        let (status, err) = tokio::time::timeout(Duration::from_secs(20), out)
+            .await
+            .expect("the shim ends when the gateway stops")
+            .expect("joins");
+        assert_eq!(status.code(), Some(1), "{err}");
+        assert!(err.contains("Toolgate closed the connection"), "{err}");
+    }
+    // With no gateway, a shim that may not start the app says so at once.
+    let out = Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["connect", "--no-start"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("toolgate serve"), "{err}");
+    host.servers.stop_all().await;
+}
