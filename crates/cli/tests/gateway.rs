@@ -800,6 +800,54 @@ async fn list_changes_are_forwarded_and_a_stopping_gateway_ends_each_shim_with_a
     let told = raw.next().await;
     assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
 
+    // A 2026-07-28 client (the Python SDK) listens with `subscriptions/listen`, and is told too.
+    let mut listener = Command::new(example_servers_dir().join(".venv/bin/python"))
+        .arg(repo_root().join("tests/clients/gateway_listen.py"))
+        .arg(TOOLGATE)
+        .arg(&*dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python client starts");
+    let mut heard = std::io::BufReader::new(listener.stdout.take().expect("stdout"));
+    let first = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        heard.read_line(&mut line).expect("read");
+        (line, heard)
+    })
+    .await
+    .expect("joins");
+    let (line, mut heard) = first;
+    assert_eq!(
+        line.trim(),
+        "listening",
+        "the subscription was acknowledged"
+    );
+    host.servers.restart("fault").await.expect("restart");
+    let event = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        heard.read_line(&mut line).expect("read");
+        let status = listener.wait().expect("ends");
+        let mut err = String::new();
+        use std::io::Read;
+        listener
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut err)
+            .expect("read");
+        (line, status, err)
+    });
+    let (line, status, err) = tokio::time::timeout(Duration::from_secs(60), event)
+        .await
+        .expect("in time")
+        .expect("joins");
+    assert!(status.success(), "{err}");
+    assert!(line.contains("ToolsListChanged"), "{line}\n{err}");
+
     // A shim, as a host runs it, mid-session when the gateway stops.
     let mut shim = Command::new(TOOLGATE)
         .arg("--data-dir")

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeResult,
@@ -12,7 +13,7 @@ use rmcp::model::{
     ProgressNotificationParam, Prompt, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResultType, ServerCapabilities, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
@@ -35,6 +36,7 @@ error result that says why. Do not retry a denied call.";
 /// The name a client is known by when it gives none.
 const UNNAMED: &str = "a connected client";
 
+#[derive(Clone)]
 pub(crate) struct Session {
     host: Arc<Host>,
     /// `toolgate connect --profile NAME`; otherwise the client's own name picks the profile.
@@ -42,7 +44,51 @@ pub(crate) struct Session {
     /// Cancelled when the client's connection ends: its running calls stop at their servers.
     closed: CancellationToken,
     calls: Arc<Semaphore>,
-    watching: AtomicBool,
+    /// Whether list changes are already followed for an older-era client.
+    watching: Arc<AtomicBool>,
+}
+
+/// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
+/// stream (which rmcp filters to what the client asked for).
+enum Listener {
+    Session(rmcp::Peer<RoleServer>),
+    Subscription(rmcp::service::SubscriptionSink),
+}
+
+#[derive(Clone, Copy)]
+enum ListKind {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl Listener {
+    /// Tells the client; false once it cannot be told any more.
+    async fn changed(&self, kind: ListKind) -> bool {
+        match (self, kind) {
+            (Listener::Session(peer), ListKind::Tools) => {
+                peer.notify_tool_list_changed().await.is_ok()
+            }
+            (Listener::Session(peer), ListKind::Resources) => {
+                peer.notify_resource_list_changed().await.is_ok()
+            }
+            (Listener::Session(peer), ListKind::Prompts) => {
+                peer.notify_prompt_list_changed().await.is_ok()
+            }
+            (Listener::Subscription(sink), kind) => {
+                let sent = match kind {
+                    ListKind::Tools => sink.notify_tool_list_changed().await,
+                    ListKind::Resources => sink.notify_resource_list_changed().await,
+                    ListKind::Prompts => sink.notify_prompt_list_changed().await,
+                };
+                // A kind the client did not ask for is not sent, and is no reason to stop.
+                matches!(
+                    sent,
+                    Ok(()) | Err(rmcp::service::SubscriptionSendError::NotificationNotAccepted(_))
+                )
+            }
+        }
+    }
 }
 
 /// One profile's view: which servers, and the tool settings with its exclusions added.
@@ -62,7 +108,7 @@ impl Session {
             profile,
             closed,
             calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
-            watching: AtomicBool::new(false),
+            watching: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -172,61 +218,45 @@ impl Session {
             .collect()
     }
 
-    /// Sends `notifications/tools/list_changed` (and the resource and prompt ones) whenever
-    /// what this client sees changes, until the connection ends.
-    fn watch_lists(&self, peer: rmcp::Peer<RoleServer>, client: String) {
-        if self.watching.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let session = Session {
-            host: self.host.clone(),
-            profile: self.profile.clone(),
-            closed: self.closed.clone(),
-            calls: self.calls.clone(),
-            watching: AtomicBool::new(true),
-        };
-        tokio::spawn(async move {
-            let mut changes = session.host.servers.subscribe();
-            let lists = |servers: &[ServerSnapshot], tools: Vec<Tool>| {
-                let names = |f: &dyn Fn(&ServerSnapshot) -> Vec<String>| -> Vec<String> {
-                    servers.iter().flat_map(f).collect()
-                };
-                (
-                    serde_json::to_string(&tools).unwrap_or_default(),
-                    names(&|s| s.resources.iter().map(|r| r.uri.clone()).collect()),
-                    names(&|s| s.prompts.iter().map(|p| p.name.clone()).collect()),
-                )
-            };
-            let mut seen = lists(
-                &session.servers(&client).await,
-                session.tools(&client).await.unwrap_or_default(),
-            );
-            loop {
-                tokio::select! {
-                    () = session.closed.cancelled() => return,
-                    changed = changes.changed() => if changed.is_err() { return },
-                }
-                let now = lists(
-                    &session.servers(&client).await,
-                    session.tools(&client).await.unwrap_or_default(),
-                );
-                let sent = if now.0 != seen.0 {
-                    peer.notify_tool_list_changed().await
-                } else {
-                    Ok(())
-                };
-                if now.1 != seen.1 {
-                    let _ = peer.notify_resource_list_changed().await;
-                }
-                if now.2 != seen.2 {
-                    let _ = peer.notify_prompt_list_changed().await;
-                }
-                if sent.is_err() {
+    /// What this client sees of the lists, to tell when one changed.
+    async fn lists(&self, client: &str) -> (String, Vec<String>, Vec<String>) {
+        let servers = self.servers(client).await;
+        let tools = self.tools(client).await.unwrap_or_default();
+        (
+            serde_json::to_string(&tools).unwrap_or_default(),
+            servers
+                .iter()
+                .flat_map(|s| s.resources.iter().map(|r| r.uri.clone()))
+                .collect(),
+            servers
+                .iter()
+                .flat_map(|s| s.prompts.iter().map(|p| p.name.clone()))
+                .collect(),
+        )
+    }
+
+    /// Tells the client whenever its tools, resources or prompts change, until the connection
+    /// ends or the client can no longer be told.
+    async fn follow_lists(&self, client: &str, to: Listener) {
+        let mut changes = self.host.servers.subscribe();
+        let mut seen = self.lists(client).await;
+        loop {
+            tokio::select! {
+                () = self.closed.cancelled() => return,
+                changed = changes.changed() => if changed.is_err() { return },
+            }
+            let now = self.lists(client).await;
+            for (differs, kind) in [
+                (now.0 != seen.0, ListKind::Tools),
+                (now.1 != seen.1, ListKind::Resources),
+                (now.2 != seen.2, ListKind::Prompts),
+            ] {
+                if differs && !to.changed(kind).await {
                     return;
                 }
-                seen = now;
             }
-        });
+            seen = now;
+        }
     }
 }
 
@@ -248,7 +278,35 @@ impl ServerHandler for Session {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let client = self.client_name(context.peer.peer_info().map(|i| i.client_info.clone()));
         tracing::info!(%client, "a client connected to the gateway");
-        self.watch_lists(context.peer.clone(), client);
+        // An older-era session is told of list changes on its own; a 2026-07-28 client asks
+        // with `subscriptions/listen` (below).
+        if !self.watching.swap(true, Ordering::SeqCst) {
+            let (session, peer) = (self.clone(), context.peer.clone());
+            tokio::spawn(async move {
+                session.follow_lists(&client, Listener::Session(peer)).await;
+            });
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // List changes, as asked; no per-resource updates (the servers' are not passed on yet).
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let client = self.client_name(context.request_context().client_info());
+        tokio::select! {
+            () = self.follow_lists(&client, Listener::Subscription(context.sink().clone())) => {}
+            () = context.cancelled() => {}
+        }
+        Ok(())
     }
 
     async fn list_tools(

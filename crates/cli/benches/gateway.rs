@@ -1,0 +1,194 @@
+//! What the gateway adds to a call: the official TypeScript SDK client calling `echo` through
+//! `toolgate connect` → the gateway → the server, against the same client calling the same
+//! server directly. 1,000 sequential calls and 1,000 with 32 in flight, allowed by a rule, after
+//! 200 warm-up calls; the two take turns for [`ROUNDS`] rounds and the median is reported.
+//!
+//! Behind the gateway is the real host, as the app runs it: the settings' allow rule decides,
+//! every decision is written to the audit log in a SQLite file before the call runs, and the
+//! call goes to the server through `ServerManager`. The server is `tests/fault_server.py` in its
+//! well-behaved mode (its `echo` answers at once), the same process type for both paths.
+//!
+//! Target: the gateway adds at most 0.3 ms a call (sequential).
+//!
+//! Run: `cargo bench -p toolgate-cli --bench gateway` (after the README's set-up). Prints a
+//! table; asserts only that the calls succeeded.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use toolgate_host::{Host, HostOptions};
+use toolgate_mcp::{HostEnv, ServerStatus};
+use toolgate_policy::{Effect, Rule, Scope, Target};
+use toolgate_settings::Settings;
+use toolgate_tests::bench::{median, ms, summary, Summary};
+use toolgate_tests::{example_servers_dir, fault_server, fault_server_script, repo_root};
+
+const CALLS: usize = 1_000;
+const IN_FLIGHT: usize = 32;
+const WARM_UP: usize = 200;
+const ROUNDS: usize = 3;
+const TARGET_MS: f64 = 0.3;
+
+#[derive(Clone, Copy)]
+struct Times {
+    sequential: Duration,
+    in_flight: Duration,
+}
+
+/// `ts_client.cjs` (the per-call benchmark's client) against `command`.
+fn typescript(command: &[String]) -> Times {
+    let output = std::process::Command::new("node")
+        .arg(repo_root().join("tests/benches/ts_client.cjs"))
+        .arg(example_servers_dir())
+        .args([CALLS, IN_FLIGHT, WARM_UP].map(|n| n.to_string()))
+        .arg("--")
+        .args(command)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run node");
+    assert!(output.status.success(), "ts_client.cjs failed");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON from ts_client.cjs");
+    let millis = |key: &str| Duration::from_secs_f64(report[key].as_f64().expect(key) / 1000.0);
+    Times {
+        sequential: millis("sequential_ms"),
+        in_flight: millis("in_flight_ms"),
+    }
+}
+
+async fn host_on(dir: &Path) -> Arc<Host> {
+    let mut settings = Settings::first_run(fault_server("echo-server", "ok"));
+    settings.policy.rules.push(Rule {
+        id: "allow-echo".into(),
+        effect: Effect::Allow,
+        scope: Scope::Always,
+        target: Target::Tool {
+            server_id: "echo-server".into(),
+            tool: "echo".into(),
+        },
+        conditions: Vec::new(),
+        bound_to: None,
+        created_at: 0,
+        expires_at: None,
+        note: None,
+        client: None,
+    });
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let host = Host::open(HostOptions {
+        env: Some(HostEnv::inherited()),
+        secrets: Arc::new(toolgate_secrets::MemoryStore::default()),
+        ..HostOptions::new(dir)
+    })
+    .expect("host");
+    host.servers.start_all(&settings.servers).await;
+    while host.servers.snapshot().await[0].status != ServerStatus::Ready {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    host
+}
+
+#[tokio::main]
+async fn main() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gateway-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let host = host_on(&dir).await;
+    let gateway =
+        toolgate_gateway::Gateway::bind(host.clone(), toolgate_gateway::socket_path(&dir))
+            .expect("gateway");
+    let stop = gateway.stopper();
+    tokio::spawn(gateway.serve());
+
+    let direct_command = vec![
+        "python3".to_owned(),
+        fault_server_script().to_string_lossy().into_owned(),
+        "ok".to_owned(),
+    ];
+    let gateway_command = vec![
+        env!("CARGO_BIN_EXE_toolgate").to_owned(),
+        "--data-dir".to_owned(),
+        dir.to_string_lossy().into_owned(),
+        "connect".to_owned(),
+        "--no-start".to_owned(),
+    ];
+    let (mut direct, mut through) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        eprintln!("gateway: round {} of {ROUNDS}", round + 1);
+        let d = direct_command.clone();
+        direct.push(
+            tokio::task::spawn_blocking(move || typescript(&d))
+                .await
+                .expect("joins"),
+        );
+        let g = gateway_command.clone();
+        through.push(
+            tokio::task::spawn_blocking(move || typescript(&g))
+                .await
+                .expect("joins"),
+        );
+    }
+    stop.cancel();
+    host.servers.stop_all().await;
+    let audited = host
+        .history
+        .as_ref()
+        .expect("history")
+        .audit(&toolgate_history::AuditFilter::default())
+        .expect("audit")
+        .len();
+    assert!(
+        audited >= CALLS,
+        "every call through the gateway was audited ({audited})"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let med = |all: &[Times]| Times {
+        sequential: median(all.iter().map(|t| t.sequential).collect()),
+        in_flight: median(all.iter().map(|t| t.in_flight).collect()),
+    };
+    let (direct, through) = (med(&direct), med(&through));
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / CALLS as f64;
+    println!(
+        "\nGateway: the TypeScript SDK client, {CALLS} echo calls allowed by a rule \
+         (median of {ROUNDS} rounds, {WARM_UP} warm-up calls each)\n"
+    );
+    println!("| path | sequential, per call | {IN_FLIGHT} in flight, per call |");
+    println!("|---|---:|---:|");
+    for (name, t) in [
+        ("client → server", direct),
+        (
+            "client → toolgate connect → gateway (rule, audit) → server",
+            through,
+        ),
+    ] {
+        println!(
+            "| {name} | {:.0} µs | {:.0} µs |",
+            per_call(t.sequential),
+            per_call(t.in_flight)
+        );
+    }
+    for (workload, ours, theirs) in [
+        ("sequential", through.sequential, direct.sequential),
+        ("32 in flight", through.in_flight, direct.in_flight),
+    ] {
+        let added_ms = (ms(ours) - ms(theirs)) / CALLS as f64;
+        let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+        println!(
+            "\nThe gateway adds {added_ms:.3} ms a call, {workload} ({ratio:.2}x the direct path); target ≤ {TARGET_MS} ms"
+        );
+        summary(Summary {
+            benchmark: &format!("Gateway, {CALLS} calls, {workload}"),
+            result: format!("+{added_ms:.3} ms a call"),
+            compared_with: format!("TypeScript SDK direct {:.0} µs", per_call(theirs)),
+            ratio: format!("{ratio:.2}x"),
+            target: if workload == "sequential" {
+                "≤ +0.3 ms a call"
+            } else {
+                "none set"
+            },
+            met: workload != "sequential" || added_ms <= TARGET_MS,
+        });
+    }
+}
