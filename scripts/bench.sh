@@ -47,6 +47,9 @@ BEFORE="$(machine)"
 step "Per-call overhead, parallel calls, start-up, memory, streaming (cargo bench -p toolgate-tests)"
 cargo bench --locked -p toolgate-tests
 
+step "Gateway (cargo bench -p toolgate-cli --bench gateway)"
+cargo bench --locked -p toolgate-cli --bench gateway
+
 step "Catalog (cargo bench -p toolgate-catalog --bench build)"
 cargo bench --locked -p toolgate-catalog --bench build | tee "$SUMMARY.catalog"
 # Criterion prints the name, then "time: [low estimate high]" (on the next line for long names).

@@ -49,6 +49,10 @@ fn main() {
         "set_start_at_login",
         "server_config",
         "update_server",
+        "list_hosts",
+        "preview_host",
+        "connect_host",
+        "undo_host",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

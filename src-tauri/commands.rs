@@ -43,6 +43,8 @@ command_error! {
     toolgate_agent::AgentError => "turn",
     toolgate_history::HistoryError => "history",
     toolgate_settings::import::ImportError => "import",
+    toolgate_host::ApplyImportError => "import",
+    toolgate_hosts::HostError => "hosts",
     tauri::Error => "internal",
 }
 
@@ -643,34 +645,14 @@ pub async fn preview_import(
 /// Imports: the chosen secrets go to the keychain first, then the settings are saved with
 /// references to them, then the new servers start.
 #[tauri::command]
-pub async fn apply_import<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn apply_import(
     state: State<'_, AppState>,
     source: ImportSource,
     choices: toolgate_settings::import::ImportChoices,
 ) -> Result<toolgate_settings::import::ImportReport> {
-    let before = state.settings().clone();
-    let plan = import_plan(&before, &source)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let applied = plan.apply(&before, &choices, now)?;
-    let secrets = applied.secrets;
-    keychain(state.secrets.clone(), move |s| {
-        secrets.iter().try_for_each(|secret| {
-            s.set(&toolgate_settings::secret_item(&secret.name), &secret.value)
-        })
-    })
-    .await?;
-    let next = applied.settings;
-    state.update_settings(&app, |s| *s = next.clone())?;
-    let new: Vec<_> = next
-        .servers
-        .iter()
-        .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
-        .cloned()
-        .collect();
-    state.servers.add(&new).await;
+    let plan = import_plan(&state.settings().clone(), &source)?;
+    let imported = state.host.apply_import(&plan, &choices).await?;
+    state.servers.add(&imported.added).await;
     Ok(plan.report().clone())
 }
 
@@ -935,4 +917,142 @@ pub async fn update_server<R: Runtime>(
     state.servers.remove(&server_id).await?;
     state.servers.add(std::slice::from_ref(&next)).await;
     Ok(())
+}
+
+fn host_of(id: &str) -> Result<toolgate_hosts::HostKind> {
+    toolgate_hosts::HostKind::parse(id).ok_or_else(|| CommandError {
+        kind: "hosts",
+        message: format!("Toolgate does not know the host '{id}'"),
+    })
+}
+
+fn hosts_state(state: &AppState) -> std::path::PathBuf {
+    state.data_dir().join("hosts.json")
+}
+
+/// Another AI app whose MCP config Toolgate can take over.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostView {
+    id: &'static str,
+    label: &'static str,
+    /// Where its config is (or would be).
+    path: Option<String>,
+    /// Its config file is there.
+    found: bool,
+    /// Connected to Toolgate; its original config is kept here.
+    backup: Option<String>,
+}
+
+#[tauri::command]
+pub async fn list_hosts(state: State<'_, AppState>) -> Result<Vec<HostView>> {
+    let connected = toolgate_hosts::connected(&hosts_state(&state));
+    Ok(toolgate_hosts::HostKind::ALL
+        .into_iter()
+        .map(|host| {
+            let path = toolgate_hosts::config_path_here(host);
+            HostView {
+                id: host.id(),
+                label: host.label(),
+                found: path.as_ref().is_some_and(|p| p.is_file()),
+                path: path.map(|p| p.display().to_string()),
+                backup: connected
+                    .get(host.id())
+                    .map(|c| c.backup.display().to_string()),
+            }
+        })
+        .collect())
+}
+
+/// What connecting a host would change; nothing is written until `connect_host`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostPreview {
+    id: &'static str,
+    label: &'static str,
+    path: String,
+    /// The servers that move to Toolgate (`None`: it runs none).
+    report: Option<toolgate_settings::import::ImportReport>,
+    /// Entries that stay in the host's config, with why.
+    kept: Vec<(String, String)>,
+    notes: Vec<String>,
+    /// What the host will run instead.
+    command: String,
+}
+
+#[tauri::command]
+pub async fn preview_host(state: State<'_, AppState>, host: String) -> Result<HostPreview> {
+    let host = host_of(&host)?;
+    let path = toolgate_hosts::config_path_here(host).ok_or_else(|| CommandError {
+        kind: "hosts",
+        message: format!(
+            "cannot tell where {} keeps its config on this system",
+            host.label()
+        ),
+    })?;
+    let exe = std::env::current_exe().map_err(|e| CommandError {
+        kind: "hosts",
+        message: format!("cannot tell where Toolgate is installed: {e}"),
+    })?;
+    let command = toolgate_hosts::ConnectCommand {
+        command: exe.display().to_string(),
+        args: vec![
+            "connect".into(),
+            "--profile".into(),
+            host.id().into(),
+            "--data-dir".into(),
+            state.data_dir().display().to_string(),
+        ],
+    };
+    let settings = state.settings().clone();
+    let plan = toolgate_hosts::plan(host, &path, &settings, &command)?;
+    let preview = HostPreview {
+        id: host.id(),
+        label: host.label(),
+        path: path.display().to_string(),
+        report: plan.import.as_ref().map(|i| i.report().clone()),
+        kept: plan.kept.clone(),
+        notes: plan.notes.clone(),
+        command: std::iter::once(command.command.clone())
+            .chain(command.args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    *state.host_plan.lock().unwrap_or_else(|p| p.into_inner()) = Some(plan);
+    Ok(preview)
+}
+
+/// Connects the host last previewed: imports its servers (secrets to the keychain as chosen),
+/// starts them, then rewrites the host's config, only if it is unchanged since the preview.
+#[tauri::command]
+pub async fn connect_host(
+    state: State<'_, AppState>,
+    host: String,
+    choices: toolgate_settings::import::ImportChoices,
+) -> Result<()> {
+    let host = host_of(&host)?;
+    let plan = state
+        .host_plan
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .filter(|plan| plan.host == host)
+        .ok_or_else(|| CommandError {
+            kind: "hosts",
+            message: format!("look at what connecting {} changes first", host.label()),
+        })?;
+    if let Some(import) = &plan.import {
+        let imported = state.host.apply_import(import, &choices).await?;
+        state.servers.add(&imported.added).await;
+    }
+    Ok(toolgate_hosts::apply(&plan, &hosts_state(&state))?)
+}
+
+/// Puts the host's own config back, byte for byte; returns where.
+#[tauri::command]
+pub async fn undo_host(state: State<'_, AppState>, host: String) -> Result<String> {
+    let host = host_of(&host)?;
+    Ok(toolgate_hosts::undo(host, &hosts_state(&state), false)?
+        .display()
+        .to_string())
 }

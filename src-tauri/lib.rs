@@ -60,14 +60,7 @@ pub fn connect(args: &[String]) -> i32 {
         return 2;
     };
     options.socket = toolgate_gateway::socket_path(&data_dir);
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("toolgate-app connect: {e}");
-            return 1;
-        }
-    };
-    match runtime.block_on(toolgate_gateway::shim::connect(options)) {
+    match toolgate_gateway::shim::connect(options) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("toolgate-app connect: {e}");
@@ -212,6 +205,10 @@ pub fn run() {
             commands::set_start_at_login,
             commands::server_config,
             commands::update_server,
+            commands::list_hosts,
+            commands::preview_host,
+            commands::connect_host,
+            commands::undo_host,
         ])
         .build(tauri::generate_context!());
 

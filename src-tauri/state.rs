@@ -28,6 +28,8 @@ pub struct AppState {
     pub turn: Mutex<Option<(u64, tokio_util::sync::CancellationToken)>>,
     /// Numbers turns, so a finished turn clears only its own stop token.
     pub turns: std::sync::atomic::AtomicU64,
+    /// The last host connection shown to the user, applied only if they say yes to it.
+    pub host_plan: Mutex<Option<toolgate_hosts::Plan>>,
 }
 
 /// The host's servers, gate, keychain, history and settings, reached as the state's own.
@@ -64,6 +66,7 @@ impl AppState {
             conversation: tokio::sync::Mutex::new(Conversation::default()),
             turn: Mutex::new(None),
             turns: std::sync::atomic::AtomicU64::new(0),
+            host_plan: Mutex::new(None),
         })
     }
 

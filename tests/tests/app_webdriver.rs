@@ -531,7 +531,73 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     another_host_calls_through_the_window(c, marker)
         .await
         .context("a call from another host")?;
+    cursor_connected_from_the_window_and_undone(c, marker)
+        .await
+        .context("connecting Cursor")?;
     assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
+    Ok(())
+}
+
+/// Where the test puts a Cursor config before the app starts: Cursor runs its own copy of the
+/// example server, so connecting it adds nothing and rewrites its config.
+fn cursor_config(marker: &str) -> PathBuf {
+    std::path::Path::new(marker).join("home/.cursor/mcp.json")
+}
+
+fn write_cursor_config(marker: &str) -> Result<Vec<u8>> {
+    let path = cursor_config(marker);
+    std::fs::create_dir_all(path.parent().context("parent")?)?;
+    let entry = toolgate_tests::npm_server_entry("@modelcontextprotocol/server-everything");
+    let text = serde_json::to_vec_pretty(&json!({
+        "mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}
+    }))?;
+    std::fs::write(&path, &text)?;
+    Ok(text)
+}
+
+/// *Connect other AI apps*: Cursor's preview, its connection (its config now runs
+/// `toolgate-app connect --profile cursor`), and undo (its config back byte for byte).
+async fn cursor_connected_from_the_window_and_undone(c: &Client, marker: &str) -> Result<()> {
+    let path = cursor_config(marker);
+    let original = std::fs::read(&path)?;
+    click(c, "[data-testid=tab-servers]").await?;
+    click(c, "[data-testid=host-cursor] [data-testid=host-preview]").await?;
+    wait_text(c, "[data-testid=host-plan]", "Skip everything", 10).await?;
+    wait_text(
+        c,
+        "[data-testid=host-command]",
+        "connect --profile cursor",
+        5,
+    )
+    .await?;
+    anyhow::ensure!(
+        std::fs::read(&path)? == original,
+        "nothing written before the yes"
+    );
+    c.execute(
+        "document.querySelector('[data-testid=host-plan]').scrollIntoView({block: 'center'})",
+        vec![],
+    )
+    .await?;
+    let shot = save_screenshot(c, "e2e-hosts.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    click(c, "[data-testid=host-connect]").await?;
+    wait_text(c, "[data-testid=hosts-done]", "Cursor is connected", 10).await?;
+    let rewritten: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+    let entry = &rewritten["mcpServers"]["toolgate"];
+    anyhow::ensure!(
+        entry["command"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("toolgate-app"))
+            && rewritten["mcpServers"].as_object().map(|m| m.len()) == Some(1),
+        "Cursor runs Toolgate only: {rewritten}"
+    );
+    click(c, "[data-testid=host-cursor] [data-testid=host-undo]").await?;
+    wait_text(c, "[data-testid=hosts-done]", "has its own config back", 10).await?;
+    anyhow::ensure!(
+        std::fs::read(&path)? == original,
+        "undo restores the file byte for byte"
+    );
     Ok(())
 }
 
@@ -808,6 +874,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let data_home = std::env::temp_dir().join(format!("toolgate-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data_home);
     std::fs::create_dir_all(data_home.join("home"))?;
+    write_cursor_config(&data_home.to_string_lossy())?;
     let (_driver, port) = start_driver(&data_home)?;
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));

@@ -184,6 +184,11 @@ function backend() {
           return [{ name: "API_TOKEN", usedBy: ["everything"], set: true, hint: "…abcd" }];
         case "import_sources":
           return { claudeDesktop: "/home/me/.config/Claude/claude_desktop_config.json" };
+        case "list_hosts":
+          return [
+            { id: "cursor", label: "Cursor", path: "/home/me/.cursor/mcp.json", found: true, backup: null },
+            { id: "zed", label: "Zed", path: "/home/me/.config/zed/settings.json", found: false, backup: null },
+          ];
         case "preview_import":
           return report;
         case "approval_rules":

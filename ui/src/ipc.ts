@@ -334,6 +334,40 @@ export const previewImport = (source: ImportSource) => invoke<ImportReport>("pre
 export const applyImport = (source: ImportSource, choices: ImportChoices) =>
   invoke<ImportReport>("apply_import", { source, choices });
 
+/** Another AI app (Claude Desktop, Claude Code, Cursor, VS Code, Goose, Zed) Toolgate can connect. */
+export interface HostView {
+  id: string;
+  label: string;
+  /** Where its config is, or would be. */
+  path: string | null;
+  /** Its config file exists. */
+  found: boolean;
+  /** Connected: where its original config is kept. */
+  backup: string | null;
+}
+
+/** What connecting a host would change; nothing is written before `connectHost`. */
+export interface HostPreview {
+  id: string;
+  label: string;
+  path: string;
+  /** The servers that move to Toolgate; null when it runs none. */
+  report: ImportReport | null;
+  /** Entries that stay in the host's config, and why. */
+  kept: [string, string][];
+  notes: string[];
+  /** What the host will run instead. */
+  command: string;
+}
+
+export const listHosts = () => invoke<HostView[]>("list_hosts");
+
+export const previewHost = (host: string) => invoke<HostPreview>("preview_host", { host });
+
+export const connectHost = (host: string, choices: ImportChoices) => invoke<void>("connect_host", { host, choices });
+
+export const undoHost = (host: string) => invoke<string>("undo_host", { host });
+
 /** The servers as Claude Desktop's `mcpServers` JSON; secrets stay `${secret:…}` references. */
 export const exportServers = () =>
   invoke<{ json: unknown; leftOut: { id: string; reason: string }[] }>("export_servers");

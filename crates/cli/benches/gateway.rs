@@ -58,7 +58,9 @@ fn typescript(command: &[String]) -> Times {
     }
 }
 
-async fn host_on(dir: &Path) -> Arc<Host> {
+/// The host the app would run on `dir`; `audit`: with its history and audit log (the app's
+/// case), else without (to show what the gateway itself costs).
+async fn host_on(dir: &Path, audit: bool) -> Arc<Host> {
     let mut settings = Settings::first_run(fault_server("echo-server", "ok"));
     settings.policy.rules.push(Rule {
         id: "allow-echo".into(),
@@ -79,6 +81,7 @@ async fn host_on(dir: &Path) -> Arc<Host> {
     let host = Host::open(HostOptions {
         env: Some(HostEnv::inherited()),
         secrets: Arc::new(toolgate_secrets::MemoryStore::default()),
+        open_history: audit,
         ..HostOptions::new(dir)
     })
     .expect("host");
@@ -89,48 +92,62 @@ async fn host_on(dir: &Path) -> Arc<Host> {
     host
 }
 
-#[tokio::main]
-async fn main() {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gateway-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let host = host_on(&dir).await;
-    let gateway =
-        toolgate_gateway::Gateway::bind(host.clone(), toolgate_gateway::socket_path(&dir))
-            .expect("gateway");
+/// A gateway for a host on `dir`; returns the command a client runs to reach it.
+async fn gateway_on(
+    dir: &Path,
+    audit: bool,
+) -> (Arc<Host>, tokio_util::sync::CancellationToken, Vec<String>) {
+    std::fs::create_dir_all(dir).expect("temp dir");
+    let host = host_on(dir, audit).await;
+    let gateway = toolgate_gateway::Gateway::bind(host.clone(), toolgate_gateway::socket_path(dir))
+        .expect("gateway");
     let stop = gateway.stopper();
     tokio::spawn(gateway.serve());
-
-    let direct_command = vec![
-        "python3".to_owned(),
-        fault_server_script().to_string_lossy().into_owned(),
-        "ok".to_owned(),
-    ];
-    let gateway_command = vec![
+    let command = vec![
         env!("CARGO_BIN_EXE_toolgate").to_owned(),
         "--data-dir".to_owned(),
         dir.to_string_lossy().into_owned(),
         "connect".to_owned(),
         "--no-start".to_owned(),
     ];
-    let (mut direct, mut through) = (Vec::new(), Vec::new());
+    (host, stop, command)
+}
+
+#[tokio::main]
+async fn main() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gateway-{}", std::process::id()));
+    let (host, stop, audited_command) = gateway_on(&dir.join("audited"), true).await;
+    let (bare_host, bare_stop, bare_command) = gateway_on(&dir.join("no-audit"), false).await;
+    // The server's stderr (a line per message) is not part of the measure.
+    let direct_command = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!(
+            "exec python3 '{}' ok 2>/dev/null",
+            fault_server_script().to_string_lossy()
+        ),
+    ];
+    let mut rounds: [Vec<Times>; 3] = Default::default();
     for round in 0..ROUNDS {
         eprintln!("gateway: round {} of {ROUNDS}", round + 1);
-        let d = direct_command.clone();
-        direct.push(
-            tokio::task::spawn_blocking(move || typescript(&d))
-                .await
-                .expect("joins"),
-        );
-        let g = gateway_command.clone();
-        through.push(
-            tokio::task::spawn_blocking(move || typescript(&g))
-                .await
-                .expect("joins"),
-        );
+        for (times, command) in
+            rounds
+                .iter_mut()
+                .zip([&direct_command, &audited_command, &bare_command])
+        {
+            let command = command.clone();
+            times.push(
+                tokio::task::spawn_blocking(move || typescript(&command))
+                    .await
+                    .expect("joins"),
+            );
+        }
     }
     stop.cancel();
+    bare_stop.cancel();
     host.servers.stop_all().await;
+    bare_host.servers.stop_all().await;
     let audited = host
         .history
         .as_ref()
@@ -148,32 +165,36 @@ async fn main() {
         sequential: median(all.iter().map(|t| t.sequential).collect()),
         in_flight: median(all.iter().map(|t| t.in_flight).collect()),
     };
-    let (direct, through) = (med(&direct), med(&through));
+    let [direct, through, bare] = [med(&rounds[0]), med(&rounds[1]), med(&rounds[2])];
     let per_call = |d: Duration| d.as_secs_f64() * 1e6 / CALLS as f64;
+    let added = |ours: Duration, theirs: Duration| (ms(ours) - ms(theirs)) / CALLS as f64;
     println!(
         "\nGateway: the TypeScript SDK client, {CALLS} echo calls allowed by a rule \
          (median of {ROUNDS} rounds, {WARM_UP} warm-up calls each)\n"
     );
-    println!("| path | sequential, per call | {IN_FLIGHT} in flight, per call |");
-    println!("|---|---:|---:|");
+    println!("| path | sequential, per call | added | {IN_FLIGHT} in flight, per call | added |");
+    println!("|---|---:|---:|---:|---:|");
     for (name, t) in [
         ("client → server", direct),
         (
-            "client → toolgate connect → gateway (rule, audit) → server",
+            "client → toolgate connect → gateway (rule, audit in SQLite) → server",
             through,
         ),
+        ("the same, no audit log (the gateway's own cost)", bare),
     ] {
         println!(
-            "| {name} | {:.0} µs | {:.0} µs |",
+            "| {name} | {:.0} µs | +{:.3} ms | {:.0} µs | +{:.3} ms |",
             per_call(t.sequential),
-            per_call(t.in_flight)
+            added(t.sequential, direct.sequential),
+            per_call(t.in_flight),
+            added(t.in_flight, direct.in_flight),
         );
     }
     for (workload, ours, theirs) in [
         ("sequential", through.sequential, direct.sequential),
         ("32 in flight", through.in_flight, direct.in_flight),
     ] {
-        let added_ms = (ms(ours) - ms(theirs)) / CALLS as f64;
+        let added_ms = added(ours, theirs);
         let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
         println!(
             "\nThe gateway adds {added_ms:.3} ms a call, {workload} ({ratio:.2}x the direct path); target ≤ {TARGET_MS} ms"

@@ -43,14 +43,14 @@ pub async fn serve(ctx: Context) -> Result<u8> {
 
 /// Forwards stdin and stdout to the gateway of the Toolgate on `data_dir`; exits the process
 /// when done (stdin is read on a thread that would otherwise keep it alive).
-pub async fn connect(data_dir: &Path, profile: Option<String>, wait: u64, start: bool) -> ! {
+pub fn connect(data_dir: &Path, profile: Option<String>, wait: u64, start: bool) -> ! {
     let options = ConnectOptions {
         socket: toolgate_gateway::socket_path(data_dir),
         profile,
         app: if start { shim::find_app() } else { None },
         wait: Duration::from_secs(wait),
     };
-    let code = match shim::connect(options).await {
+    let code = match shim::connect(options) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("toolgate connect: {e}");

@@ -85,7 +85,7 @@ fn confirm(question: &str) -> Result<bool> {
     Ok(matches!(line.trim(), "y" | "Y" | "yes"))
 }
 
-pub fn connect(ctx: &mut Context, id: &str, yes: bool, keep_secrets: bool) -> Result<u8> {
+pub async fn connect(ctx: &mut Context, id: &str, yes: bool, keep_secrets: bool) -> Result<u8> {
     let host = host_of(id)?;
     let path = path_of(host)?;
     let command = command_for(host, ctx.host.data_dir())?;
@@ -118,7 +118,7 @@ pub fn connect(ctx: &mut Context, id: &str, yes: bool, keep_secrets: bool) -> Re
         }
     }
     if let Some(import) = &plan.import {
-        crate::manage::apply_import(ctx, import, keep_secrets)?;
+        crate::manage::apply_import(ctx, import, keep_secrets).await?;
     }
     toolgate_hosts::apply(&plan, &state(ctx))?;
     println!(

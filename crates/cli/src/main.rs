@@ -210,7 +210,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         no_start,
     } = cli.command
     {
-        gateway::connect(&data_dir, profile, wait, !no_start).await
+        gateway::connect(&data_dir, profile, wait, !no_start)
     }
     // Only these start servers or turns; the rest read and write the settings and keychain.
     let runs_servers = matches!(
@@ -251,7 +251,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             file,
             dry_run,
             keep_secrets_in_settings,
-        } => manage::import(&mut ctx, &file, keep_secrets_in_settings, dry_run),
+        } => manage::import(&mut ctx, &file, keep_secrets_in_settings, dry_run).await,
         Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name),
         Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name),
         Command::Serve => gateway::serve(ctx).await,
@@ -260,7 +260,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             host,
             yes,
             keep_secrets_in_settings,
-        }) => hosts::connect(&mut ctx, &host, yes, keep_secrets_in_settings),
+        }) => hosts::connect(&mut ctx, &host, yes, keep_secrets_in_settings).await,
         Command::Hosts(Hosts::Undo { host, force }) => hosts::undo(&ctx, &host, force),
         Command::Connect { .. } => unreachable!("handled before the host is opened"),
     }

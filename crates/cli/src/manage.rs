@@ -285,7 +285,7 @@ pub fn secrets_clear(ctx: &Context, name: &str) -> Result<u8> {
     Ok(0)
 }
 
-pub fn import(
+pub async fn import(
     ctx: &mut Context,
     file: &std::path::Path,
     keep_secrets: bool,
@@ -298,13 +298,13 @@ pub fn import(
     if dry_run {
         return Ok(0);
     }
-    apply_import(ctx, &plan, keep_secrets)?;
+    apply_import(ctx, &plan, keep_secrets).await?;
     Ok(0)
 }
 
 /// Applies an import: asks for the inputs it needs, moves its secrets to the keychain (unless
 /// `keep_secrets`) and saves the settings.
-pub fn apply_import(
+pub async fn apply_import(
     ctx: &mut Context,
     plan: &toolgate_settings::import::ImportPlan,
     keep_secrets: bool,
@@ -324,21 +324,11 @@ pub fn apply_import(
     if !keep_secrets {
         choices.move_secrets = plan.move_all_secrets();
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let applied = plan.apply(&ctx.settings, &choices, now)?;
-    for secret in &applied.secrets {
-        ctx.host
-            .secrets
-            .set(&toolgate_settings::secret_item(&secret.name), &secret.value)?;
-        println!(
-            "Moved a value to the keychain as ${{secret:{}}}.",
-            secret.name
-        );
+    let imported = ctx.host.apply_import(plan, &choices).await?;
+    for name in &imported.secrets {
+        println!("Moved a value to the keychain as ${{secret:{name}}}.");
     }
-    let next = applied.settings;
-    ctx.update(|s| *s = next)?;
+    ctx.settings = ctx.host.settings().clone();
     println!("Saved to {}.", ctx.settings_path().display());
     Ok(())
 }

@@ -1,15 +1,22 @@
-//! Between a client's connection and rmcp: one line is one JSON-RPC message.
+//! The transport between a client's connection and rmcp's server: one line, one JSON-RPC
+//! message.
 //!
-//! rmcp drops a line that is not JSON, or is too long, without a word. A client (or a person
-//! typing at a socket) then waits for an answer that never comes. Here each such line is
-//! answered with a JSON-RPC error that says what was wrong, and the connection stays open;
-//! everything else passes through unchanged, in order. Memory stays bounded: a line is never
-//! held past [`MAX_MESSAGE`] bytes, and rmcp's side is a small pipe that pushes back.
+//! rmcp's own stream transport drops a line that is not JSON, or is too long, without a word; a
+//! client (or a person typing at the socket) then waits for an answer that never comes. Here
+//! each such line is answered with a JSON-RPC error that says what was wrong, and the connection
+//! stays open. Memory stays bounded: a line is never held past [`MAX_MESSAGE`] bytes. The
+//! transport reads and writes the socket itself (no pipe or task in between), since every call
+//! of every connected host passes through it.
 
+use std::sync::Arc;
+
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::RoleServer;
+use serde_json::Value;
 use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
 };
-use tokio::sync::mpsc;
+use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 /// The largest message a client may send: far beyond any tool call's arguments.
@@ -64,11 +71,11 @@ pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     }
 }
 
-/// The JSON-RPC error for a line that could not be taken, as one line to send.
-pub(crate) fn error_line(code: i64, message: &str) -> Vec<u8> {
+/// A JSON-RPC error, as one line to send.
+pub(crate) fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
     let mut line = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": code, "message": message},
     })
     .to_string()
@@ -77,46 +84,105 @@ pub(crate) fn error_line(code: i64, message: &str) -> Vec<u8> {
     line
 }
 
-/// Why a line is refused, if it is: JSON-RPC's parse error, with serde's reason.
-pub(crate) fn check(line: &[u8]) -> Option<Vec<u8>> {
-    let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
-    if trimmed.iter().all(u8::is_ascii_whitespace) {
-        return None;
+/// What to do with one line from the client.
+#[derive(Debug)]
+pub(crate) enum Read {
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// Nothing to pass on or answer: a blank line, or a notification rmcp does not know
+    /// (JSON-RPC answers no notification, not even with an error).
+    Skip,
+    /// Answer this, and read on.
+    Refuse(Vec<u8>),
+}
+
+pub(crate) fn parse(line: &[u8]) -> Read {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Read::Skip;
     }
-    match serde_json::from_slice::<serde::de::IgnoredAny>(trimmed) {
-        Ok(_) => None,
-        Err(e) => Some(error_line(
-            -32700,
-            &format!(
-                "Parse error: this line is not JSON ({e}); send one JSON-RPC message per line"
-            ),
-        )),
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(message) => Read::Message(Box::new(message)),
+        Err(e) => match serde_json::from_slice::<Value>(line) {
+            Err(e) => Read::Refuse(error_line(
+                &Value::Null,
+                -32700,
+                &format!(
+                    "Parse error: this line is not JSON ({e}); send one JSON-RPC message per line"
+                ),
+            )),
+            Ok(value) => match value.get("id") {
+                None => Read::Skip,
+                Some(id) => Read::Refuse(error_line(
+                    id,
+                    -32600,
+                    &format!("Invalid request: not a JSON-RPC message Toolgate knows ({e})"),
+                )),
+            },
+        },
     }
 }
 
-/// Connects `reader`/`writer` (the client) to the returned stream (rmcp's side). `first` is a
-/// line already read from `reader`, passed on first. `closed` is cancelled as soon as the
-/// client's side ends, so that its running calls are cancelled without waiting for rmcp.
-pub(crate) fn guard<R, W>(
-    mut reader: BufReader<R>,
-    mut writer: W,
+/// rmcp's transport for one client. `closed` is cancelled as soon as the client's side ends, so
+/// that its running calls are cancelled without waiting for rmcp.
+pub(crate) struct LineTransport<R, W> {
+    reader: BufReader<R>,
+    writer: Arc<Mutex<BufWriter<W>>>,
     first: Option<Vec<u8>>,
     closed: CancellationToken,
-) -> DuplexStream
+}
+
+impl<R, W> LineTransport<R, W>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (ours, theirs) = tokio::io::duplex(256 * 1024);
-    let (mut from_rmcp, mut to_rmcp) = tokio::io::split(ours);
-    let (errors, mut pending_errors) = mpsc::channel::<Vec<u8>>(16);
+    /// `first` is a line already read from `reader`, taken first.
+    pub(crate) fn new(
+        reader: BufReader<R>,
+        writer: W,
+        first: Option<Vec<u8>>,
+        closed: CancellationToken,
+    ) -> Self {
+        Self {
+            reader,
+            writer: Arc::new(Mutex::new(BufWriter::new(writer))),
+            first,
+            closed,
+        }
+    }
 
-    tokio::spawn(async move {
-        let mut next = first;
+    async fn write(writer: &Mutex<BufWriter<W>>, line: &[u8]) -> std::io::Result<()> {
+        let mut writer = writer.lock().await;
+        writer.write_all(line).await?;
+        writer.flush().await
+    }
+}
+
+impl<R, W> rmcp::transport::Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = self.writer.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            Self::write(&writer, &line).await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let line = match next.take() {
+            let line = match self.first.take() {
                 Some(line) => Line::Complete(line),
-                None => match read_line(&mut reader, MAX_MESSAGE).await {
+                None => match read_line(&mut self.reader, MAX_MESSAGE).await {
                     Ok(line) => line,
                     Err(e) => {
                         tracing::debug!("a gateway client's connection failed: {e}");
@@ -124,61 +190,42 @@ where
                     }
                 },
             };
-            match line {
-                Line::Complete(line) => {
-                    if let Some(error) = check(&line) {
-                        let _ = errors.send(error).await;
-                    } else {
-                        let mut line = line;
-                        line.push(b'\n');
-                        if to_rmcp.write_all(&line).await.is_err() {
-                            break;
-                        }
-                    }
+            let refusal = match line {
+                Line::Eof => {
+                    self.closed.cancel();
+                    return None;
                 }
-                Line::TooLong => {
-                    let message = format!(
+                Line::TooLong => error_line(
+                    &Value::Null,
+                    -32600,
+                    &format!(
                         "Invalid request: the message is larger than {} MiB and was dropped",
                         MAX_MESSAGE / 1024 / 1024
-                    );
-                    let _ = errors.send(error_line(-32600, &message)).await;
-                }
-                Line::Eof => break,
-            }
-        }
-        closed.cancel();
-        let _ = to_rmcp.shutdown().await;
-    });
-
-    tokio::spawn(async move {
-        let mut from_rmcp = BufReader::new(&mut from_rmcp);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            tokio::select! {
-                read = from_rmcp.read_until(b'\n', &mut line) => match read {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
-                            break;
-                        }
-                    }
+                    ),
+                ),
+                Line::Complete(line) => match parse(&line) {
+                    Read::Message(message) => return Some(*message),
+                    Read::Skip => continue,
+                    Read::Refuse(answer) => answer,
                 },
-                Some(error) = pending_errors.recv() => {
-                    if writer.write_all(&error).await.is_err() || writer.flush().await.is_err() {
-                        break;
-                    }
-                }
+            };
+            if Self::write(&self.writer, &refusal).await.is_err() {
+                self.closed.cancel();
+                return None;
             }
         }
-        let _ = writer.shutdown().await;
-    });
-    theirs
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.shutdown().await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::transport::Transport;
+    use tokio::io::AsyncBufReadExt;
 
     async fn lines(input: &[u8], limit: usize) -> Vec<Line> {
         let mut reader = BufReader::with_capacity(4, input);
@@ -208,40 +255,59 @@ mod tests {
         );
     }
 
+    fn refused(line: &[u8]) -> Value {
+        match parse(line) {
+            Read::Refuse(answer) => serde_json::from_slice(&answer).expect("json"),
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
     #[test]
-    fn junk_gets_a_parse_error_and_json_passes() {
-        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
-        assert!(
-            check(b"   ").is_none(),
-            "blank lines are skipped, as rmcp does"
+    fn junk_gets_a_parse_error_a_bad_request_its_id_and_messages_pass() {
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Read::Message(_)
+        ));
+        assert!(matches!(parse(b"   "), Read::Skip));
+        let junk = refused(b"hello there");
+        assert_eq!(
+            (junk["error"]["code"].clone(), junk["id"].clone()),
+            (Value::from(-32700), Value::Null)
         );
-        let error = check(b"hello there").expect("refused");
-        let error: serde_json::Value = serde_json::from_slice(&error).expect("json");
-        assert_eq!(error["error"]["code"], -32700);
-        assert_eq!(error["id"], serde_json::Value::Null);
+        let bad = refused(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}"#);
+        assert_eq!(
+            (bad["error"]["code"].clone(), bad["id"].clone()),
+            (Value::from(-32600), Value::from(7))
+        );
+        assert!(
+            !matches!(
+                parse(br#"{"jsonrpc":"2.0","method":"$/lsp-thing"}"#),
+                Read::Refuse(_)
+            ),
+            "no answer to a notification"
+        );
     }
 
     #[tokio::test]
-    async fn a_bad_line_is_answered_and_the_good_ones_reach_rmcp_in_order() {
+    async fn a_bad_line_is_answered_and_the_next_message_arrives() {
         let (client, server) = tokio::io::duplex(1024);
         let (server_read, server_write) = tokio::io::split(server);
         let closed = CancellationToken::new();
-        let rmcp = guard(
+        let mut transport = LineTransport::new(
             BufReader::new(server_read),
             server_write,
-            Some(b"{\"first\":1}".to_vec()),
+            None,
             closed.clone(),
         );
         let (client_read, mut client_write) = tokio::io::split(client);
         client_write
-            .write_all(b"not json\n{\"second\":2}\n")
+            .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
             .await
             .expect("write");
-        let mut rmcp = BufReader::new(rmcp);
-        let mut got = String::new();
-        rmcp.read_line(&mut got).await.expect("read");
-        rmcp.read_line(&mut got).await.expect("read");
-        assert_eq!(got, "{\"first\":1}\n{\"second\":2}\n");
+        let message = transport.receive().await.expect("a message");
+        assert!(serde_json::to_string(&message)
+            .expect("json")
+            .contains("ping"));
         let mut answer = String::new();
         BufReader::new(client_read)
             .read_line(&mut answer)
@@ -249,8 +315,7 @@ mod tests {
             .expect("read");
         assert!(answer.contains("-32700"), "{answer}");
         drop(client_write);
-        tokio::time::timeout(std::time::Duration::from_secs(5), closed.cancelled())
-            .await
-            .expect("the end of the client is noticed");
+        assert!(transport.receive().await.is_none());
+        assert!(closed.is_cancelled(), "the end of the client is noticed");
     }
 }

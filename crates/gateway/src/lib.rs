@@ -11,7 +11,7 @@
 //!   one per data folder, in a folder only the user can enter (0700), itself 0600; a
 //!   connection from another uid is refused ([`same_user`]).
 //! - **What is spoken:** MCP, served by rmcp's server side, both protocol eras (`initialize`
-//!   and `server/discover`). Each line passes [`frame`] first, which answers junk and oversized
+//!   and `server/discover`), over [`frame`]'s transport, which answers junk and oversized
 //!   messages with a JSON-RPC error instead of silence.
 //! - **Who asks:** a shim may send one line before MCP, `{"toolgateConnect":{"profile":…}}`,
 //!   naming the profile (`toolgate connect --profile NAME`); otherwise the client's
@@ -234,9 +234,9 @@ async fn serve_client(host: Arc<Host>, stream: UnixStream, stop: CancellationTok
     };
     // Ended by the client (its side closed) or by the gateway stopping.
     let closed = stop.child_token();
-    let io = frame::guard(reader, write, first, closed.clone());
+    let transport = frame::LineTransport::new(reader, write, first, closed.clone());
     let session = session::Session::new(host, profile, closed.clone());
-    let running = match rmcp::serve_server(session, io).await {
+    let running = match rmcp::serve_server(session, transport).await {
         Ok(running) => running,
         Err(e) => {
             tracing::info!("a gateway client left before its handshake ended: {e}");

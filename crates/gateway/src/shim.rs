@@ -1,13 +1,15 @@
 //! `toolgate connect`: the stdio server another host launches. It forwards the host's stdin to
 //! the gateway's socket and the socket to its stdout, byte for byte, after one line naming the
 //! profile. When no gateway answers, it starts the app hidden in the tray and waits for it.
+//!
+//! Plain threads and blocking I/O: every message of the host passes here twice, and a thread
+//! blocked on a read wakes sooner than a runtime's task would.
 
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 
 use crate::Hello;
 
@@ -61,10 +63,10 @@ pub fn find_app() -> Option<PathBuf> {
     })
 }
 
-async fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
-    let first = UnixStream::connect(&options.socket).await;
-    let Err(first) = first else {
-        return Ok(first?);
+fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
+    let first = match UnixStream::connect(&options.socket) {
+        Ok(stream) => return Ok(stream),
+        Err(e) => e,
     };
     use std::io::ErrorKind::{ConnectionRefused, NotFound};
     if !matches!(first.kind(), NotFound | ConnectionRefused) {
@@ -90,8 +92,8 @@ async fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
         })?;
     let started = Instant::now();
     loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        if let Ok(stream) = UnixStream::connect(&options.socket).await {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Ok(stream) = UnixStream::connect(&options.socket) {
             return Ok(stream);
         }
         if started.elapsed() >= options.wait {
@@ -103,36 +105,53 @@ async fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
     }
 }
 
+/// Copies what `from` sends to `to` as it arrives, flushing each piece.
+fn pump(mut from: impl Read, mut to: impl Write) -> std::io::Result<()> {
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buffer) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buffer[..n])?;
+        to.flush()?;
+    }
+}
+
 /// Runs the shim until the host closes stdin (`Ok`) or the gateway goes away (`Err(Closed)`).
-pub async fn connect(options: ConnectOptions) -> Result<(), ShimError> {
-    let stream = reach(&options).await?;
-    let (read, mut write) = stream.into_split();
+/// Blocking: call it from a thread of its own (or `main`).
+pub fn connect(options: ConnectOptions) -> Result<(), ShimError> {
+    let mut stream = reach(&options)?;
     let hello = Hello {
         profile: options.profile.clone(),
     };
-    write.write_all(hello.line().as_bytes()).await?;
-    let to_gateway = async {
-        let mut stdin = tokio::io::stdin();
-        tokio::io::copy(&mut stdin, &mut write).await?;
-        write.shutdown().await
-    };
-    let from_gateway = async {
-        let mut stdout = tokio::io::stdout();
-        let mut read = BufReader::new(read);
-        tokio::io::copy_buf(&mut read, &mut stdout).await?;
-        stdout.flush().await
-    };
-    tokio::pin!(to_gateway, from_gateway);
-    tokio::select! {
-        sent = &mut to_gateway => {
+    stream.write_all(hello.line().as_bytes())?;
+    let to_gateway = stream.try_clone()?;
+    let (done, ended) = std::sync::mpsc::channel();
+    let host_side = done.clone();
+    std::thread::spawn(move || {
+        let sent = pump(std::io::stdin().lock(), &to_gateway);
+        // The host is done: the gateway sees the end, and answers what is still running.
+        let _ = to_gateway.shutdown(std::net::Shutdown::Write);
+        let _ = host_side.send(("host", sent));
+    });
+    std::thread::spawn(move || {
+        let received = pump(&stream, std::io::stdout().lock());
+        let _ = done.send(("gateway", received));
+    });
+    match ended.recv() {
+        Ok(("host", sent)) => {
             sent?;
-            // The host is done; let the last answers out, briefly.
-            let _ = tokio::time::timeout(Duration::from_secs(5), from_gateway).await;
+            // Let the last answers out, briefly.
+            let _ = ended.recv_timeout(Duration::from_secs(5));
             Ok(())
         }
-        received = &mut from_gateway => {
+        Ok((_, received)) => {
             received?;
             Err(ShimError::Closed)
         }
+        Err(_) => Err(ShimError::Closed),
     }
 }

@@ -101,6 +101,26 @@ pub enum ProviderError {
     Llm(#[from] LlmError),
 }
 
+/// Why an import could not be applied; nothing was saved.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyImportError {
+    #[error(transparent)]
+    Import(#[from] toolgate_settings::import::ImportError),
+    #[error(transparent)]
+    Keychain(#[from] SecretError),
+    #[error(transparent)]
+    Settings(#[from] FileError),
+}
+
+/// What an applied import changed.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The servers added to the settings (not started).
+    pub added: Vec<toolgate_settings::ServerConfig>,
+    /// The names of the secrets now in the keychain (`${secret:NAME}`).
+    pub secrets: Vec<String>,
+}
+
 /// The running Toolgate without a window.
 pub struct Host {
     data_dir: PathBuf,
@@ -273,6 +293,44 @@ impl Host {
         let mut policy = self.settings().policy.clone();
         policy.rules.extend(lock(&self.grants).iter().cloned());
         policy
+    }
+
+    /// Applies an import planned against the settings: the chosen secrets go to the keychain
+    /// first (off the async workers), then the settings are saved with references to them.
+    /// The new servers are returned, not started.
+    pub async fn apply_import(
+        &self,
+        plan: &toolgate_settings::import::ImportPlan,
+        choices: &toolgate_settings::import::ImportChoices,
+    ) -> Result<Imported, ApplyImportError> {
+        let before = self.settings().clone();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let applied = plan.apply(&before, choices, now)?;
+        let names: Vec<String> = applied.secrets.iter().map(|s| s.name.clone()).collect();
+        let (secrets, store) = (applied.secrets, self.secrets.clone());
+        tokio::task::spawn_blocking(move || {
+            secrets.iter().try_for_each(|secret| {
+                store.set(&toolgate_settings::secret_item(&secret.name), &secret.value)
+            })
+        })
+        .await
+        .map_err(|e| SecretError::Other {
+            detail: e.to_string(),
+        })??;
+        let next = applied.settings;
+        let saved = self.update_settings(|s| *s = next)?;
+        let added = saved
+            .servers
+            .iter()
+            .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
+            .cloned()
+            .collect();
+        Ok(Imported {
+            added,
+            secrets: names,
+        })
     }
 
     /// The user's provider as the settings name it, with its key from the keychain (read off

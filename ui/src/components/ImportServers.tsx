@@ -13,6 +13,23 @@ import {
 type Candidate = ImportReport["secretCandidates"][number];
 const candidateKey = (c: Candidate) => `${c.serverId}/${c.location}/${c.name}`;
 
+/** The user's choices for a report: every secret-looking value moves unless unticked. */
+export function useImportChoices() {
+  const [moving, setMoving] = useState<Record<string, boolean>>({});
+  const [inputs, setInputs] = useState<Record<string, string>>({});
+  const reset = (r: ImportReport | null) => {
+    setMoving(Object.fromEntries((r?.secretCandidates ?? []).map((c) => [candidateKey(c), true])));
+    setInputs(Object.fromEntries((r?.inputs ?? []).map((i) => [i.id, i.default ?? ""])));
+  };
+  const choices = (r: ImportReport): ImportChoices => ({
+    inputs,
+    moveSecrets: r.secretCandidates
+      .filter((c) => moving[candidateKey(c)])
+      .map((c) => ({ serverId: c.serverId, location: c.location, name: c.name })),
+  });
+  return { moving, setMoving, inputs, setInputs, reset, choices };
+}
+
 function skipLabel(reason: ImportReport["skipped"][number]["reason"]): string {
   switch (reason.kind) {
     case "identical":
@@ -37,8 +54,7 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
   const [claudeDesktop, setClaudeDesktop] = useState<string | null>(null);
   const [source, setSource] = useState<ImportSource | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
-  const [moving, setMoving] = useState<Record<string, boolean>>({});
-  const [inputs, setInputs] = useState<Record<string, string>>({});
+  const picks = useImportChoices();
   const [done, setDone] = useState<ImportReport | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [exported, setExported] = useState<string | null>(null);
@@ -54,8 +70,7 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
       (r) => {
         setSource(from);
         setReport(r);
-        setMoving(Object.fromEntries(r.secretCandidates.map((c) => [candidateKey(c), true])));
-        setInputs(Object.fromEntries(r.inputs.map((i) => [i.id, i.default ?? ""])));
+        picks.reset(r);
       },
       (e) => {
         setReport(null);
@@ -66,13 +81,7 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
 
   const confirm = () => {
     if (!source || !report) return;
-    const choices: ImportChoices = {
-      inputs,
-      moveSecrets: report.secretCandidates
-        .filter((c) => moving[candidateKey(c)])
-        .map((c) => ({ serverId: c.serverId, location: c.location, name: c.name })),
-    };
-    applyImport(source, choices).then(
+    applyImport(source, picks.choices(report)).then(
       (r) => {
         setDone(r);
         setReport(null);
@@ -122,63 +131,7 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
       )}
       {report && (
         <div data-testid="import-report">
-          {report.added.length === 0 ? (
-            <p>Nothing to add.</p>
-          ) : (
-            <ul>
-              {report.added.map((a) => (
-                <li key={a.id}>
-                  Add <strong>{a.name}</strong> as <code>{a.id}</code> ({a.transport}
-                  {a.enabled ? "" : ", switched off"})
-                  {report.renamed.some((r) => r.id === a.id) && " — renamed: that id was taken"}
-                </li>
-              ))}
-            </ul>
-          )}
-          {report.skipped.map((s) => (
-            <p key={s.name} className="muted small">
-              Skip {s.name}: {skipLabel(s.reason)}
-            </p>
-          ))}
-          {report.rules.map((r) => (
-            <p key={`${r.serverId}/${r.tool}`} className="small">
-              Always allow {r.tool} on {r.serverId} (from the file&apos;s auto-approve list)
-            </p>
-          ))}
-          {report.secretCandidates.length > 0 && (
-            <fieldset>
-              <legend>Move to the OS keychain</legend>
-              {report.secretCandidates.map((c) => (
-                <label key={candidateKey(c)} className="row">
-                  <input
-                    type="checkbox"
-                    data-testid={`move-${c.name}`}
-                    checked={moving[candidateKey(c)] ?? false}
-                    onChange={(e) => setMoving((m) => ({ ...m, [candidateKey(c)]: e.target.checked }))}
-                  />
-                  {c.location} {c.name} of {c.serverId} → <code>{`\${secret:${c.suggestedSecret}}`}</code>
-                </label>
-              ))}
-            </fieldset>
-          )}
-          {report.inputs.map((i) => (
-            <div key={i.id} className="row wrap">
-              <label htmlFor={`import-input-${i.id}`}>{i.description || i.id}</label>
-              <input
-                id={`import-input-${i.id}`}
-                type={i.password ? "password" : "text"}
-                autoComplete="off"
-                value={inputs[i.id] ?? ""}
-                onChange={(e) => setInputs((v) => ({ ...v, [i.id]: e.target.value }))}
-              />
-            </div>
-          ))}
-          {report.warnings.map((w, n) => (
-            <p key={n} className="muted small">
-              {w.server ? `${w.server}: ` : ""}
-              {w.message}
-            </p>
-          ))}
+          <ImportDetails report={report} picks={picks} />
           <button type="button" data-testid="import-confirm" disabled={report.added.length === 0} onClick={confirm}>
             Import {report.added.length} server{report.added.length === 1 ? "" : "s"}
           </button>
@@ -212,5 +165,77 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
         </pre>
       )}
     </section>
+  );
+}
+
+/** What an import adds, skips and asks, with the choices: secrets to move, inputs to answer. */
+export function ImportDetails({
+  report,
+  picks,
+}: {
+  report: ImportReport;
+  picks: ReturnType<typeof useImportChoices>;
+}) {
+  const { moving, setMoving, inputs, setInputs } = picks;
+  return (
+    <>
+      {report.added.length === 0 ? (
+        <p>Nothing to add.</p>
+      ) : (
+        <ul>
+          {report.added.map((a) => (
+            <li key={a.id}>
+              Add <strong>{a.name}</strong> as <code>{a.id}</code> ({a.transport}
+              {a.enabled ? "" : ", switched off"})
+              {report.renamed.some((r) => r.id === a.id) && " — renamed: that id was taken"}
+            </li>
+          ))}
+        </ul>
+      )}
+      {report.skipped.map((s) => (
+        <p key={s.name} className="muted small">
+          Skip {s.name}: {skipLabel(s.reason)}
+        </p>
+      ))}
+      {report.rules.map((r) => (
+        <p key={`${r.serverId}/${r.tool}`} className="small">
+          Always allow {r.tool} on {r.serverId} (from the file&apos;s auto-approve list)
+        </p>
+      ))}
+      {report.secretCandidates.length > 0 && (
+        <fieldset>
+          <legend>Move to the OS keychain</legend>
+          {report.secretCandidates.map((c) => (
+            <label key={candidateKey(c)} className="row">
+              <input
+                type="checkbox"
+                data-testid={`move-${c.name}`}
+                checked={moving[candidateKey(c)] ?? false}
+                onChange={(e) => setMoving((m) => ({ ...m, [candidateKey(c)]: e.target.checked }))}
+              />
+              {c.location} {c.name} of {c.serverId} → <code>{`\${secret:${c.suggestedSecret}}`}</code>
+            </label>
+          ))}
+        </fieldset>
+      )}
+      {report.inputs.map((i) => (
+        <div key={i.id} className="row wrap">
+          <label htmlFor={`import-input-${i.id}`}>{i.description || i.id}</label>
+          <input
+            id={`import-input-${i.id}`}
+            type={i.password ? "password" : "text"}
+            autoComplete="off"
+            value={inputs[i.id] ?? ""}
+            onChange={(e) => setInputs((v) => ({ ...v, [i.id]: e.target.value }))}
+          />
+        </div>
+      ))}
+      {report.warnings.map((w, n) => (
+        <p key={n} className="muted small">
+          {w.server ? `${w.server}: ` : ""}
+          {w.message}
+        </p>
+      ))}
+    </>
   );
 }

@@ -42,6 +42,7 @@ describe("a server's resources and prompts", () => {
     mockIPC((cmd, args) => {
       if (cmd === "import_sources") return { claudeDesktop: null };
       if (cmd === "list_secrets") return [];
+      if (cmd === "list_hosts") return [];
       if (cmd === "tool_settings") return { naming: "auto" };
       if (cmd === "read_resource") {
         reads.push(args);

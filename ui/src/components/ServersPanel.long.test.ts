@@ -65,6 +65,7 @@ describe("a server with a thousand tools", () => {
     mockIPC((cmd, args) => {
       if (cmd === "import_sources") return { claudeDesktop: null };
       if (cmd === "list_secrets") return [];
+      if (cmd === "list_hosts") return [];
       if (cmd === "call_tool") {
         calls.push(args);
         return { isError: false, text: "ok", raw: {} };

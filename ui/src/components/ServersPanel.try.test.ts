@@ -81,6 +81,7 @@ function backend() {
   mockIPC((cmd, args) => {
     if (cmd === "import_sources") return { claudeDesktop: null };
     if (cmd === "list_secrets") return [];
+    if (cmd === "list_hosts") return [];
     if (cmd === "tool_settings") return { naming: "auto" };
     if (cmd === "call_tool") {
       calls.push(args);

@@ -1,5 +1,6 @@
 import AddServer from "./AddServer";
 import ImportServers from "./ImportServers";
+import ConnectHosts from "./ConnectHosts";
 import Secrets from "./Secrets";
 import { memo, useCallback, useMemo, useState } from "react";
 import EditServer from "./EditServer";
@@ -71,6 +72,7 @@ export default function ServersPanel({
       {servers.length === 0 && <p className="muted">No MCP servers are configured.</p>}
       <AddServer />
       <ImportServers />
+      <ConnectHosts />
       <Secrets refreshKey={servers} />
       {catalog?.budget && (
         <p className="muted" data-testid="tool-budget">
