@@ -38,8 +38,8 @@ async def main():
         say({"step": "list", "tools": sorted(t.name for t in tools.tools)})
         for step, name, args in [
             ("echo", "echo", {"message": "through the gateway"}),
-            ("approved", "write_file", {"path": os.path.join(root, "approved.txt"), "content": "yes"}),
             ("denied", "write_file", {"path": os.path.join(root, "denied.txt"), "content": "no"}),
+            ("approved", "write_file", {"path": os.path.join(root, "approved.txt"), "content": "yes"}),
         ]:
             result = await client.call_tool(name, args)
             say({"step": step, "isError": bool(result.is_error), "text": text(result)})

@@ -4,8 +4,9 @@
 //
 // Usage: node gateway_ts.cjs <mcp-servers dir> <toolgate> <data dir> <root dir>
 //
-// Prints one JSON line per step: the tools it sees, an echo allowed by a rule, a write_file the
-// test approves at the gate, and one it denies.
+// Prints one JSON line per step: the tools, resources and prompts it sees (one resource read,
+// one prompt got), an echo allowed by a rule, a write_file the test denies at the gate, and one
+// it approves.
 "use strict";
 
 const path = require("node:path");
@@ -30,10 +31,17 @@ async function main() {
 
   const { tools } = await client.listTools();
   say({ step: "list", tools: tools.map((t) => t.name).sort() });
+  const { resources } = await client.listResources();
+  const doc = resources.find((r) => r.uri.endsWith("architecture.md"));
+  const read = await client.readResource({ uri: doc.uri });
+  say({ step: "resource", count: resources.length, text: read.contents[0].text.slice(0, 200) });
+  const { prompts } = await client.listPrompts();
+  const prompt = await client.getPrompt({ name: "simple-prompt" });
+  say({ step: "prompt", names: prompts.map((p) => p.name), first: prompt.messages[0].content.text });
   for (const [step, name, args] of [
     ["echo", "echo", { message: "through the gateway" }],
-    ["approved", "write_file", { path: path.join(root, "approved.txt"), content: "yes" }],
     ["denied", "write_file", { path: path.join(root, "denied.txt"), content: "no" }],
+    ["approved", "write_file", { path: path.join(root, "approved.txt"), content: "yes" }],
   ]) {
     const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
     say({ step, isError: result.isError === true, text: text(result) });

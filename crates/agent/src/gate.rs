@@ -464,4 +464,19 @@ mod tests {
         let (title, _) = request("b", RequestKind::Elicitation).notification();
         assert!(title.contains("asks you"));
     }
+
+    #[test]
+    fn a_connected_clients_call_is_announced_with_its_name() {
+        let call = PendingCall {
+            client: Some("claude-code".into()),
+            ..request("c", RequestKind::ToolCall)
+        };
+        assert_eq!(
+            call.summary(),
+            "claude-code wants to run echo on Everything"
+        );
+        let (_, body) = call.notification();
+        assert!(body.starts_with("claude-code wants to run echo"), "{body}");
+        assert!(!body.contains("do not show"));
+    }
 }

@@ -62,21 +62,12 @@ fn typescript(command: &[String]) -> Times {
 /// case), else without (to show what the gateway itself costs).
 async fn host_on(dir: &Path, audit: bool) -> Arc<Host> {
     let mut settings = Settings::first_run(fault_server("echo-server", "ok"));
-    settings.policy.rules.push(Rule {
-        id: "allow-echo".into(),
-        effect: Effect::Allow,
-        scope: Scope::Always,
-        target: Target::Tool {
-            server_id: "echo-server".into(),
-            tool: "echo".into(),
-        },
-        conditions: Vec::new(),
-        bound_to: None,
-        created_at: 0,
-        expires_at: None,
-        note: None,
-        client: None,
-    });
+    let target = Target::Tool {
+        server_id: "echo-server".into(),
+        tool: "echo".into(),
+    };
+    let rule = Rule::new("allow-echo", Effect::Allow, target, Scope::Always, 0);
+    settings.policy.rules.push(rule);
     toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
     let host = Host::open(HostOptions {
         env: Some(HostEnv::inherited()),

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolgate_agent::{Decision, PendingCall};
+use toolgate_agent::{Decision, Lasting, PendingCall, Reach};
 use toolgate_gateway::Gateway;
 use toolgate_history::{AuditDecision, AuditFilter, DecidedBy};
 use toolgate_host::{Host, HostOptions};
@@ -22,22 +22,19 @@ use toolgate_tests::{
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
-fn allow_echo() -> Rule {
-    Rule {
-        id: "allow-echo".into(),
-        effect: Effect::Allow,
-        scope: Scope::Always,
-        target: Target::Tool {
-            server_id: "everything".into(),
-            tool: "echo".into(),
-        },
-        conditions: Vec::new(),
-        bound_to: None,
-        created_at: 0,
-        expires_at: None,
-        note: None,
-        client: None,
-    }
+/// "Always allow `tool` on `server`", for every caller.
+fn allow(server: &str, tool: &str) -> Rule {
+    let target = Target::Tool {
+        server_id: server.into(),
+        tool: tool.into(),
+    };
+    Rule::new(
+        format!("allow-{server}-{tool}"),
+        Effect::Allow,
+        target,
+        Scope::Always,
+        0,
+    )
 }
 
 /// A data folder with server-everything and a filesystem server on `<dir>/root`, a rule that
@@ -48,7 +45,7 @@ fn data_dir(tag: &str) -> (TestDir, PathBuf, Settings) {
     std::fs::create_dir_all(&root).expect("root");
     let mut settings = Settings::first_run(everything_server("everything"));
     settings.servers.push(filesystem_server("files", &root));
-    settings.policy.rules.push(allow_echo());
+    settings.policy.rules.push(allow("everything", "echo"));
     settings.gateway.profiles.insert(
         "py-client".into(),
         GatewayProfile {
@@ -85,8 +82,31 @@ async fn gateway_on(
     (host, stop)
 }
 
-/// Answers the gate as the user at the window would: approves writes to `approved.txt`,
-/// denies the rest with a reason. Returns every request it saw.
+/// `toolgate serve` on `dir`, headless (no terminal: only rules decide).
+fn serve(dir: &Path) -> std::process::Child {
+    Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(dir)
+        .arg("serve")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts")
+}
+
+/// Stops `toolgate serve` as a service manager does (SIGTERM) and returns how it ended.
+fn stop_serving(mut serve: std::process::Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args(["-TERM", &serve.id().to_string()])
+        .status()
+        .expect("kill");
+    serve.wait().expect("serve ends")
+}
+
+/// Answers the gate as the user at the window would: approves writes to `approved.txt` (the
+/// Python client's "always", which makes a rule for that client only), denies the rest with a
+/// reason. Returns every request it saw.
 fn answer_gate(host: &Arc<Host>) -> Arc<Mutex<Vec<PendingCall>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (gate, record) = (host.gate.clone(), seen.clone());
@@ -99,7 +119,13 @@ fn answer_gate(host: &Arc<Host>) -> Arc<Mutex<Vec<PendingCall>>> {
                     .unwrap_or_default()
                     .to_owned();
                 let decision = if path.ends_with("approved.txt") {
-                    Decision::Approve
+                    match call.client.as_deref() {
+                        Some("py-client") => Decision::Allow {
+                            reach: Reach::Tool,
+                            lasting: Lasting::Always,
+                        },
+                        _ => Decision::Approve,
+                    }
                 } else {
                     Decision::Deny {
                         reason: Some("not that file".into()),
@@ -138,6 +164,18 @@ fn run_client(mut command: Command) -> serde_json::Map<String, Value> {
         .collect()
 }
 
+/// The server wrote `approved.txt` and never `denied.txt`; the approved one is removed for the
+/// next client.
+fn only_the_approved_write_happened(root: &Path) {
+    let approved = root.join("approved.txt");
+    assert_eq!(
+        std::fs::read_to_string(&approved).ok().as_deref(),
+        Some("yes")
+    );
+    assert!(!root.join("denied.txt").exists());
+    std::fs::remove_file(approved).expect("remove");
+}
+
 fn check_steps(steps: &serde_json::Map<String, Value>, who: &str) {
     assert_eq!(steps["echo"]["isError"], false, "{who}: {steps:?}");
     assert!(
@@ -173,18 +211,27 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
         .await
         .expect("joins");
     check_steps(&ts, "TypeScript SDK");
+    // Resources and prompts pass through.
+    assert!(ts["resource"]["count"].as_u64().unwrap_or(0) > 0, "{ts:?}");
+    assert!(
+        ts["resource"]["text"].as_str().unwrap_or_default().len() > 20,
+        "{ts:?}"
+    );
+    assert!(ts["prompt"]["names"]
+        .as_array()
+        .is_some_and(|n| n.contains(&json!("simple-prompt"))));
+    assert!(
+        !ts["prompt"]["first"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{ts:?}"
+    );
     let ts_tools = ts["list"]["tools"].as_array().expect("tools").clone();
     assert!(ts_tools.contains(&json!("echo")) && ts_tools.contains(&json!("list_directory")));
 
     // The denied file was never written: counted at the real server, the approved one was.
-    assert_eq!(
-        std::fs::read_to_string(root.join("approved.txt"))
-            .ok()
-            .as_deref(),
-        Some("yes")
-    );
-    assert!(!root.join("denied.txt").exists());
-    std::fs::remove_file(root.join("approved.txt")).expect("remove");
+    only_the_approved_write_happened(&root);
 
     // Python: `server/discover` (2026-07-28), with `--profile py-client`.
     let mut py = Command::new(example_servers_dir().join(".venv/bin/python"));
@@ -206,13 +253,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
             .any(|t| t.as_str().unwrap_or_default().starts_with("list_")),
         "the profile hides list_*: {py_tools:?}"
     );
-    assert_eq!(
-        std::fs::read_to_string(root.join("approved.txt"))
-            .ok()
-            .as_deref(),
-        Some("yes")
-    );
-    assert!(!root.join("denied.txt").exists());
+    only_the_approved_write_happened(&root);
 
     // The gate named each client, and only the writes were asked: echo passed by the rule.
     let seen = seen.lock().expect("lock").clone();
@@ -254,13 +295,25 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
         rows,
         [
             (Some("ts-sdk-client"), "echo", Allowed, Rule),
-            (Some("ts-sdk-client"), "write_file", Allowed, User),
             (Some("ts-sdk-client"), "write_file", Denied, User),
+            (Some("ts-sdk-client"), "write_file", Allowed, User),
             (Some("py-client"), "echo", Allowed, Rule),
-            (Some("py-client"), "write_file", Allowed, User),
             (Some("py-client"), "write_file", Denied, User),
+            (Some("py-client"), "write_file", Allowed, User),
         ]
     );
+    // "Always" to the Python client's call made a rule for that client only.
+    let limited: Vec<_> = host
+        .settings()
+        .policy
+        .rules
+        .iter()
+        .filter(|r| r.client.is_some())
+        .cloned()
+        .collect();
+    assert_eq!(limited.len(), 1, "{limited:?}");
+    assert_eq!(limited[0].client.as_deref(), Some("py-client"));
+    assert!(limited[0].label().contains("write_file"));
     stop.cancel();
     host.servers.stop_all().await;
 }
@@ -269,15 +322,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
 async fn the_inspector_cli_lists_and_calls_through_toolgate_serve() {
     let (dir, _root, _) = data_dir("inspector");
     // Headless, no terminal: only rules decide.
-    let mut serve = Command::new(TOOLGATE)
-        .arg("--data-dir")
-        .arg(&*dir)
-        .arg("serve")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
+    let serving = serve(&dir);
     let socket = toolgate_gateway::socket_path(&dir);
     for _ in 0..300 {
         if socket.exists() {
@@ -342,12 +387,7 @@ async fn the_inspector_cli_lists_and_calls_through_toolgate_serve() {
     assert!(!Path::new("/tmp/never.txt").exists());
 
     // SIGTERM: the gateway and its servers stop, and the socket is gone.
-    let pid = serve.id().to_string();
-    Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    let status = serve.wait().expect("serve ends");
+    let status = stop_serving(serving);
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists());
 }
@@ -415,15 +455,7 @@ async fn a_connected_host_reaches_the_gateway_with_the_line_toolgate_wrote_and_u
     );
 
     // The gateway headless, and a call made by exactly the line Cursor now runs.
-    let mut serve = Command::new(TOOLGATE)
-        .arg("--data-dir")
-        .arg(&*dir)
-        .arg("serve")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
+    let serving = serve(&dir);
     let mut call = Command::new("node");
     call.arg(repo_root().join("tests/clients/one_call.cjs"))
         .arg(example_servers_dir())
@@ -446,11 +478,7 @@ async fn a_connected_host_reaches_the_gateway_with_the_line_toolgate_wrote_and_u
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    Command::new("kill")
-        .args(["-TERM", &serve.id().to_string()])
-        .status()
-        .expect("kill");
-    let _ = serve.wait();
+    stop_serving(serving);
     assert!(
         answer["text"]
             .as_str()
@@ -572,14 +600,7 @@ fn fault_dir(tag: &str, servers: &[(&str, &str)]) -> (TestDir, Settings) {
     }
     for (id, _) in servers {
         for tool in ["slow", "hang"] {
-            settings.policy.rules.push(Rule {
-                id: format!("allow-{id}-{tool}"),
-                target: Target::Tool {
-                    server_id: (*id).into(),
-                    tool: tool.into(),
-                },
-                ..allow_echo()
-            });
+            settings.policy.rules.push(allow(id, tool));
         }
     }
     toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
@@ -604,7 +625,15 @@ async fn stderr_has(host: &Host, server: &str, needle: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn junk_and_oversized_messages_get_an_error_and_the_client_stays_connected() {
-    let (dir, settings) = fault_dir("junk", &[("fault", "ok")]);
+    let (dir, mut settings) = fault_dir("junk", &[("fault", "ok")]);
+    settings.gateway.profiles.insert(
+        "raw-client".into(),
+        GatewayProfile {
+            servers: None,
+            exclude: [("fault".to_owned(), vec!["big".to_owned()])].into(),
+        },
+    );
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
     let (host, stop) = gateway_on(&dir, &settings).await;
     let mut raw = Raw::connect(&dir, None).await;
     raw.send_text("this is not JSON").await;
@@ -630,6 +659,30 @@ async fn junk_and_oversized_messages_get_an_error_and_the_client_stays_connected
         answer["result"]["content"][0]["text"], "slept 0.1 s",
         "{answer}"
     );
+    // Its own name (`clientInfo.name`) picked its profile, which hides `big`.
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
+    let (list, _) = raw.answer(2).await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"slow") && !names.contains(&"big"),
+        "{names:?}"
+    );
+    // Pause-all holds for connected clients too, and the client reads why.
+    host.set_paused(true).expect("pause");
+    raw.call(3, "slow", json!({"seconds": 0.1})).await;
+    let (paused, _) = raw.answer(3).await;
+    assert_eq!(paused["result"]["isError"], true, "{paused}");
+    assert!(paused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("paused"));
+    host.set_paused(false).expect("resume");
     stop.cancel();
     host.servers.stop_all().await;
 }
@@ -905,4 +958,82 @@ async fn list_changes_are_forwarded_and_a_stopping_gateway_ends_each_shim_with_a
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("toolgate serve"), "{err}");
     host.servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shim_with_no_gateway_starts_the_app_in_the_tray_and_reaches_it() {
+    use std::io::{BufRead, Write};
+    use toolgate_tests::{processes_with, wait_until_none, ProcField};
+    // The app the README's test command built and installed (`TOOLGATE_APP`), as a user has it.
+    let app = std::env::var_os("TOOLGATE_APP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
+    assert!(
+        app.is_file(),
+        "{} is missing: run the README's test command, which builds and installs the app",
+        app.display()
+    );
+    let home = temp_dir("gateway-autostart");
+    let marker = home.to_string_lossy().into_owned();
+    let mut shim = Command::new(TOOLGATE)
+        .args(["connect", "--wait", "60"])
+        .env("HOME", home.join("home"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("TOOLGATE_APP", &app)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the shim starts");
+    let mut stdin = shim.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(shim.stdout.take().expect("stdout"));
+    let line = tokio::task::spawn_blocking(move || {
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "autostart-test", "version": "1"}}})
+        )
+        .expect("write");
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("read");
+        drop(stdin);
+        line
+    })
+    .await
+    .expect("joins");
+    let status = shim.wait().expect("the shim ends");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut shim.stderr.take().expect("stderr"), &mut err)
+        .expect("read");
+    // The app it started (its own process group, so the host's stopping the shim leaves it).
+    let started = processes_with(&marker, ProcField::Environ);
+    let apps: Vec<u32> = processes_with("toolgate-app", ProcField::Cmdline)
+        .into_iter()
+        .filter(|pid| started.contains(pid))
+        .collect();
+    let cmdlines: Vec<String> = apps
+        .iter()
+        .map(|pid| std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default())
+        .collect();
+    for pid in &started {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    wait_until_none(10, || processes_with(&marker, ProcField::Environ)).await;
+    assert!(
+        line.contains("\"serverInfo\":{\"name\":\"toolgate\""),
+        "{line}\n{err}"
+    );
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(err.contains("starting Toolgate in the tray"), "{err}");
+    assert_eq!(apps.len(), 1, "one app was started: {apps:?}");
+    assert!(
+        cmdlines[0].contains("--hidden"),
+        "in the tray: {cmdlines:?}"
+    );
 }

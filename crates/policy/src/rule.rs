@@ -117,7 +117,7 @@ impl Rule {
                 server_fingerprint: call.server_fingerprint.clone(),
                 tool_fingerprint: None,
             }),
-            ..Self::bare(id, Effect::Allow, target, scope, now_ms)
+            ..Self::new(id, Effect::Allow, target, scope, now_ms)
         }
     }
 
@@ -156,7 +156,7 @@ impl Rule {
         });
         Self {
             bound_to,
-            ..Self::bare(id, effect, target, scope, now_ms)
+            ..Self::new(id, effect, target, scope, now_ms)
         }
     }
 
@@ -177,11 +177,12 @@ impl Rule {
         });
         Self {
             bound_to,
-            ..Self::bare(id, effect, target, scope, now_ms)
+            ..Self::new(id, effect, target, scope, now_ms)
         }
     }
 
-    fn bare(
+    /// A rule with no conditions, binding, expiry, note or client.
+    pub fn new(
         id: impl Into<String>,
         effect: Effect,
         target: Target,

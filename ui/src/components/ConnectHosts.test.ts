@@ -3,18 +3,13 @@
 // and what the app will run, the secrets move to the keychain by default, and undo is offered
 // once connected.
 import { afterEach, describe, expect, it } from "vitest";
-import { act, createElement } from "react";
-import { createRoot } from "react-dom/client";
+import { createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ConnectHosts from "./ConnectHosts";
 import type { HostPreview, HostView, ImportReport } from "../ipc";
-import { click } from "../testing";
-
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+import { click, mount, settle } from "../testing";
 
 afterEach(() => clearMocks());
-
-const settle = () => act(() => new Promise((resolve) => setTimeout(resolve, 0)));
 
 const report: ImportReport = {
   format: "mcpServers",
@@ -55,11 +50,7 @@ describe("connecting other AI apps", () => {
       }
       if (cmd === "undo_host") return "/home/me/.config/Claude/c.json";
     });
-    const host = document.createElement("div");
-    document.body.append(host);
-    const root = createRoot(host);
-    await act(async () => root.render(createElement(ConnectHosts)));
-    await settle();
+    const { host, unmount } = await mount(createElement(ConnectHosts));
 
     const zed = host.querySelector("[data-testid=host-zed] [data-testid=host-preview]") as HTMLButtonElement;
     expect(zed.disabled).toBe(true);
@@ -86,7 +77,7 @@ describe("connecting other AI apps", () => {
     await settle();
     expect(calls.find((c) => c.cmd === "undo_host")?.args).toEqual({ host: "claude-desktop" });
     expect(host.querySelector("[data-testid=hosts-done]")?.textContent).toContain("has its own config back");
-    act(() => root.unmount());
+    unmount();
   });
 
   it("shows why a host cannot be connected", async () => {
@@ -96,15 +87,11 @@ describe("connecting other AI apps", () => {
       if (cmd === "preview_host")
         throw { kind: "hosts", message: "Cursor is already connected to Toolgate; undo it first" };
     });
-    const host = document.createElement("div");
-    document.body.append(host);
-    const root = createRoot(host);
-    await act(async () => root.render(createElement(ConnectHosts)));
-    await settle();
+    const { host, unmount } = await mount(createElement(ConnectHosts));
     await click(host.querySelector("[data-testid=host-preview]"));
     await settle();
     expect(host.querySelector("[data-testid=hosts-problem]")?.textContent).toContain("already connected");
     expect(host.querySelector("[data-testid=host-plan]")).toBeNull();
-    act(() => root.unmount());
+    unmount();
   });
 });

@@ -8,7 +8,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { emit } from "@tauri-apps/api/event";
 import ServerRequests from "./ServerRequests";
 import type { PendingCall } from "../ipc";
-import { click, press, type } from "../testing";
+import { click, mount, press, type } from "../testing";
 
 // React's act() needs to know it runs in a test.
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -97,11 +97,7 @@ describe("requests from servers", () => {
       },
       { shouldMockEvents: true },
     );
-    const host = document.createElement("div");
-    document.body.append(host);
-    const root = createRoot(host);
-    await act(async () => root.render(createElement(ServerRequests)));
-    await settle();
+    const { host, unmount } = await mount(createElement(ServerRequests));
     const cards = host.querySelectorAll("[data-testid=approval-card]");
     expect(cards).toHaveLength(1);
     const card = cards[0] as HTMLElement;
@@ -114,7 +110,7 @@ describe("requests from servers", () => {
     await click(card.querySelector("[data-testid=approve]"));
     await settle();
     expect(answers).toEqual([{ id: "c1", decision: { decision: "approve" } }]);
-    act(() => root.unmount());
+    unmount();
   });
 
   it("answers a question in fields generated from its schema, in step with the JSON answer", async () => {

@@ -39,9 +39,17 @@ fn running<'a>(
 }
 
 impl ServerManager {
-    /// Reads one of a server's resources, within the server's call timeout; the result as the
-    /// server sent it (`contents`: text or base64 blobs).
-    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+    /// One request to a running server, within its call timeout; the result as JSON.
+    async fn ask<T, F>(
+        &self,
+        server: &str,
+        what: &'static str,
+        request: impl FnOnce(Peer<RoleClient>) -> F,
+    ) -> Result<Value, McpError>
+    where
+        T: serde::Serialize,
+        F: std::future::Future<Output = Result<T, ServiceError>>,
+    {
         let (peer, timeout) = {
             let entries = self.entries.lock().await;
             let (entry, peer) = running(&entries, server)?;
@@ -49,15 +57,24 @@ impl ServerManager {
         };
         let failed = |detail: String| McpError::Request {
             server: server.to_owned(),
-            what: "read the resource",
+            what,
             detail,
         };
-        let read = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri));
-        let result = tokio::time::timeout(timeout, read)
+        let result = tokio::time::timeout(timeout, request(peer))
             .await
             .map_err(|_| failed(format!("no answer within {} s", timeout.as_secs())))?
             .map_err(|e| failed(e.to_string()))?;
         serde_json::to_value(result).map_err(|e| failed(e.to_string()))
+    }
+
+    /// Reads one of a server's resources, within the server's call timeout; the result as the
+    /// server sent it (`contents`: text or base64 blobs).
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        self.ask(server, "read the resource", |peer| async move {
+            peer.read_resource(params).await
+        })
+        .await
     }
 
     /// Gets one of a server's prompts filled with `arguments`, within the server's call timeout;
@@ -68,25 +85,14 @@ impl ServerManager {
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
     ) -> Result<Value, McpError> {
-        let (peer, timeout) = {
-            let entries = self.entries.lock().await;
-            let (entry, peer) = running(&entries, server)?;
-            (peer, Duration::from_secs(entry.config.call_timeout_secs))
-        };
-        let failed = |detail: String| McpError::Request {
-            server: server.to_owned(),
-            what: "get the prompt",
-            detail,
-        };
         let mut params = rmcp::model::GetPromptRequestParams::new(name);
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let result = tokio::time::timeout(timeout, peer.get_prompt(params))
-            .await
-            .map_err(|_| failed(format!("no answer within {} s", timeout.as_secs())))?
-            .map_err(|e| failed(e.to_string()))?;
-        serde_json::to_value(result).map_err(|e| failed(e.to_string()))
+        self.ask(server, "get the prompt", |peer| async move {
+            peer.get_prompt(params).await
+        })
+        .await
     }
 
     /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on
