@@ -1037,3 +1037,27 @@ async fn a_shim_with_no_gateway_starts_the_app_in_the_tray_and_reaches_it() {
         "in the tray: {cmdlines:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_call_nobody_answers_is_refused_after_the_users_wait() {
+    let (dir, mut settings) = fault_dir("timeout", &[("fault", "ok")]);
+    settings.policy.approval_timeout_secs = Some(5);
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    let mut raw = Raw::connect(&dir, None).await;
+    raw.initialize().await;
+    raw.call(1, "echo", json!({"text": "anyone?"})).await;
+    let (answer, _) = raw.answer(1).await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("nobody answered within 5 s"), "{text}");
+    assert!(host.gate.waiting().is_empty());
+    let history = host.history.clone().expect("history");
+    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    assert_eq!(audit[0].entry.decision, AuditDecision::TimedOut);
+    assert_eq!(audit[0].entry.client.as_deref(), Some("raw-client"));
+    stop.cancel();
+    host.servers.stop_all().await;
+}

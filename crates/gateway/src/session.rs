@@ -353,6 +353,8 @@ impl ServerHandler for Session {
         };
         let options = TurnOptions {
             cancel,
+            // The user's own wait for an answer, as in chat.
+            approval_timeout: self.host.settings().policy.approval_timeout(),
             ..TurnOptions::default()
         };
         // Progress goes back in order, on the client's token, when it asked for progress.
