@@ -15,6 +15,8 @@ MODE (default `ok`):
                 sends notifications/tools/list_changed
   stubborn      like ok, but keeps running after stdin closes and ignores SIGTERM,
                 as a wedged server does: only SIGKILL ends it
+  discover-empty  answers `server/discover` with an empty result `{}`, as some older
+                servers answer every method they do not know; `initialize` works
 
 Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS).
 tools/list returns at most PAGE_SIZE tools per page, so a host that ignores
@@ -31,7 +33,7 @@ import threading
 import time
 
 MODES = ("ok", "junk-start", "slow-start", "exit-at-once", "hang-start", "list-changed",
-         "stubborn")
+         "stubborn", "discover-empty")
 PAGE_SIZE = 2
 JUNK_LINES = ("hello from a debug print", "{not json", "[debug] 42 > 41")
 
@@ -196,6 +198,8 @@ def handle(msg):
             "serverInfo": {"name": "fault-server", "version": "1"},
         })
     elif method == "ping":
+        reply(rid, {})
+    elif method == "server/discover" and mode == "discover-empty":
         reply(rid, {})
     elif method == "tools/list":
         list_tools(rid, params)

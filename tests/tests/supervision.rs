@@ -395,6 +395,66 @@ async fn mcp_server_time_from_pypi_speaks_the_2026_protocol() {
 }
 
 #[tokio::test]
+async fn an_older_server_that_answers_discover_with_nothing_is_started_again_with_initialize() {
+    let servers = manager();
+    servers.start_all(&[fault("older", "discover-empty")]).await;
+    let snap = snapshot_of(&servers, "older").await;
+    assert_eq!(snap.status, ServerStatus::Ready, "{:?}", snap.status);
+    assert_eq!(snap.protocol_version.as_deref(), Some("2025-11-25"));
+    let answered = servers
+        .call_tool("older", "echo", json!({"text": "after the fallback"}))
+        .await;
+    assert_eq!(text_of(&answered), "after the fallback");
+    // The first process, which got `server/discover`, was stopped: one is left.
+    assert_eq!(fault_pids("older").len(), 1, "{:?}", fault_pids("older"));
+    let said = servers.stderr_tail("older").await;
+    let discover = said.iter().position(|l| l == "recv server/discover");
+    let initialize = said.iter().rposition(|l| l == "recv initialize");
+    assert!(
+        discover.is_some() && initialize > discover,
+        "discover first, then initialize: {said:?}"
+    );
+    servers.stop_all().await;
+}
+
+#[tokio::test]
+async fn a_pinned_protocol_version_is_the_only_one_tried() {
+    let mut older = fault("pinned", "ok");
+    older.protocol_version = Some("2025-06-18".into());
+    let mut modern_only = fault("modern-only", "ok");
+    modern_only.protocol_version = Some("2026-07-28".into());
+    modern_only.auto_restart = false;
+    let mut time = ServerConfig::stdio(
+        "time",
+        python_server_bin("mcp-server-time").to_string_lossy(),
+        ["--local-timezone", "UTC"],
+    );
+    time.protocol_version = Some("2026-07-28".into());
+    let servers = manager();
+    servers.start_all(&[older, modern_only, time]).await;
+    let pinned = snapshot_of(&servers, "pinned").await;
+    assert_eq!(pinned.status, ServerStatus::Ready, "{:?}", pinned.status);
+    assert_eq!(pinned.protocol_version.as_deref(), Some("2025-06-18"));
+    assert_eq!(
+        snapshot_of(&servers, "time")
+            .await
+            .protocol_version
+            .as_deref(),
+        Some("2026-07-28")
+    );
+    // A server that knows only `initialize`, pinned to the discover era: no fallback, a reason.
+    let refused = wait_for(&servers, "modern-only", 10, |s| {
+        matches!(s.status, ServerStatus::Failed { .. })
+    })
+    .await;
+    let ServerStatus::Failed { reason } = &refused.status else {
+        panic!("{:?}", refused.status)
+    };
+    assert!(reason.contains("MCP handshake"), "{reason}");
+    servers.stop_all().await;
+}
+
+#[tokio::test]
 async fn the_filesystem_server_takes_its_folders_from_roots() {
     let (a, b) = (temp_dir("fs-a"), temp_dir("fs-b"));
     let mut config = filesystem_server("files", &a);

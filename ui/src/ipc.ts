@@ -383,6 +383,8 @@ export type ServerConfig = {
   autoRestart: boolean;
   roots?: string[];
   allowEnv?: string[];
+  /** Pins the protocol era; absent or null: discover first, then initialize. */
+  protocolVersion?: string | null;
 } & (
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string | null }
   | { transport: "http"; url: string; headers: Record<string, string> }

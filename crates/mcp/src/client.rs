@@ -94,6 +94,8 @@ pub(crate) struct Client {
     pub events: broadcast::Sender<ServerEvent>,
     pub list_changed: mpsc::UnboundedSender<ListKind>,
     pub requests: Arc<dyn ServerRequests>,
+    /// The version `initialize` offers, when the server's settings pin one.
+    pub protocol: Option<rmcp::model::ProtocolVersion>,
 }
 
 /// What Toolgate tells every server about itself: its name and version, and that it offers
@@ -140,7 +142,11 @@ fn level(level: LoggingLevel) -> LogLevel {
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
-        client_info()
+        let mut info = client_info();
+        if let Some(version) = &self.protocol {
+            info.protocol_version = version.clone();
+        }
+        info
     }
 
     async fn list_roots(

@@ -127,7 +127,21 @@ pub struct ServerConfig {
     /// `NODE_OPTIONS`…) which the user explicitly allows in this server's `env`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_env: Vec<String>,
+    /// Pins the protocol era: `2026-07-28` (`server/discover` only) or an `initialize` version
+    /// ([`PROTOCOL_VERSIONS`]). Absent: `server/discover` first, then `initialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
+
+/// The MCP protocol versions a server can be pinned to, oldest first; the last is the
+/// `server/discover` era, the others use `initialize`.
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
 
 /// How Toolgate talks to a server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,6 +225,7 @@ impl ServerConfig {
             auto_restart: true,
             roots: Vec::new(),
             allow_env: Vec::new(),
+            protocol_version: None,
         }
     }
 
@@ -236,6 +251,17 @@ impl ServerConfig {
 
     /// Checks this entry alone; `at` names a field for the error, e.g. `servers[2].command`.
     fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        if let Some(version) = &self.protocol_version {
+            if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
+                return Err(invalid(
+                    at("protocolVersion"),
+                    format!(
+                        "'{version}' is not a protocol version Toolgate speaks; use one of {}, or leave it out to let Toolgate choose",
+                        PROTOCOL_VERSIONS.join(", ")
+                    ),
+                ));
+            }
+        }
         if self.id.trim().is_empty() {
             return Err(invalid(at("id"), "must not be empty"));
         }
@@ -658,6 +684,19 @@ mod tests {
         assert!(
             serde_json::from_value::<GatewaySettings>(typo).is_err(),
             "unknown fields are refused"
+        );
+    }
+
+    #[test]
+    fn a_pinned_protocol_version_must_be_one_toolgate_speaks() {
+        let mut s = Settings::first_run(server("a", "node"));
+        s.servers[0].protocol_version = Some("2025-11-25".into());
+        s.validate().expect("a known version");
+        s.servers[0].protocol_version = Some("2025-13-01".into());
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("servers[0].protocolVersion: '2025-13-01'") && e.contains("2026-07-28"),
+            "{e}"
         );
     }
 

@@ -52,7 +52,13 @@ describe("editing a server", () => {
     await settle();
     expect(calls.find((c) => c.cmd === "update_server")?.args).toEqual({
       serverId: "gh",
-      server: { ...stored, args: ["-y", "server github"], env: { GITHUB_TOKEN: HIDDEN_VALUE, LOG_LEVEL: "info" } },
+      server: {
+        ...stored,
+        args: ["-y", "server github"],
+        env: { GITHUB_TOKEN: HIDDEN_VALUE, LOG_LEVEL: "info" },
+        // Left on automatic: the era is Toolgate's choice.
+        protocolVersion: null,
+      },
     });
     expect(done).toBe(1);
     act(() => root.unmount());

@@ -2,6 +2,9 @@ import { useEffect, useState } from "react";
 import { errorMessage, serverConfig, updateServer, type ServerConfig } from "../ipc";
 import { parsePairs, splitCommand } from "./AddServer";
 
+/** The versions a server can be pinned to (`PROTOCOL_VERSIONS` in the settings crate). */
+const PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
 const quote = (part: string) => (/\s|"/.test(part) ? `'${part}'` : part);
 const lines = (pairs: Record<string, string>, sep: string) =>
   Object.entries(pairs)
@@ -16,6 +19,7 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
   const [url, setUrl] = useState("");
   const [pairs, setPairs] = useState("");
   const [timeout, setTimeout_] = useState(60);
+  const [protocol, setProtocol] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
 
   useEffect(() => {
@@ -24,6 +28,7 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         setConfig(c);
         setName(c.name);
         setTimeout_(c.callTimeoutSecs);
+        setProtocol(c.protocolVersion ?? "");
         if (c.transport === "stdio") {
           setCommand([c.command, ...c.args].map(quote).join(" "));
           setPairs(lines(c.env, "="));
@@ -46,6 +51,7 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         name: name.trim() || config.id,
         callTimeoutSecs: timeout,
         maxCallTimeoutSecs: Math.max(config.maxCallTimeoutSecs, timeout),
+        protocolVersion: protocol || null,
       };
       if (config.transport === "stdio") {
         const [program, ...args] = splitCommand(command);
@@ -89,6 +95,15 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         value={timeout}
         onChange={(e) => setTimeout_(Number(e.target.value))}
       />
+      <label htmlFor={id("protocol")}>Protocol</label>
+      <select id={id("protocol")} value={protocol} onChange={(e) => setProtocol(e.target.value)}>
+        <option value="">Automatic: server/discover, then initialize</option>
+        {PROTOCOL_VERSIONS.map((v) => (
+          <option key={v} value={v}>
+            {v} only ({v >= "2026-07-28" ? "server/discover" : "initialize"})
+          </option>
+        ))}
+      </select>
       <div className="row">
         <button type="button" data-testid="save-server" onClick={save}>
           Save and restart

@@ -53,7 +53,7 @@ const server: ServerSnapshot = {
   enabled: true,
   status: { state: "ready" },
   implementation: null,
-  protocolVersion: null,
+  protocolVersion: "2025-11-25",
   tools: [forecast, nested],
   resources: [],
   prompts: [],
@@ -96,6 +96,7 @@ describe("calling a tool by hand", () => {
     const calls = backend();
     const app = await mount(createElement(ServersPanel, { servers: [server], catalog: null }));
     const { host } = app;
+    expect(host.querySelector("[data-testid=server-era]")?.textContent).toBe("MCP 2025-11-25");
     await click(host.querySelector("[data-testid=tool-forecast]"));
     const json = host.querySelector("[data-testid=try-arguments]") as HTMLTextAreaElement;
     const args = () => JSON.parse(json.value);

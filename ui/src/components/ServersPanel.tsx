@@ -148,6 +148,15 @@ function ServerCard({
       </header>
       <div className="row">
         <span className="muted">{server.tools.length} tools</span>
+        {server.protocolVersion && (
+          <span
+            className="muted small"
+            data-testid="server-era"
+            title={server.protocolVersion >= "2026-07-28" ? "server/discover" : "initialize"}
+          >
+            MCP {server.protocolVersion}
+          </span>
+        )}
         <label className="row small">
           <input
             type="checkbox"

@@ -36,17 +36,67 @@ pub(super) struct Connected {
     pub list_changed: mpsc::UnboundedReceiver<ListKind>,
 }
 
-/// Both eras of servers: those that answer `server/discover` (2026-07-28), and those that only
-/// know `initialize` (every Node server on npm today), which get 2025-11-25.
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+/// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
+///
+/// Unpinned, both eras of servers: those that answer `server/discover` (2026-07-28), and those
+/// that only know `initialize` (every Node server on npm today), which get 2025-11-25. rmcp's
+/// `Auto` falls back when a server rejects `server/discover` with an error; a server that
+/// answers it with something else (`{}`) gets a second, fresh start with `initialize` alone.
+/// Pinned (`protocolVersion` in the server's settings): that era only.
+fn lifecycles(pinned: Option<&str>) -> Vec<(ClientLifecycleMode, Option<ProtocolVersion>)> {
+    let discover = ProtocolVersion::V_2026_07_28;
+    match pinned {
+        None => vec![
+            (
+                ClientLifecycleMode::Auto {
+                    preferred_versions: vec![discover],
+                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
+                },
+                None,
+            ),
+            (ClientLifecycleMode::Initialize, None),
+        ],
+        Some(version) if version == discover.as_str() => vec![(
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![discover],
+            },
+            None,
+        )],
+        Some(version) => vec![(
+            ClientLifecycleMode::Initialize,
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .find(|known| known.as_str() == version)
+                .cloned(),
+        )],
     }
 }
 
-/// Why a start did not finish, and the process to stop, if one was spawned.
-type NotStarted = (String, Option<StdioProcess>);
+/// A handshake that did not finish: why, the process to stop, and whether the server answered
+/// in a way that another era's handshake may fix.
+struct Handshake {
+    reason: String,
+    process: Option<StdioProcess>,
+    other_era: bool,
+}
+
+impl From<String> for Handshake {
+    fn from(reason: String) -> Self {
+        Handshake {
+            reason,
+            process: None,
+            other_era: false,
+        }
+    }
+}
+
+/// Whether a failed handshake is the server answering `server/discover` without knowing it.
+fn other_era(error: &ClientInitializeError) -> bool {
+    matches!(
+        error,
+        ClientInitializeError::ExpectedInitResult(_) | ClientInitializeError::JsonRpcError(_)
+    )
+}
 
 impl ServerManager {
     /// `values` (a server's env or headers) with their `${secret:…}` and `${env:…}` references
@@ -95,89 +145,46 @@ impl ServerManager {
         cancel: &CancellationToken,
     ) -> Result<(Connected, Listed), String> {
         let (tx, list_changed) = mpsc::unbounded_channel();
-        let client = Client {
-            server: config.id.clone(),
-            roots,
-            events: self.events.clone(),
-            list_changed: tx,
-            requests: self.options.requests.clone(),
-        };
         let timeout = Duration::from_secs(config.startup_timeout_secs);
         let seconds = timeout.as_secs();
-        let handshake: Result<(Service, Option<StdioProcess>), NotStarted> = match &config.transport
-        {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                if let Some(refused) = config.unsafe_env() {
-                    return Err(refused.to_string());
-                }
-                let env = self.resolve("env", env).await?;
-                // Read once, possibly slowly (the login shell): not part of this server's time.
-                let host = self.host_env().await;
-                let deadline = tokio::time::Instant::now() + timeout;
-                let spec = StdioSpec {
-                    server: &config.id,
-                    command,
-                    args,
-                    env: &env,
-                    cwd: cwd.as_deref(),
-                };
-                let spawned = stdio::spawn(&spec, host, log, &self.events)?;
-                self.registry().insert(&config.id, spawned.process.leader);
-                let process = spawned.process;
-                let serve = client.serve_with_lifecycle(
-                    AsyncRwTransport::new_client(spawned.reader, spawned.writer)
-                        .with_max_line_length(stdio::MESSAGE_LIMIT),
-                    lifecycle(),
-                );
-                tokio::select! {
-                    served = tokio::time::timeout_at(deadline, serve) => match served {
-                        Ok(Ok(service)) => Ok((service, Some(process))),
-                        Ok(Err(e)) => Err((handshake_problem(&e, None), Some(process))),
-                        Err(_) => Err((
-                            format!("no answer to the MCP handshake within {seconds} s"),
-                            Some(process),
-                        )),
-                    },
-                    () = cancel.cancelled() => Err((STOPPED.to_owned(), Some(process))),
-                }
+        let attempts = lifecycles(config.protocol_version.as_deref());
+        let mut attempt = 0;
+        let (mut service, process) = loop {
+            let client = Client {
+                server: config.id.clone(),
+                roots: roots.clone(),
+                events: self.events.clone(),
+                list_changed: tx.clone(),
+                requests: self.options.requests.clone(),
+                protocol: attempts[attempt].1.clone(),
+            };
+            let mode = attempts[attempt].0.clone();
+            let failed = match self.handshake(config, log, client, mode, cancel).await {
+                Ok(ok) => break ok,
+                Err(failed) => failed,
+            };
+            let Handshake {
+                reason,
+                process,
+                other_era,
+            } = failed;
+            let exit = match process {
+                // A short grace: a server that failed its handshake has nothing to finish.
+                Some(p) => Some(
+                    self.stop_process(&config.id, p, Duration::from_millis(300))
+                        .await,
+                ),
+                None => None,
+            };
+            attempt += 1;
+            if other_era && attempt < attempts.len() {
+                // It answered `server/discover` with something that is not a discover result (an
+                // older server that replies `{}` to what it does not know): start it afresh and
+                // say `initialize`.
+                tracing::info!(server = %config.id, %reason, "trying the initialize handshake");
+                continue;
             }
-            Transport::Http { url, headers } => {
-                let deadline = tokio::time::Instant::now() + timeout;
-                let shown = redact_url(url);
-                let headers = self.resolve("headers", headers).await?;
-                let transport = http_transport(url, &headers)?;
-                let serve = client.serve_with_lifecycle(transport, lifecycle());
-                tokio::select! {
-                    served = tokio::time::timeout_at(deadline, serve) => match served {
-                        Ok(Ok(service)) => Ok((service, None)),
-                        Ok(Err(e)) => Err((handshake_problem(&e, Some(&shown)), None)),
-                        Err(_) => Err((
-                            format!("{shown} did not answer the MCP handshake within {seconds} s"),
-                            None,
-                        )),
-                    },
-                    () = cancel.cancelled() => Err((STOPPED.to_owned(), None)),
-                }
-            }
-        };
-        let (mut service, process) = match handshake {
-            Ok(ok) => ok,
-            Err((reason, process)) => {
-                let exit = match process {
-                    // A short grace: a server that failed its handshake has nothing to finish.
-                    Some(p) => Some(
-                        self.stop_process(&config.id, p, Duration::from_millis(300))
-                            .await,
-                    ),
-                    None => None,
-                };
-                return Err(with_last_words(reason, exit, log));
-            }
+            return Err(with_last_words(reason, exit, log));
         };
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
@@ -212,6 +219,88 @@ impl ServerManager {
 }
 
 const STOPPED: &str = "stopped while starting";
+
+impl ServerManager {
+    /// Spawns or dials the server and performs one handshake, within the start-up timeout.
+    async fn handshake(
+        &self,
+        config: &ServerConfig,
+        log: &ServerLog,
+        client: Client,
+        mode: ClientLifecycleMode,
+        cancel: &CancellationToken,
+    ) -> Result<(Service, Option<StdioProcess>), Handshake> {
+        let timeout = Duration::from_secs(config.startup_timeout_secs);
+        let seconds = timeout.as_secs();
+        let failed = |reason: String, process, e: Option<&ClientInitializeError>| Handshake {
+            reason,
+            process,
+            other_era: e.is_some_and(other_era),
+        };
+        match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                if let Some(refused) = config.unsafe_env() {
+                    return Err(refused.to_string().into());
+                }
+                let env = self.resolve("env", env).await?;
+                // Read once, possibly slowly (the login shell): not part of this server's time.
+                let host = self.host_env().await;
+                let deadline = tokio::time::Instant::now() + timeout;
+                let spec = StdioSpec {
+                    server: &config.id,
+                    command,
+                    args,
+                    env: &env,
+                    cwd: cwd.as_deref(),
+                };
+                let spawned = stdio::spawn(&spec, host, log, &self.events)?;
+                self.registry().insert(&config.id, spawned.process.leader);
+                let process = spawned.process;
+                let serve = client.serve_with_lifecycle(
+                    AsyncRwTransport::new_client(spawned.reader, spawned.writer)
+                        .with_max_line_length(stdio::MESSAGE_LIMIT),
+                    mode,
+                );
+                tokio::select! {
+                    served = tokio::time::timeout_at(deadline, serve) => match served {
+                        Ok(Ok(service)) => Ok((service, Some(process))),
+                        Ok(Err(e)) => Err(failed(handshake_problem(&e, None), Some(process), Some(&e))),
+                        Err(_) => Err(failed(
+                            format!("no answer to the MCP handshake within {seconds} s"),
+                            Some(process),
+                            None,
+                        )),
+                    },
+                    () = cancel.cancelled() => Err(failed(STOPPED.to_owned(), Some(process), None)),
+                }
+            }
+            Transport::Http { url, headers } => {
+                let deadline = tokio::time::Instant::now() + timeout;
+                let shown = redact_url(url);
+                let headers = self.resolve("headers", headers).await?;
+                let transport = http_transport(url, &headers)?;
+                let serve = client.serve_with_lifecycle(transport, mode);
+                tokio::select! {
+                    served = tokio::time::timeout_at(deadline, serve) => match served {
+                        Ok(Ok(service)) => Ok((service, None)),
+                        Ok(Err(e)) => Err(failed(handshake_problem(&e, Some(&shown)), None, Some(&e))),
+                        Err(_) => Err(failed(
+                            format!("{shown} did not answer the MCP handshake within {seconds} s"),
+                            None,
+                            None,
+                        )),
+                    },
+                    () = cancel.cancelled() => Err(failed(STOPPED.to_owned(), None, None)),
+                }
+            }
+        }
+    }
+}
 
 /// A URL fit for an error message: without user and password or query, which may hold secrets.
 pub(super) fn redact_url(url: &str) -> String {
