@@ -608,12 +608,20 @@ impl ServerRequests for ServerRequestGate {
                 DecidedBy::User,
                 Some("the server took the question back".into()),
             ),
-            Outcome::Unattended(why) => (
-                ElicitResult::new(ElicitationAction::Decline),
-                AuditDecision::Denied,
-                DecidedBy::Unattended,
-                Some(why),
-            ),
+            Outcome::Unattended(why) => {
+                // Said where the user is (the CLI's stderr), not only in the audit log: a
+                // server that asked and got "no" may behave differently than expected.
+                tracing::warn!(
+                    "{} asked you a question and nobody could answer it ({why}); it was declined",
+                    asker.name
+                );
+                (
+                    ElicitResult::new(ElicitationAction::Decline),
+                    AuditDecision::Denied,
+                    DecidedBy::Unattended,
+                    Some(why),
+                )
+            }
         };
         // The answer itself is the user's own data: the log keeps the question, and whether
         // and how it was answered, not what was typed.

@@ -185,9 +185,22 @@ async fn started(
     }
 }
 
+/// The catalog, as `--json` or a line a tool; exits 1 (after listing what is there) when a
+/// server the settings enable did not come up, so a script notices.
 pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
     let (manager, catalog) = started(ctx).await?;
+    let snapshot = manager.snapshot().await;
     manager.stop_all().await;
+    let era = |server: &str| {
+        snapshot
+            .iter()
+            .find(|s| s.id == server)
+            .and_then(|s| s.protocol_version.clone())
+    };
+    let down = snapshot
+        .iter()
+        .filter(|s| s.enabled && s.status != ServerStatus::Ready)
+        .count();
     if json {
         let list: Vec<Value> = catalog
             .entries()
@@ -203,6 +216,9 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
                     "destructive": a.destructive_hint == Some(true),
                     // As the server sent it, so scripts can build valid arguments.
                     "inputSchema": e.tool.input_schema,
+                    "annotations": a,
+                    // The protocol version the server speaks (its era).
+                    "protocolVersion": era(&e.server_id),
                 });
                 if let Some(other) = &e.imitates {
                     item["imitates"] = json!(other);
@@ -222,7 +238,7 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
             );
         }
     }
-    Ok(0)
+    Ok(if down == 0 { 0 } else { 1 })
 }
 
 /// A call by the user: no approval, as for a call made by hand in the window.

@@ -347,6 +347,12 @@ async fn a_question_declined_without_a_terminal_is_logged_once_and_quietly() {
     let stderr = stderr_of(&out);
     assert!(!stderr.contains("ERROR"), "{stderr}");
     assert!(!stderr.contains("could not complete"), "{stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("declined")).collect();
+    assert_eq!(said.len(), 1, "said once, on stderr: {stderr}");
+    assert!(
+        said[0].contains("asked you a question and nobody could answer it"),
+        "{stderr}"
+    );
     let audit = audit_of(&dir);
     let question = audit
         .iter()
@@ -373,6 +379,11 @@ async fn a_server_that_fails_to_start_is_reported_once_in_plain_words() {
         ];
     });
     let out = toolgate(&dir, &["tools", "list"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a server that did not come up fails the listing"
+    );
     let stderr = stderr_of(&out);
     for (id, words) in [
         ("remote", "connection refused"),
@@ -407,6 +418,8 @@ async fn tools_are_listed_as_the_model_sees_them_and_called_by_hand() {
     assert_eq!(echo["server"], "everything");
     assert_eq!(echo["readOnly"], true);
     assert_eq!(echo["inputSchema"]["type"], "object", "{echo}");
+    assert_eq!(echo["annotations"]["readOnlyHint"], true, "{echo}");
+    assert_eq!(echo["protocolVersion"], "2025-11-25", "{echo}");
     assert!(
         echo["inputSchema"]["properties"]["message"].is_object(),
         "{echo}"
