@@ -515,6 +515,31 @@ pub fn fault_server(id: &str, mode: &str) -> ServerConfig {
     ServerConfig::stdio(id, "python3", [script, mode.to_owned()])
 }
 
+/// `tests/modern_server.py`: a 2026-07-28 server on the official Python SDK (multi-round
+/// questions, a task, live lists, a template and a prompt), logging what it sees to `log`.
+pub fn modern_server(id: &str, log: &std::path::Path) -> ServerConfig {
+    let python = python_server_bin("python");
+    let script = repo_root().join("tests/modern_server.py");
+    let mut config = ServerConfig::stdio(
+        id,
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned()],
+    );
+    if let toolgate_settings::Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("MODERN_LOG".into(), log.to_string_lossy().into_owned());
+    }
+    config
+}
+
+/// The lines of a JSON Lines log, parsed (missing file: none).
+pub fn json_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
 /// The parent pid of a process, from `/proc/<pid>/stat`.
 pub fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

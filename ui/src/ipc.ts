@@ -164,6 +164,8 @@ export type TurnEvent =
       progress: number;
       total: number | null;
       message: string | null;
+      /** Set when the server runs the call as a task (polled until it ends; Stop cancels it). */
+      task?: { id: string; status: string };
     }
   | { kind: "retrying"; attempt: number; delayMs: number; reason: string }
   | { kind: "toolFinished"; callId: string; isError: boolean; output: string; images?: ShownImage[] }

@@ -33,7 +33,7 @@ use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_llm::{
     ChatRequest, ContentPart, LlmError, Message, Provider, StreamDelta, ToolCall, ToolSpec, Usage,
 };
-use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, ToolOutput};
+use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, TaskState, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
 pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
@@ -126,6 +126,9 @@ pub enum TurnEvent {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
+        /// Set when the server runs the call as a task: its id and last status.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        task: Option<TaskState>,
     },
     /// The provider refused for now (rate limit, overload); the call is retried after a wait.
     #[serde(rename_all = "camelCase")]
@@ -905,6 +908,7 @@ impl Agent {
         let call_options = CallOptions {
             cancel: Some(options.cancel.child_token()),
             progress: Some(progress),
+            conversation: self.audit.conversation.clone(),
             ..CallOptions::default()
         };
         let running = self.servers.call_tool_with(
@@ -917,12 +921,13 @@ impl Agent {
         let outcome = loop {
             tokio::select! {
                 outcome = &mut running => break outcome,
-                Some(CallProgress { progress, total, message }) = updates.recv() => {
+                Some(CallProgress { progress, total, message, task }) = updates.recv() => {
                     on_event(TurnEvent::ToolProgress {
                         call_id: call.id.clone(),
                         progress,
                         total,
                         message,
+                        task,
                     });
                 }
             }

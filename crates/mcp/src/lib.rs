@@ -38,7 +38,7 @@ pub use manager::{ManagerOptions, ServerManager};
 pub use toolgate_guard::REAPER_NAME;
 pub use types::{
     CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
-    ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,
+    ServerSnapshot, ServerStatus, TaskState, ToolInfo, ToolOutput,
 };
 
 /// Why a server or a call failed, in words for the user.

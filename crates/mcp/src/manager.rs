@@ -6,6 +6,8 @@
 
 mod calls;
 mod connect;
+mod listen;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -635,9 +637,22 @@ async fn supervise(
         service,
         process,
         mut list_changed,
+        list_sender,
+        listening,
     } = connected;
     let started = Instant::now();
     let peer = service.peer().clone();
+    // 2026-07-28 servers tell of list changes only on a stream we open; it lives as long as
+    // this connection.
+    let _listening = listening.map(|(filter, first)| {
+        calls::AbortOnDrop::new(tokio::spawn(listen::listen_for_changes(
+            id.clone(),
+            peer.clone(),
+            filter,
+            first,
+            list_sender,
+        )))
+    });
     let cancel = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);

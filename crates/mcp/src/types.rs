@@ -286,6 +286,9 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives this call's progress notifications (and only this call's).
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
+    /// The conversation the call belongs to, sent in the call's `_meta` to servers whose tool
+    /// context settings ask for it.
+    pub conversation: Option<String>,
 }
 
 /// One progress notification of a call.
@@ -295,6 +298,18 @@ pub struct CallProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+    /// Set when the server runs the call as a task (the tasks extension): its id and status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskState>,
+}
+
+/// A call the server runs as a task, as last polled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskState {
+    pub id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
 }
 
 #[cfg(test)]

@@ -158,6 +158,14 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         updateTool(event.callId, { state: "running" });
         break;
       case "toolProgress": {
+        if (event.task) {
+          // A task has no share done, only a status and the server's message.
+          const status = event.task.status.replace("_", " ");
+          updateTool(event.callId, {
+            progress: `running as a task on the server: ${status}${event.message ? ` (${event.message})` : ""}`,
+          });
+          break;
+        }
         const share =
           event.total !== null && event.total > 0
             ? `${Math.round((100 * event.progress) / event.total)}%`

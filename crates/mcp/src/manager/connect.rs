@@ -34,6 +34,14 @@ pub(super) struct Connected {
     pub service: Service,
     pub process: Option<StdioProcess>,
     pub list_changed: mpsc::UnboundedReceiver<ListKind>,
+    /// Feeds `list_changed`, for the `subscriptions/listen` stream of a 2026-07-28 connection.
+    pub list_sender: mpsc::UnboundedSender<ListKind>,
+    /// On a 2026-07-28 connection whose lists can change: what to listen for, and the stream
+    /// opened before the first listing (or why it could not be).
+    pub listening: Option<(
+        rmcp::model::SubscriptionFilter,
+        Result<rmcp::service::Subscription, ServiceError>,
+    )>,
 }
 
 /// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
@@ -186,6 +194,19 @@ impl ServerManager {
             }
             return Err(with_last_words(reason, exit, log));
         };
+        // Listening starts before the listing, so a change in between is not missed.
+        let listening = match super::listen::filter_for(service.peer()) {
+            Some(filter) => {
+                let opened = tokio::select! {
+                    opened = tokio::time::timeout(timeout, super::listen::open(&config.id, service.peer(), &filter)) => {
+                        opened.unwrap_or(Err(ServiceError::Timeout { timeout }))
+                    }
+                    () = cancel.cancelled() => Err(ServiceError::Cancelled { reason: None }),
+                };
+                Some((filter, opened))
+            }
+            None => None,
+        };
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
                 Ok(Ok(listed)) => Ok(listed),
@@ -200,6 +221,8 @@ impl ServerManager {
                     service,
                     process,
                     list_changed,
+                    list_sender: tx,
+                    listening,
                 },
                 listed,
             )),
