@@ -18,7 +18,8 @@ MODE (default `ok`):
   discover-empty  answers `server/discover` with an empty result `{}`, as some older
                 servers answer every method they do not know; `initialize` works
 
-Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS).
+Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS); with FAULT_RICH_SCHEMA set,
+also `lookup`, whose schema has `$schema`, `$defs`, `additionalProperties` and a top-level `anyOf`.
 tools/list returns at most PAGE_SIZE tools per page, so a host that ignores
 nextCursor misses tools. stderr gets `recv <method>` for every message and
 `cancelled <id>` for every notifications/cancelled, which tests read to prove
@@ -63,6 +64,19 @@ TOOLS = [
     {"name": "wedge", "description": "Stops reading stdin and ignores SIGTERM, for good.",
      "inputSchema": {"type": "object"}},
 ]
+if os.environ.get("FAULT_RICH_SCHEMA"):
+    # A schema as servers write them: a draft named, definitions, a closed object, and a
+    # top-level cross-field rule ("id or path") that some providers refuse.
+    TOOLS.append({"name": "lookup", "description": "Looks a thing up by id or by path.",
+                  "inputSchema": {
+                      "$schema": "https://json-schema.org/draft/2020-12/schema",
+                      "type": "object",
+                      "properties": {"id": {"type": "string"}, "path": {"type": "string"},
+                                     "opts": {"$ref": "#/$defs/opts"}},
+                      "$defs": {"opts": {"type": "object", "properties": {"deep": {"type": "boolean"}},
+                                         "additionalProperties": False}},
+                      "anyOf": [{"required": ["id"]}, {"required": ["path"]}],
+                      "additionalProperties": False}})
 LATE_TOOL = {"name": "late_tool", "description": "Appears after start-up (list-changed mode).",
              "inputSchema": {"type": "object"}}
 

@@ -5,6 +5,8 @@
 //! next reply of a script and recording what it was sent. A request with `"stream": true` gets a
 //! scripted server-sent event stream, framed as each API frames it. Product code reaches it only
 //! through its normal base-URL setting. [`fixtures`] builds replies in the documented shapes.
+//! A request the real API would refuse (a tool schema it does not take, a structured-output
+//! field of the other format) is refused with that API's 400 and message ([`wire`]).
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.
@@ -28,6 +30,7 @@ use toolgate_settings::ServerConfig;
 
 pub mod bench;
 pub mod fixtures;
+pub mod wire;
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that
 /// fails to cancel still ends).
@@ -259,7 +262,16 @@ async fn answer(
     Json(body): Json<Value>,
 ) -> Response {
     let wants_stream = body["stream"] == json!(true);
+    // A request the real API would refuse is refused here too, before any scripted reply.
+    let refusal = if uri.path().ends_with("/chat/completions") {
+        wire::openai_refusal(&body)
+    } else {
+        wire::anthropic_refusal(&body)
+    };
     record(&script, &uri, &headers, body);
+    if let Some(refusal) = refusal {
+        return (StatusCode::BAD_REQUEST, Json(refusal)).into_response();
+    }
     let next = lock(&script.replies).pop_front();
     let Some(reply) = next else {
         return script_error("the test script has no more replies");

@@ -14,6 +14,7 @@
 //! cancelling the tool calls in flight and withdrawing the ones awaiting an answer. Rate limits and
 //! overloads are retried with backoff, and each retry is announced.
 
+mod answer;
 mod approval;
 mod gate;
 mod record;
@@ -67,6 +68,11 @@ pub struct TurnOptions {
     pub retry_delay: Duration,
     /// How long a call waits for the user's answer before it is denied.
     pub approval_timeout: Duration,
+    /// Makes the final answer a JSON value valid against this schema (`toolgate run --schema`):
+    /// the provider's own structured output where it has one (Anthropic, OpenAI), else the
+    /// schema given in words; either way the answer is validated, and an invalid one gets one
+    /// round to be repaired.
+    pub answer_schema: Option<Value>,
 }
 
 impl Default for TurnOptions {
@@ -78,6 +84,7 @@ impl Default for TurnOptions {
             retries: 4,
             retry_delay: Duration::from_secs(1),
             approval_timeout: Duration::from_secs(600),
+            answer_schema: None,
         }
     }
 }
@@ -168,6 +175,9 @@ pub enum AgentError {
     /// The tool list cannot be sent: a name collision the settings forbid, or too many tools.
     #[error(transparent)]
     Tools(#[from] CatalogError),
+    /// The final answer did not match the schema asked for, even after one repair round.
+    #[error("the answer is not a JSON value valid against the schema, even after one round to repair it: {}", .0.join("; "))]
+    InvalidAnswer(Vec<String>),
 }
 
 /// The tools of a turn, and the fingerprint of each server's launch for binding grants.
@@ -470,13 +480,22 @@ impl Agent {
             })
             .collect();
         let mut usage = Usage::default();
+        // Where the provider has structured output it constrains the answer; elsewhere the
+        // schema is given in words. The answer is validated either way.
+        let native = matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi);
+        let system = match (&options.answer_schema, native) {
+            (Some(schema), false) => Some(answer::instruction(self.system.as_deref(), schema)),
+            _ => self.system.clone(),
+        };
+        let mut repaired = false;
         for _ in 0..options.max_rounds {
             let request = ChatRequest {
                 model: model.to_owned(),
-                system: self.system.clone(),
+                system: system.clone(),
                 messages: history.clone(),
                 tools: specs.clone(),
                 max_tokens: 4096,
+                response_schema: options.answer_schema.clone().filter(|_| native),
             };
             let mut reply = self.ask(provider, &request, options, on_event).await?;
             unique_call_ids(&mut reply.tool_calls, &call_ids(history));
@@ -490,11 +509,28 @@ impl Agent {
                 },
             );
             if reply.tool_calls.is_empty() {
+                let text = match &options.answer_schema {
+                    None => reply.text,
+                    Some(schema) => match answer::check(schema, &reply.text) {
+                        Ok(json) => json,
+                        Err(problems) if !repaired => {
+                            repaired = true;
+                            self.keep(
+                                history,
+                                Message::User {
+                                    text: answer::repair_request(&problems),
+                                },
+                            );
+                            continue;
+                        }
+                        Err(problems) => return Err(AgentError::InvalidAnswer(problems)),
+                    },
+                };
                 on_event(TurnEvent::Finished {
-                    text: reply.text.clone(),
+                    text: text.clone(),
                     usage,
                 });
-                return Ok(reply.text);
+                return Ok(text);
             }
             if !reply.text.is_empty() {
                 on_event(TurnEvent::AssistantText { text: reply.text });

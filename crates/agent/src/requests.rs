@@ -227,6 +227,7 @@ impl ServerRequestGate {
             messages: params.messages.iter().map(to_message).collect(),
             tools: Vec::new(),
             max_tokens: params.max_tokens.clamp(1, 32_000),
+            response_schema: None,
         };
         let reply = tokio::select! {
             reply = provider.complete(&request) => reply.map_err(|e| e.to_string())?,
