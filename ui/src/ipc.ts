@@ -138,6 +138,11 @@ export interface PendingCall {
   reason?: string;
   /** The connected client that asks (another host, through the gateway), e.g. `claude-code`. */
   client?: string;
+  /**
+   * A page the server asks the user to open (URL-mode elicitation). Approving opens it in the
+   * browser, in the backend; the window never navigates to it.
+   */
+  link?: { url: string; domain: string };
 }
 
 /** An image from a tool's result, base64; the window shows PNG, JPEG, GIF and WebP only. */

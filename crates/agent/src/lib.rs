@@ -37,9 +37,11 @@ use toolgate_llm::{
 use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, TaskState, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
-pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
+pub use gate::{
+    Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
+};
 pub use record::{restore, stored, title_for, HistoryRecorder};
-pub use requests::{ModelSource, ServerRequestGate};
+pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
 
@@ -745,6 +747,7 @@ impl Agent {
             input_schema: entry.tool.input_schema.clone(),
             reason,
             client: self.audit.client.clone(),
+            link: None,
         };
         let arguments = match verdict.decision {
             toolgate_policy::Decision::Deny => {

@@ -163,6 +163,7 @@ mod tests {
             input_schema: serde_json::json!({}),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 

@@ -68,25 +68,52 @@ fn ask(gate: &Gate, call: &PendingCall) {
             "\n{} wants to use your model:\n{pretty}",
             call.server_name
         ),
-        RequestKind::Elicitation => writeln!(
-            err,
-            "\n{} asks: {}\nThe answer starts as:\n{pretty}",
-            call.server_name,
-            call.message.as_deref().unwrap_or_default()
-        ),
+        RequestKind::Elicitation => match &call.link {
+            // A page to open: the domain first and alone on its line, then the whole address.
+            Some(link) => writeln!(
+                err,
+                "\n{} asks you to open a page on\n\n    {}\n\n{}\nThe whole address: {}",
+                call.server_name,
+                link.domain,
+                call.message.as_deref().unwrap_or_default(),
+                link.url
+            ),
+            None => writeln!(
+                err,
+                "\n{} asks: {}\nThe answer starts as:\n{pretty}",
+                call.server_name,
+                call.message.as_deref().unwrap_or_default()
+            ),
+        },
     };
     if !call.reason.is_empty() {
         let _ = writeln!(err, "({})", call.reason);
     }
     loop {
         let _ = match call.request {
+            RequestKind::Elicitation if call.link.is_some() => {
+                write!(err, "Open it in your browser? [o]pen, [n]o: ")
+            }
             RequestKind::Elicitation => {
                 write!(err, "Answer? [e]dit and send, [s]end as is, [n]o: ")
             }
             _ => write!(err, "Allow? [y]es, [n]o, [a]lways, [e]dit: "),
         };
         let _ = err.flush();
-        let decision = match read_line().as_str() {
+        let line = read_line();
+        if call.link.is_some() {
+            // Only an explicit "open" opens it; there is nothing to edit.
+            let decision = match line.as_str() {
+                "o" | "open" => Decision::Approve,
+                "n" | "no" => Decision::Deny {
+                    reason: Some("not opened".to_owned()),
+                },
+                _ => continue,
+            };
+            let _ = gate.answer(&call.id, decision);
+            return;
+        }
+        let decision = match line.as_str() {
             "y" | "yes" | "s" | "send" => Decision::Approve,
             "a" | "always" if call.request != RequestKind::Elicitation => Decision::Allow {
                 reach: if call.request == RequestKind::ToolCall {
