@@ -48,7 +48,7 @@ command_error! {
     tauri::Error => "internal",
 }
 
-type Result<T> = std::result::Result<T, CommandError>;
+pub(crate) type Result<T> = std::result::Result<T, CommandError>;
 
 /// Runs a keychain operation off the async runtime: Secret Service calls block.
 async fn keychain<T: Send + 'static>(
@@ -186,6 +186,7 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
 pub async fn send_message(
     state: State<'_, AppState>,
     text: String,
+    attachments: Option<Vec<crate::content::Attachment>>,
     on_event: Channel<TurnEvent>,
 ) -> Result<String> {
     // Armed before anything slow (keychain, database), so an early Stop is never lost.
@@ -199,6 +200,8 @@ pub async fn send_message(
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
     let tools = state.settings().tools.clone();
     let (provider, settings) = state.host.provider().await?;
+    // The title is the user's own words; the model also gets the attached resources.
+    let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target());
     let mut conversation = state.conversation.lock().await;
@@ -237,7 +240,7 @@ pub async fn send_message(
             &provider,
             &settings.model,
             &mut conversation.messages,
-            &text,
+            &sent,
             &options,
             &emit,
         )

@@ -418,3 +418,57 @@ async fn tool_context_reaches_the_server_in_meta_only_where_turned_on() {
     assert_eq!(output.text, "{}");
     plain.servers.stop_all().await;
 }
+
+#[tokio::test]
+async fn a_resource_template_is_filled_and_read_and_a_prompt_got_with_its_arguments() {
+    let s = setup("templates", |_| {}).await;
+    let snap = snapshot(&s.servers).await;
+    let template = snap
+        .resource_templates
+        .iter()
+        .find(|t| t.uri_template == "notes://{topic}")
+        .expect("the template is listed");
+    assert_eq!(template.variables, ["topic"]);
+    let values = [("topic".to_owned(), "oslo trip".to_owned())].into();
+    let (uri, read) = s
+        .servers
+        .read_resource_template("m", &template.uri_template, &values)
+        .await
+        .expect("read");
+    assert_eq!(uri, "notes://oslo%20trip");
+    assert_eq!(
+        read["contents"][0]["text"],
+        "Notes on oslo trip: nothing yet.",
+    );
+    let typo = [("topik".to_owned(), "x".to_owned())].into();
+    let error = s
+        .servers
+        .read_resource_template("m", &template.uri_template, &typo)
+        .await
+        .expect_err("no such variable");
+    assert!(error.to_string().contains("no variable 'topik'"), "{error}");
+
+    let prompt = snap
+        .prompts
+        .iter()
+        .find(|p| p.name == "plan_trip")
+        .expect("the prompt is listed");
+    let required: Vec<(&str, bool)> = prompt
+        .argument_info
+        .iter()
+        .map(|a| (a.name.as_str(), a.required))
+        .collect();
+    assert_eq!(required, [("city", true), ("days", false)]);
+    let arguments = json!({"city": "Oslo", "days": "3"});
+    let got = s
+        .servers
+        .get_prompt("m", "plan_trip", arguments.as_object().cloned())
+        .await
+        .expect("got");
+    assert_eq!(got["messages"][0]["role"], "user");
+    assert_eq!(
+        got["messages"][0]["content"]["text"],
+        "Plan a 3-day trip to Oslo."
+    );
+    s.servers.stop_all().await;
+}

@@ -34,6 +34,18 @@ export interface PromptInfo {
   name: string;
   description: string | null;
   arguments: string[];
+  /** Each argument with what the server says of it, for the form that fills the prompt. */
+  argumentInfo?: { name: string; description: string | null; required: boolean }[];
+}
+
+/** A resource template: an RFC 6570 URI template, filled in to read a resource. */
+export interface ResourceTemplateInfo {
+  uriTemplate: string;
+  name: string;
+  description: string | null;
+  mimeType: string | null;
+  /** The template's variables, in order. */
+  variables: string[];
 }
 
 export interface ServerSnapshot {
@@ -45,6 +57,7 @@ export interface ServerSnapshot {
   protocolVersion: string | null;
   tools: ToolInfo[];
   resources: ResourceInfo[];
+  resourceTemplates?: ResourceTemplateInfo[];
   prompts: PromptInfo[];
   /** The folders the server is offered as its roots. */
   roots: string[];
@@ -508,11 +521,35 @@ export interface ReadResourceResult {
 export const readResource = (serverId: string, uri: string) =>
   invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
+/** Fills a resource template with `values` and reads the resource; the URI it made too. */
+export const readResourceTemplate = (serverId: string, template: string, values: Record<string, string>) =>
+  invoke<{ uri: string; result: ReadResourceResult }>("read_resource_template", { serverId, template, values });
+
+/** A prompt's content, as MCP's GetPromptResult: the server's words, untrusted text. */
+export interface PromptResult {
+  description?: string;
+  messages: { role: "user" | "assistant"; content: { type: string; text?: string; resource?: { uri: string; text?: string } } }[];
+}
+
+/** Gets one of a server's prompts filled with `arguments`. */
+export const getPrompt = (serverId: string, name: string, args: Record<string, string>) =>
+  invoke<PromptResult>("get_prompt", { serverId, name, arguments: args });
+
+/** A resource attached to a message: read by the backend when the message is sent. */
+export interface Attachment {
+  serverId: string;
+  uri: string;
+}
+
 /** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
-export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): Promise<string> {
+export function sendMessage(
+  text: string,
+  onEvent: (event: TurnEvent) => void,
+  attachments: Attachment[] = [],
+): Promise<string> {
   const channel = new Channel<TurnEvent>();
   channel.onmessage = onEvent;
-  return invoke<string>("send_message", { text, onEvent: channel });
+  return invoke<string>("send_message", { text, attachments, onEvent: channel });
 }
 
 export const listConversations = (search: string | null) =>

@@ -16,6 +16,7 @@
 
 mod answer;
 mod approval;
+mod attach;
 mod gate;
 mod record;
 mod requests;
@@ -37,6 +38,7 @@ use toolgate_llm::{
 use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, TaskState, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
+pub use attach::{with_attachments, Attached};
 pub use gate::{
     Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
 };

@@ -64,6 +64,7 @@ mod tests {
                 .map(|n| ToolInfo::new(*n, "", json!({"type": "object"})))
                 .collect(),
             resources: vec![],
+            resource_templates: vec![],
             prompts: vec![],
             roots: vec![],
             launch: toolgate_mcp::Launch::Stdio {

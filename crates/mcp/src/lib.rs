@@ -29,6 +29,7 @@ mod manager;
 pub mod orphans;
 mod stdio;
 pub mod stdout;
+pub mod templates;
 mod types;
 
 pub use client::{DeclineServerRequests, ServerRequests};
@@ -37,8 +38,9 @@ pub use manager::{ManagerOptions, ServerManager};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
 pub use types::{
-    CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
-    ServerSnapshot, ServerStatus, TaskState, ToolInfo, ToolOutput,
+    CallOptions, CallProgress, Launch, LogLevel, PromptArgumentInfo, PromptInfo, ResourceInfo,
+    ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus, TaskState, ToolInfo,
+    ToolOutput,
 };
 
 /// Why a server or a call failed, in words for the user.

@@ -31,8 +31,8 @@ use crate::logs::ServerLog;
 use crate::orphans::{self, Registry};
 use crate::stdio::{self, StdioProcess};
 use crate::types::{
-    CallOptions, PromptInfo, ResourceInfo, ServerEvent, ServerSnapshot, ServerStatus, ToolInfo,
-    ToolOutput,
+    CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot,
+    ServerStatus, ToolInfo, ToolOutput,
 };
 use crate::McpError;
 
@@ -82,6 +82,7 @@ struct Entry {
     protocol_version: Option<String>,
     tools: Vec<ToolInfo>,
     resources: Vec<ResourceInfo>,
+    resource_templates: Vec<ResourceTemplateInfo>,
     prompts: Vec<PromptInfo>,
     conn: Option<Conn>,
     /// A start in progress, so a stop can cut it short and wait for its process to be gone.
@@ -139,6 +140,7 @@ impl Entry {
         self.status = status;
         self.tools.clear();
         self.resources.clear();
+        self.resource_templates.clear();
         self.prompts.clear();
         let starting = self.starting.take();
         if let Some(s) = &starting {
@@ -267,6 +269,7 @@ impl ServerManager {
             protocol_version: None,
             tools: Vec::new(),
             resources: Vec::new(),
+            resource_templates: Vec::new(),
             prompts: Vec::new(),
             conn: None,
             starting: None,
@@ -349,6 +352,7 @@ impl ServerManager {
                 entry.protocol_version = listed.protocol_version;
                 entry.tools = listed.tools;
                 entry.resources = listed.resources;
+                entry.resource_templates = listed.resource_templates;
                 entry.prompts = listed.prompts;
                 entry.status = ServerStatus::Ready;
                 let (stop, stop_rx) = oneshot::channel();
@@ -474,6 +478,7 @@ impl ServerManager {
                 protocol_version: e.protocol_version.clone(),
                 tools: e.tools.clone(),
                 resources: e.resources.clone(),
+                resource_templates: e.resource_templates.clone(),
                 prompts: e.prompts.clone(),
                 roots: e.roots.read().unwrap_or_else(|p| p.into_inner()).clone(),
                 launch: launch_of(&e.config),
@@ -529,6 +534,7 @@ impl ServerManager {
             entry.conn = None;
             entry.tools.clear();
             entry.resources.clear();
+            entry.resource_templates.clear();
             entry.prompts.clear();
             if uptime >= STABLE_AFTER {
                 entry.crashes = 0;
@@ -590,10 +596,21 @@ impl ServerManager {
                 .list_all_tools()
                 .await
                 .map(|t| Lists::Tools(t.into_iter().map(ToolInfo::from).collect())),
-            ListKind::Resources => peer
-                .list_all_resources()
-                .await
-                .map(|r| Lists::Resources(r.into_iter().map(ResourceInfo::from).collect())),
+            ListKind::Resources => match peer.list_all_resources().await {
+                Ok(r) => {
+                    // Templates are resources too: a server that changed one list may have
+                    // changed the other; one that cannot list templates simply has none.
+                    let templates = peer.list_all_resource_templates().await.unwrap_or_default();
+                    Ok(Lists::Resources(
+                        r.into_iter().map(ResourceInfo::from).collect(),
+                        templates
+                            .into_iter()
+                            .map(ResourceTemplateInfo::from)
+                            .collect(),
+                    ))
+                }
+                Err(e) => Err(e),
+            },
             ListKind::Prompts => peer
                 .list_all_prompts()
                 .await
@@ -616,7 +633,10 @@ impl ServerManager {
                     tracing::info!(server = %id, tools = t.len(), "tool list changed");
                     entry.tools = t;
                 }
-                Lists::Resources(r) => entry.resources = r,
+                Lists::Resources(r, t) => {
+                    entry.resources = r;
+                    entry.resource_templates = t;
+                }
                 Lists::Prompts(p) => entry.prompts = p,
             }
         }
@@ -722,6 +742,6 @@ fn launch_of(config: &ServerConfig) -> crate::types::Launch {
 
 enum Lists {
     Tools(Vec<ToolInfo>),
-    Resources(Vec<ResourceInfo>),
+    Resources(Vec<ResourceInfo>, Vec<ResourceTemplateInfo>),
     Prompts(Vec<PromptInfo>),
 }

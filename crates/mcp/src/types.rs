@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{Prompt, Resource, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -117,25 +117,66 @@ impl From<Resource> for ResourceInfo {
     }
 }
 
+/// A resource template: an RFC 6570 URI template the user fills to read a resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateInfo {
+    pub uri_template: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+    /// The template's variables, in order of first use (for a form to fill).
+    pub variables: Vec<String>,
+}
+
+impl From<ResourceTemplate> for ResourceTemplateInfo {
+    fn from(t: ResourceTemplate) -> Self {
+        Self {
+            variables: crate::templates::variables(&t.uri_template),
+            uri_template: t.uri_template,
+            name: t.name,
+            description: t.description,
+            mime_type: t.mime_type,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptInfo {
     pub name: String,
     pub description: Option<String>,
+    /// The arguments' names, in order.
     pub arguments: Vec<String>,
+    /// Each argument with what the server says of it, for a form to fill.
+    pub argument_info: Vec<PromptArgumentInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptArgumentInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
 }
 
 impl From<Prompt> for PromptInfo {
     fn from(p: Prompt) -> Self {
+        let argument_info: Vec<PromptArgumentInfo> = p
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| PromptArgumentInfo {
+                description: a.description.or(a.title),
+                required: a.required.unwrap_or(false),
+                name: a.name,
+            })
+            .collect();
         Self {
             name: p.name,
             description: p.description,
-            arguments: p
-                .arguments
-                .unwrap_or_default()
-                .into_iter()
-                .map(|a| a.name)
-                .collect(),
+            arguments: argument_info.iter().map(|a| a.name.clone()).collect(),
+            argument_info,
         }
     }
 }
@@ -153,6 +194,7 @@ pub struct ServerSnapshot {
     pub protocol_version: Option<String>,
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
+    pub resource_templates: Vec<ResourceTemplateInfo>,
     pub prompts: Vec<PromptInfo>,
     /// The folders the server is offered as its roots.
     pub roots: Vec<std::path::PathBuf>,

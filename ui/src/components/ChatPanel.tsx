@@ -3,6 +3,7 @@ import {
   answerAll,
   answerApproval,
   currentConversation,
+  type Attachment,
   type Decision,
   errorMessage,
   openConversation,
@@ -18,6 +19,7 @@ import {
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import ChatExtras from "./ChatExtras";
 import Conversations from "./Conversations";
 import Markdown from "./Markdown";
 
@@ -91,6 +93,7 @@ export function itemsFromMessages(messages: Message[]): Item[] {
 export default function ChatPanel({ provider, servers, onOpenProvider }: Props) {
   const [items, setItems] = useState<Item[]>([]);
   const [text, setText] = useState("");
+  const [attachments, setAttachments] = useState<(Attachment & { label: string })[]>([]);
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
@@ -204,11 +207,18 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
   const send = async () => {
     const message = text.trim();
     if (!message || busy) return;
+    const attached = attachments;
     setText("");
+    setAttachments([]);
     setBusy(true);
-    setItems((all) => [...all, { type: "user", text: message }]);
+    const shown = attached.length > 0 ? `${message}\n\n(attached: ${attached.map((a) => a.label).join(", ")})` : message;
+    setItems((all) => [...all, { type: "user", text: shown }]);
     try {
-      await sendMessage(message, onEvent);
+      await sendMessage(
+        message,
+        onEvent,
+        attached.map(({ serverId, uri }) => ({ serverId, uri })),
+      );
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
@@ -348,6 +358,35 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           </button>
         </div>
       )}
+      {attachments.length > 0 && (
+        <ul className="attachments plain row wrap" aria-label="Attached resources" data-testid="attachments">
+          {attachments.map((a, i) => (
+            <li key={`${a.serverId}|${a.uri}`} className="badge">
+              {a.label}{" "}
+              <button
+                type="button"
+                className="link"
+                aria-label={`Remove ${a.label}`}
+                onClick={() => setAttachments((all) => all.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ChatExtras
+        servers={servers}
+        onAttach={(a) =>
+          setAttachments((all) =>
+            all.some((b) => b.serverId === a.serverId && b.uri === a.uri) ? all : [...all, a],
+          )
+        }
+        onInsert={(inserted) => {
+          setText((current) => (current.trim() ? `${current}\n\n${inserted}` : inserted));
+          input.current?.focus();
+        }}
+      />
       <form
         className="composer"
         onSubmit={(e) => {

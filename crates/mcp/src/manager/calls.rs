@@ -253,6 +253,24 @@ impl ServerManager {
         Err(too_many_rounds(server, what))
     }
 
+    /// Fills one of a server's resource templates with `values` and reads the resource it
+    /// names: the URI read, and the result as [`Self::read_resource`] gives it.
+    pub async fn read_resource_template(
+        &self,
+        server: &str,
+        template: &str,
+        values: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(String, Value), McpError> {
+        let uri =
+            crate::templates::expand(template, values).map_err(|detail| McpError::Request {
+                server: server.to_owned(),
+                what: "fill the resource template",
+                detail,
+            })?;
+        let contents = self.read_resource(server, &uri).await?;
+        Ok((uri, contents))
+    }
+
     /// Gets one of a server's prompts filled with `arguments`, within the server's call timeout;
     /// the result as the server sent it (`description`, `messages`). Questions the server asks
     /// first (`input_required`) are answered as a call's are.

@@ -22,7 +22,7 @@ use super::ServerManager;
 use crate::client::{Client, ListKind};
 use crate::logs::ServerLog;
 use crate::stdio::{self, StdioProcess, StdioSpec};
-use crate::types::{PromptInfo, ResourceInfo, ToolInfo};
+use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
 
 /// Largest HTTP response or SSE event accepted: tool results can be large.
 const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
@@ -350,6 +350,7 @@ pub(super) struct Listed {
     pub protocol_version: Option<String>,
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
+    pub resource_templates: Vec<ResourceTemplateInfo>,
     pub prompts: Vec<PromptInfo>,
 }
 
@@ -369,6 +370,16 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
     } else {
         Vec::new()
     };
+    let templates = if capabilities.resources.is_some() {
+        peer.list_all_resource_templates()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::info!("listing resource templates failed: {e}");
+                Vec::new()
+            })
+    } else {
+        Vec::new()
+    };
     let prompts = if capabilities.prompts.is_some() {
         peer.list_all_prompts().await.unwrap_or_else(|e| {
             tracing::info!("listing prompts failed: {e}");
@@ -385,6 +396,10 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
         protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()),
         tools: tools.into_iter().map(ToolInfo::from).collect(),
         resources: resources.into_iter().map(ResourceInfo::from).collect(),
+        resource_templates: templates
+            .into_iter()
+            .map(ResourceTemplateInfo::from)
+            .collect(),
         prompts: prompts.into_iter().map(PromptInfo::from).collect(),
     })
 }
