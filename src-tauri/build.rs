@@ -55,6 +55,10 @@ fn main() {
         "undo_host",
         "read_resource_template",
         "get_prompt",
+        "load_app",
+        "close_app",
+        "app_call_tool",
+        "app_read_resource",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -1,6 +1,7 @@
 //! The desktop shell: window, tray, settings storage and IPC. Everything else is in the core
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
+mod apps;
 mod commands;
 mod content;
 mod notify;
@@ -92,7 +93,9 @@ pub fn run() {
                 .args(["--hidden"])
                 .build(),
         )
+        .register_uri_scheme_protocol(apps::SCHEME, apps::serve)
         .setup(|app| {
+            app.manage(apps::Apps::default());
             let state = AppState::load(app.handle())?;
             let servers = state.servers.clone();
             let configs = state.settings().servers.clone();
@@ -212,6 +215,10 @@ pub fn run() {
             commands::undo_host,
             content::read_resource_template,
             content::get_prompt,
+            apps::load_app,
+            apps::close_app,
+            apps::app_call_tool,
+            apps::app_read_resource,
         ])
         .build(tauri::generate_context!());
 

@@ -527,6 +527,23 @@ pub fn fault_server(id: &str, mode: &str) -> ServerConfig {
     ServerConfig::stdio(id, "python3", [script, mode.to_owned()])
 }
 
+/// `@modelcontextprotocol/server-basic-vanillajs`, the MCP Apps example (its `get-time` tool
+/// links the `ui://get-time/mcp-app.html` app), over stdio.
+pub fn apps_server(id: &str) -> ServerConfig {
+    let entry = example_servers_dir()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    assert!(
+        entry.is_file(),
+        "{} is missing: run the README's test command",
+        entry.display()
+    );
+    ServerConfig::stdio(
+        id,
+        "node",
+        [entry.to_string_lossy().into_owned(), "--stdio".into()],
+    )
+}
+
 /// `tests/modern_server.py`: a 2026-07-28 server on the official Python SDK (multi-round
 /// questions, a task, live lists, a template and a prompt), logging what it sees to `log`.
 pub fn modern_server(id: &str, log: &std::path::Path) -> ServerConfig {

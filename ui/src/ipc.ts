@@ -186,7 +186,15 @@ export type TurnEvent =
       task?: { id: string; status: string };
     }
   | { kind: "retrying"; attempt: number; delayMs: number; reason: string }
-  | { kind: "toolFinished"; callId: string; isError: boolean; output: string; images?: ShownImage[] }
+  | {
+      kind: "toolFinished";
+      callId: string;
+      isError: boolean;
+      output: string;
+      images?: ShownImage[];
+      /** The server's MCP App that shows this result, when the tool links one. */
+      app?: ToolApp;
+    }
   | { kind: "toolDenied"; callId: string; reason: string | null }
   | { kind: "finished"; text: string; usage: Usage }
   | { kind: "failed"; message: string };
@@ -534,6 +542,31 @@ export interface PromptResult {
 /** Gets one of a server's prompts filled with `arguments`. */
 export const getPrompt = (serverId: string, name: string, args: Record<string, string>) =>
   invoke<PromptResult>("get_prompt", { serverId, name, arguments: args });
+
+/** A tool result shown in its server's MCP App (a `ui://` resource). */
+export interface ToolApp {
+  serverId: string;
+  resourceUri: string;
+  arguments: unknown;
+  /** The whole CallToolResult, for the app. */
+  result: unknown;
+}
+
+/** An app document the backend serves (its id on the `mcpapp:` scheme). */
+export interface AppView {
+  id: string;
+  prefersBorder: boolean;
+}
+
+/** Reads a tool's app and registers it to be served with the policy it declared. */
+export const loadApp = (serverId: string, uri: string) => invoke<AppView>("load_app", { serverId, uri });
+/** Forgets an app no longer on screen. */
+export const closeApp = (id: string) => invoke<void>("close_app", { id });
+/** A tool call the app makes: its own server only, through the gate. Returns a CallToolResult. */
+export const appCallTool = (id: string, name: string, args: unknown) =>
+  invoke<unknown>("app_call_tool", { id, name, arguments: args ?? {} });
+/** A resource the app reads: its own server only. */
+export const appReadResource = (id: string, uri: string) => invoke<unknown>("app_read_resource", { id, uri });
 
 /** A resource attached to a message: read by the backend when the message is sent. */
 export interface Attachment {

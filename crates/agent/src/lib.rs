@@ -16,6 +16,7 @@
 
 mod answer;
 mod approval;
+pub mod apps;
 mod attach;
 mod gate;
 mod record;
@@ -45,7 +46,7 @@ pub use gate::{
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
 pub use toolgate_catalog::Provider as ToolTarget;
-pub use tools::catalog_of;
+pub use tools::{catalog_of, catalog_with};
 
 /// How a gated call ended.
 #[derive(Debug)]
@@ -156,6 +157,9 @@ pub enum TurnEvent {
         /// The result's images (PNG, JPEG, GIF, WebP), for the window to show.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         images: Vec<ShownImage>,
+        /// The server's MCP App that shows this result, when the tool links one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        app: Option<apps::ToolApp>,
     },
     #[serde(rename_all = "camelCase")]
     ToolDenied {
@@ -188,6 +192,29 @@ pub enum AgentError {
 struct Offer {
     catalog: Catalog,
     fingerprints: std::collections::HashMap<String, String>,
+    /// (server id, tool) → the `ui://` resource of the MCP App that shows its results.
+    apps: std::collections::HashMap<(String, String), String>,
+}
+
+fn offer_of(catalog: Catalog, snapshot: &[toolgate_mcp::ServerSnapshot]) -> Offer {
+    let fingerprints = snapshot
+        .iter()
+        .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
+        .collect();
+    let apps = snapshot
+        .iter()
+        .flat_map(|s| {
+            s.tools.iter().filter_map(|t| {
+                let uri = t.ui_resource.clone()?;
+                Some(((s.id.clone(), t.name.clone()), uri))
+            })
+        })
+        .collect();
+    Offer {
+        catalog,
+        fingerprints,
+        apps,
+    }
 }
 
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
@@ -403,14 +430,7 @@ impl Agent {
         if self.audit.client.is_none() {
             catalog.check(self.target)?;
         }
-        let fingerprints = snapshot
-            .iter()
-            .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
-            .collect();
-        Ok(Offer {
-            catalog,
-            fingerprints,
-        })
+        Ok(offer_of(catalog, &snapshot))
     }
 
     /// Adds `user_text` to `history` and runs the loop until the model answers.
@@ -631,6 +651,43 @@ impl Agent {
         Ok(self.gated(&offer, call, options, on_event).await)
     }
 
+    /// A `tools/call` an MCP App of `server_id` makes: only that server's tools (its app-only
+    /// ones too), under the user's rules and the same gate and audit as a model's call (build
+    /// the agent [`with_client`](Self::with_client) naming the app, so the card and the log say
+    /// who asks). The whole result comes back, for the app.
+    pub async fn call_for_app(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Value,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<CallOutcome, AgentError> {
+        let mut snapshot = self.servers.snapshot().await;
+        snapshot.retain(|s| s.id == server_id);
+        let offer = offer_of(
+            tools::catalog_with(&snapshot, &self.tools, true)?,
+            &snapshot,
+        );
+        let Some(model_name) = offer
+            .catalog
+            .entries()
+            .iter()
+            .find(|e| e.tool.name == tool)
+            .map(|e| e.model_name.clone())
+        else {
+            return Ok(CallOutcome::Refused(format!(
+                "The app's server offers no tool named '{tool}' (or it is switched off)."
+            )));
+        };
+        let call = ToolCall {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: model_name,
+            arguments,
+        };
+        Ok(self.gated(&offer, &call, options, on_event).await)
+    }
+
     /// Decides one call by the user's rules, asking the user when they say to; then runs it or
     /// reports why not. Always yields a result message, and writes the decision to the audit log.
     async fn gated_call(
@@ -642,7 +699,26 @@ impl Agent {
     ) -> Message {
         match self.gated(offer, call, options, on_event).await {
             CallOutcome::Refused(told) => Message::tool_text(call.id.clone(), told, true),
-            CallOutcome::Ran(outcome) => self.result_message(call, outcome, options, on_event),
+            CallOutcome::Ran(outcome) => {
+                // A tool that links an MCP App has its result shown there too.
+                let app = match &outcome {
+                    Ok(output) => offer
+                        .catalog
+                        .resolve(&call.name)
+                        .or_else(|| offer.catalog.resolve_loose(&call.name))
+                        .and_then(|entry| {
+                            let key = (entry.server_id.clone(), entry.tool.name.clone());
+                            Some(apps::ToolApp {
+                                resource_uri: offer.apps.get(&key)?.clone(),
+                                server_id: entry.server_id.clone(),
+                                arguments: call.arguments.clone(),
+                                result: output.raw.clone(),
+                            })
+                        }),
+                    Err(_) => None,
+                };
+                self.result_message(call, outcome, options, on_event, app)
+            }
         }
     }
 
@@ -993,6 +1069,7 @@ impl Agent {
         outcome: Result<ToolOutput, McpError>,
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+        app: Option<apps::ToolApp>,
     ) -> Message {
         let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
@@ -1025,6 +1102,7 @@ impl Agent {
             is_error,
             output: content.clone(),
             images: shown,
+            app,
         });
         let mut parts = vec![ContentPart::text(content)];
         parts.extend(images);

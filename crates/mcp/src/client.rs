@@ -267,5 +267,9 @@ mod tests {
         assert!(info["capabilities"]["elicitation"]["form"].is_object());
         assert!(info["capabilities"]["elicitation"]["url"].is_object());
         assert!(info["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object());
+        assert_eq!(
+            info["capabilities"]["extensions"]["io.modelcontextprotocol/ui"]["mimeTypes"],
+            serde_json::json!(["text/html;profile=mcp-app"])
+        );
     }
 }

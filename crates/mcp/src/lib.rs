@@ -43,6 +43,11 @@ pub use types::{
     ToolOutput,
 };
 
+/// The MCP Apps extension: tools whose results are shown by an HTML app the server serves.
+pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP App's `ui://` resource.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
 /// Why a server or a call failed, in words for the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpError {

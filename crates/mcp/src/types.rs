@@ -52,6 +52,13 @@ pub struct ToolInfo {
     pub destructive: bool,
     pub idempotent: bool,
     pub open_world: bool,
+    /// The `ui://` resource an MCP App shows this tool's result in (`_meta.ui.resourceUri`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui_resource: Option<String>,
+    /// Only the server's app may call it (`_meta.ui.visibility` is `["app"]`): never offered to
+    /// the model.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub app_only: bool,
 }
 
 impl ToolInfo {
@@ -71,6 +78,8 @@ impl ToolInfo {
             destructive: false,
             idempotent: false,
             open_world: false,
+            ui_resource: None,
+            app_only: false,
         }
     }
 }
@@ -93,6 +102,19 @@ impl From<Tool> for ToolInfo {
             destructive: a.and_then(|a| a.destructive_hint).unwrap_or(false),
             idempotent: a.and_then(|a| a.idempotent_hint).unwrap_or(false),
             open_world: a.and_then(|a| a.open_world_hint).unwrap_or(false),
+            ui_resource: t.meta.as_ref().and_then(|meta| {
+                let ui = meta.0.get("ui");
+                ui.and_then(|ui| ui.get("resourceUri"))
+                    .or_else(|| meta.0.get("ui/resourceUri"))
+                    .and_then(Value::as_str)
+                    .filter(|uri| uri.starts_with("ui://"))
+                    .map(str::to_owned)
+            }),
+            app_only: t
+                .meta
+                .as_ref()
+                .and_then(|meta| meta.0.get("ui")?.get("visibility")?.as_array().cloned())
+                .is_some_and(|v| !v.is_empty() && v.iter().all(|x| x == "app")),
         }
     }
 }

@@ -15,6 +15,7 @@ import {
   type ProviderView,
   type ServerSnapshot,
   type ShownImage,
+  type ToolApp,
   type TurnEvent,
   type Usage,
 } from "../ipc";
@@ -22,6 +23,7 @@ import ApprovalCard from "./ApprovalCard";
 import ChatExtras from "./ChatExtras";
 import Conversations from "./Conversations";
 import Markdown from "./Markdown";
+import McpApp from "./McpApp";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
@@ -36,6 +38,8 @@ export type Item =
       /** The result's images, shown under its text. */
       images?: ShownImage[];
       progress?: string;
+      /** The server's MCP App that shows the result. */
+      app?: ToolApp;
     }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
@@ -191,6 +195,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           state: event.isError ? "failed" : "done",
           output: event.output,
           images: event.images,
+          app: event.app,
         });
         break;
       case "toolDenied":
@@ -334,6 +339,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
                 onAnswer={(decision) => answer(item.call, decision)}
               />
             )}
+            {item.type === "tool" && item.app && <McpApp app={item.app} serverName={item.call.serverName} />}
             {item.type === "notice" && (
               <p className="muted" role="status" data-testid="chat-notice">
                 {item.text}
