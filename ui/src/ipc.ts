@@ -413,6 +413,8 @@ export type ServerConfig = {
   allowEnv?: string[];
   /** Pins the protocol era; absent or null: discover first, then initialize. */
   protocolVersion?: string | null;
+  /** What each tools/call tells this server in `_meta` (off when absent). Never a secret. */
+  toolContext?: { conversationId?: boolean; meta?: Record<string, unknown> };
 } & (
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string | null }
   | { transport: "http"; url: string; headers: Record<string, string> }
