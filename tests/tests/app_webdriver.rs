@@ -6,6 +6,9 @@
 //! the Provider form, stores a key in the real keychain, calls a tool by hand, sends a message,
 //! approves the tool call, and sees the final answer. A screenshot is saved in `artifacts/`.
 
+#[path = "app_webdriver/apps.rs"]
+mod apps;
+
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -93,6 +96,7 @@ fn app_processes(marker: &str) -> Vec<u32> {
     processes_with("toolgate-app", ProcField::Cmdline)
         .into_iter()
         .chain(processes_with("server-everything", ProcField::Cmdline))
+        .chain(processes_with("server-basic-vanillajs", ProcField::Cmdline))
         .filter(|pid| of_this_test.contains(pid))
         .collect()
 }
@@ -534,6 +538,9 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     cursor_connected_from_the_window_and_undone(c, marker)
         .await
         .context("connecting Cursor")?;
+    apps::an_app_shows_its_result_and_its_calls_pass_the_gate(c)
+        .await
+        .context("an MCP App")?;
     assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
     Ok(())
 }
@@ -864,6 +871,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         Scripted::ok(anthropic::text("Thanks, Ada.")),
     ])
     .await;
+    provider.push(apps::replies());
 
     // Installed from the .deb (the README's test command does that): it is in the desktop menu.
     if app_binary().starts_with("/usr/bin") {
@@ -950,8 +958,11 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     assert_eq!(rules[0]["effect"], "allow");
 
     let sent = provider.received();
-    assert_eq!(sent.len(), 12, "one request per model round");
-    for request in &sent {
+    assert_eq!(sent.len(), 14, "one request per model round");
+    // The last two are the MCP App step's, after an imported server also offers `echo`.
+    let app_round = sent[12].body["tools"].to_string();
+    assert!(app_round.contains("\"get-time\""), "{app_round}");
+    for request in &sent[..12] {
         let tools: Vec<&str> = request.body["tools"]
             .as_array()
             .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
