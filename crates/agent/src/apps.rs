@@ -167,6 +167,45 @@ fn is_origin(value: &str) -> bool {
         || host == "localhost"
 }
 
+impl crate::Agent {
+    /// A `tools/call` an MCP App of `server_id` makes: only that server's tools (its app-only
+    /// ones too), under the user's rules and the same gate and audit as a model's call (build
+    /// the agent [`with_client`](Self::with_client) naming the app, so the card and the log say
+    /// who asks). The whole result comes back, for the app.
+    pub async fn call_for_app(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: Value,
+        options: &crate::TurnOptions,
+        on_event: &(dyn Fn(crate::TurnEvent) + Send + Sync),
+    ) -> Result<crate::CallOutcome, crate::AgentError> {
+        let mut snapshot = self.servers.snapshot().await;
+        snapshot.retain(|s| s.id == server_id);
+        let offer = crate::offer_of(
+            crate::tools::catalog_with(&snapshot, &self.tools, true)?,
+            &snapshot,
+        );
+        let Some(model_name) = offer
+            .catalog
+            .entries()
+            .iter()
+            .find(|e| e.tool.name == tool)
+            .map(|e| e.model_name.clone())
+        else {
+            return Ok(crate::CallOutcome::Refused(format!(
+                "The app's server offers no tool named '{tool}' (or it is switched off)."
+            )));
+        };
+        let call = toolgate_llm::ToolCall {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: model_name,
+            arguments,
+        };
+        Ok(self.gated(&offer, &call, options, on_event).await)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,12 +19,12 @@ mod approval;
 pub mod apps;
 mod attach;
 mod gate;
+mod output;
 mod record;
 mod requests;
 mod tools;
 pub mod tray;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,6 +47,8 @@ pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::{catalog_of, catalog_with};
+
+use output::{call_ids, images_of, json_size, truncate, unique_call_ids};
 
 /// How a gated call ended.
 #[derive(Debug)]
@@ -235,118 +237,6 @@ pub struct Agent {
     target: ToolTarget,
     /// The servers whose tools are offered, by id; `None`: every server.
     only: Option<std::collections::BTreeSet<String>>,
-}
-
-/// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
-/// megabytes, and only their size is needed for the audit log.
-fn json_size(value: &Value) -> Option<u64> {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value).ok()?;
-    Some(count.0)
-}
-
-/// The images of a tool result, for providers that can look at them. Everything else is in the
-/// text rendering already (with a placeholder where each image was).
-fn images_of(raw: &Value) -> Vec<ContentPart> {
-    // What Anthropic and OpenAI accept in a request; anything else stays a placeholder in text.
-    const KINDS: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-    // Base64 of about 5 MB, the largest image Anthropic takes.
-    const MAX_BASE64: usize = 6_900_000;
-    raw.get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-        .filter_map(|b| {
-            let mime_type = b.get("mimeType")?.as_str()?;
-            let data = b.get("data")?.as_str()?;
-            (KINDS.contains(&mime_type) && data.len() <= MAX_BASE64).then(|| ContentPart::Image {
-                mime_type: mime_type.to_owned(),
-                data: data.to_owned(),
-            })
-        })
-        .collect()
-}
-
-/// Gives every call of a reply an id of its own in the conversation. Everything downstream (the
-/// gate's cards, the results sent back, the CLI's trace, the history) pairs a call with its
-/// outcome by this id, and a model can send two calls under one id, none, or (as some
-/// OpenAI-compatible servers do, numbering from `call_0` each round) an id an earlier call of the
-/// conversation had: the second would then be shown, answered and reported as the first. Such an
-/// id is replaced, before the reply is kept, by one that is unique in the conversation and valid
-/// for every provider (`[A-Za-z0-9_-]`), so the history sent back stays consistent with what ran.
-fn unique_call_ids(calls: &mut [ToolCall], earlier: &HashSet<String>) {
-    let mut seen: HashSet<String> = HashSet::new();
-    let in_reply: HashSet<String> = calls.iter().map(|c| c.id.clone()).collect();
-    let free = |id: &str, seen: &HashSet<String>| {
-        !id.is_empty() && !earlier.contains(id) && !seen.contains(id)
-    };
-    for (index, call) in calls.iter_mut().enumerate() {
-        if free(&call.id, &seen) {
-            seen.insert(call.id.clone());
-            continue;
-        }
-        let stem: String = call
-            .id
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-            .collect();
-        let stem = if stem.is_empty() {
-            "toolgate_call".to_owned()
-        } else {
-            stem
-        };
-        let mut n = index + 1;
-        let fresh = loop {
-            let candidate = format!("{stem}_{n}");
-            if free(&candidate, &seen) && !in_reply.contains(&candidate) {
-                break candidate;
-            }
-            n += 1;
-        };
-        tracing::warn!(
-            "the model sent call id {:?} again (or empty); call {} of its reply is now {fresh}",
-            call.id,
-            index + 1
-        );
-        seen.insert(fresh.clone());
-        call.id = fresh;
-    }
-}
-
-/// The ids of every call already in the conversation.
-fn call_ids(history: &[Message]) -> HashSet<String> {
-    history
-        .iter()
-        .filter_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => Some(tool_calls),
-            _ => None,
-        })
-        .flatten()
-        .map(|c| c.id.clone())
-        .collect()
-}
-
-/// Cuts a tool result to `limit` characters, telling the model what was left out.
-fn truncate(text: String, limit: usize) -> String {
-    let total = text.chars().count();
-    if total <= limit {
-        return text;
-    }
-    let kept: String = text.chars().take(limit).collect();
-    format!(
-        "{kept}\n\n[Toolgate cut this result: it was {total} characters and the limit is {limit}. Ask for a smaller part if you need the rest.]"
-    )
 }
 
 impl Agent {
@@ -649,43 +539,6 @@ impl Agent {
     ) -> Result<CallOutcome, AgentError> {
         let offer = self.catalog().await?;
         Ok(self.gated(&offer, call, options, on_event).await)
-    }
-
-    /// A `tools/call` an MCP App of `server_id` makes: only that server's tools (its app-only
-    /// ones too), under the user's rules and the same gate and audit as a model's call (build
-    /// the agent [`with_client`](Self::with_client) naming the app, so the card and the log say
-    /// who asks). The whole result comes back, for the app.
-    pub async fn call_for_app(
-        &self,
-        server_id: &str,
-        tool: &str,
-        arguments: Value,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> Result<CallOutcome, AgentError> {
-        let mut snapshot = self.servers.snapshot().await;
-        snapshot.retain(|s| s.id == server_id);
-        let offer = offer_of(
-            tools::catalog_with(&snapshot, &self.tools, true)?,
-            &snapshot,
-        );
-        let Some(model_name) = offer
-            .catalog
-            .entries()
-            .iter()
-            .find(|e| e.tool.name == tool)
-            .map(|e| e.model_name.clone())
-        else {
-            return Ok(CallOutcome::Refused(format!(
-                "The app's server offers no tool named '{tool}' (or it is switched off)."
-            )));
-        };
-        let call = ToolCall {
-            id: uuid::Uuid::new_v4().to_string(),
-            name: model_name,
-            arguments,
-        };
-        Ok(self.gated(&offer, &call, options, on_event).await)
     }
 
     /// Decides one call by the user's rules, asking the user when they say to; then runs it or
@@ -1111,61 +964,5 @@ impl Agent {
             content: parts,
             is_error,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.to_owned(),
-            name: "echo".to_owned(),
-            arguments: serde_json::json!({}),
-        }
-    }
-
-    #[test]
-    fn repeated_and_empty_call_ids_are_made_unique_and_the_first_keeps_its_own() {
-        let mut calls = vec![
-            call("same"),
-            call("same"),
-            call(""),
-            call("same_2"),
-            call(""),
-        ];
-        unique_call_ids(&mut calls, &HashSet::new());
-        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids[0], "same");
-        assert_eq!(
-            ids[3], "same_2",
-            "an id the model chose is kept when it is unique"
-        );
-        let distinct: HashSet<&str> = ids.iter().copied().collect();
-        assert_eq!(distinct.len(), ids.len(), "{ids:?}");
-        assert!(ids.iter().all(|id| !id.is_empty()
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')));
-        let mut clean = vec![call("a"), call("b")];
-        unique_call_ids(&mut clean, &HashSet::new());
-        assert_eq!(
-            clean,
-            vec![call("a"), call("b")],
-            "unique ids are left alone"
-        );
-    }
-
-    #[test]
-    fn an_id_an_earlier_call_of_the_conversation_had_is_replaced() {
-        let earlier: HashSet<String> = ["call_0".to_owned(), "call_0_1".to_owned()].into();
-        let mut calls = vec![call("call_0"), call("call_1")];
-        unique_call_ids(&mut calls, &earlier);
-        assert_eq!(calls[1].id, "call_1");
-        assert!(
-            !earlier.contains(&calls[0].id) && calls[0].id.starts_with("call_0_"),
-            "{calls:?}"
-        );
     }
 }
