@@ -120,6 +120,13 @@ pub(crate) fn client_info() -> ClientConfig {
         rmcp::model::TASKS_EXTENSION_ID.to_owned(),
         Default::default(),
     );
+    // MCP Apps: a tool's `ui://` resource is shown in a sandboxed frame in the window.
+    let mut apps = rmcp::model::JsonObject::new();
+    apps.insert(
+        "mimeTypes".to_owned(),
+        serde_json::json!([crate::APP_MIME_TYPE]),
+    );
+    extensions.insert(crate::UI_EXTENSION_ID.to_owned(), apps);
     capabilities.extensions = Some(extensions);
     let mut implementation = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
     implementation.title = Some("Toolgate".to_owned());

@@ -78,8 +78,22 @@ pub async fn an_app_shows_its_result_and_its_calls_pass_the_gate(c: &Client) -> 
         20,
     )
     .await?;
-    // The app runs in its frame: its own button calls the server through Toolgate.
-    in_app(c, "#get-time-btn").await?.click().await?;
+    // The app runs in its frame: its own button calls the server through Toolgate. The frame
+    // has none of the window's powers: no Tauri internals, no parent document, no storage.
+    let button = in_app(c, "#get-time-btn").await?;
+    let reach = c
+        .execute(
+            "let parent = 'blocked'; try { parent = typeof window.parent.document; } catch (e) {} \
+             let storage = 'blocked'; try { storage = typeof window.localStorage; } catch (e) {} \
+             return [typeof window.__TAURI_INTERNALS__, typeof window.__TAURI__, parent, storage, String(window.origin)].join(',');",
+            vec![],
+        )
+        .await?;
+    anyhow::ensure!(
+        reach.as_str() == Some("undefined,undefined,blocked,blocked,null"),
+        "the app's frame reaches more than it should: {reach}"
+    );
+    button.click().await?;
     c.enter_parent_frame().await?;
     wait_text(
         c,
