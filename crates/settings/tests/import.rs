@@ -74,7 +74,7 @@ fn stdio(config: &ServerConfig) -> (&str, &[String], &BTreeMap<String, String>) 
 
 fn http(config: &ServerConfig) -> (&str, &BTreeMap<String, String>) {
     match &config.transport {
-        Transport::Http { url, headers } => (url, headers),
+        Transport::Http { url, headers, .. } => (url, headers),
         Transport::Stdio { .. } => panic!("{} is not http", config.id),
     }
 }
