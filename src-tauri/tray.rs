@@ -115,6 +115,8 @@ fn server_lines(snapshot: &[toolgate_mcp::ServerSnapshot]) -> Vec<ServerLine> {
                     let short: String = reason.chars().take(60).collect();
                     format!("failed: {short}")
                 }
+                ServerStatus::SignIn { again: false, .. } => "sign in required".into(),
+                ServerStatus::SignIn { again: true, .. } => "sign in again".into(),
             },
             failed: matches!(s.status, ServerStatus::Failed { .. }),
         })

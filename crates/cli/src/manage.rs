@@ -28,6 +28,10 @@ fn status_line(status: &ServerStatus) -> String {
         ServerStatus::Starting => "starting".into(),
         ServerStatus::Restarting { reason, .. } => format!("restarting: {reason}"),
         ServerStatus::Failed { reason } => format!("failed: {reason}"),
+        ServerStatus::SignIn { reason, again } => format!(
+            "{}: {reason}",
+            if *again { "sign in again" } else { "sign in required" }
+        ),
     }
 }
 
@@ -256,9 +260,17 @@ pub async fn call(ctx: &Context, tool: &str, arguments: &str) -> Result<u8> {
             "no tool '{tool}' among the running servers' tools; `toolgate tools list` shows them"
         );
     };
-    let result = manager
-        .call_tool(&entry.server_id, &entry.tool.name, arguments)
+    let mut result = manager
+        .call_tool(&entry.server_id, &entry.tool.name, arguments.clone())
         .await;
+    if let Err(toolgate_mcp::McpError::MoreAccess { server, scope, .. }) = &result {
+        // Step-up: only when the user says so, then the same call once more.
+        if crate::sign_in::step_up(ctx, server, scope).await? {
+            result = manager
+                .call_tool(&entry.server_id, &entry.tool.name, arguments)
+                .await;
+        }
+    }
     manager.stop_all().await;
     let output = result?;
     println!("{}", output.text);
