@@ -30,7 +30,11 @@ fn status_line(status: &ServerStatus) -> String {
         ServerStatus::Failed { reason } => format!("failed: {reason}"),
         ServerStatus::SignIn { reason, again } => format!(
             "{}: {reason}",
-            if *again { "sign in again" } else { "sign in required" }
+            if *again {
+                "sign in again"
+            } else {
+                "sign in required"
+            }
         ),
     }
 }

@@ -40,7 +40,9 @@ pub async fn login(
     wait_secs: u64,
 ) -> Result<u8> {
     let show = |url: &str| {
-        println!("To sign in to {id}, open this address in a browser (opening it for you):\n\n  {url}\n");
+        println!(
+            "To sign in to {id}, open this address in a browser (opening it for you):\n\n  {url}\n"
+        );
         println!("Waiting for the sign-in to finish (Ctrl-C to stop)…");
         let _ = std::io::stdout().flush();
     };
@@ -94,6 +96,13 @@ pub async fn step_up(ctx: &Context, server: &str, scope: &str) -> Result<bool> {
         return Ok(false);
     }
     let scopes = scope.split_whitespace().map(str::to_owned).collect();
-    login(ctx, server, None, scopes, toolgate_host::SIGN_IN_WAIT.as_secs()).await?;
+    login(
+        ctx,
+        server,
+        None,
+        scopes,
+        toolgate_host::SIGN_IN_WAIT.as_secs(),
+    )
+    .await?;
     Ok(true)
 }

@@ -304,15 +304,23 @@ mod tests {
         let ok = json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});
         assert_eq!(header_annotation_problem(&ok), None);
         let empty = json!({"properties": {"r": {"type": "string", "x-mcp-header": ""}}});
-        assert!(header_annotation_problem(&empty).unwrap().contains("must not be empty"));
+        assert!(header_annotation_problem(&empty)
+            .unwrap()
+            .contains("must not be empty"));
         let object = json!({"properties": {"r": {"type": "object", "x-mcp-header": "R"}}});
-        assert!(header_annotation_problem(&object).unwrap().contains("string, integer or boolean"));
+        assert!(header_annotation_problem(&object)
+            .unwrap()
+            .contains("string, integer or boolean"));
         let twice = json!({"properties": {
             "a": {"type": "string", "x-mcp-header": "Tenant"},
             "b": {"type": "string", "x-mcp-header": "tenant"}}});
-        assert!(header_annotation_problem(&twice).unwrap().contains("used twice"));
+        assert!(header_annotation_problem(&twice)
+            .unwrap()
+            .contains("used twice"));
         let space = json!({"properties": {"a": {"type": "string", "x-mcp-header": "Bad Name"}}});
-        assert!(header_annotation_problem(&space).unwrap().contains("not a valid HTTP header name"));
+        assert!(header_annotation_problem(&space)
+            .unwrap()
+            .contains("not a valid HTTP header name"));
     }
 }
 

@@ -326,7 +326,11 @@ impl ServerManager {
             });
             entry.session = None;
             entry.needs_scope = None;
-            entry.refused.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            entry
+                .refused
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
             (
                 entry.config.clone(),
                 entry.log.clone(),

@@ -87,7 +87,11 @@ impl SseTransport {
             .wait_for(Option::is_some)
             .await
             .map(|_| ())
-            .map_err(|_| OpenError::Other("the event stream ended before it named the endpoint to post to".into()));
+            .map_err(|_| {
+                OpenError::Other(
+                    "the event stream ended before it named the endpoint to post to".into(),
+                )
+            });
         if let Err(e) = got {
             stop.cancel();
             return Err(e);
@@ -268,7 +272,8 @@ async fn reinitialize(shared: &Shared, endpoint: &reqwest::Url) -> Result<(), St
     initialize["id"] = Value::from(REINIT_ID);
     post(shared, endpoint, &initialize).await?;
     if *shared.initialized.lock().unwrap_or_else(|p| p.into_inner()) {
-        let notification = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let notification =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         post(shared, endpoint, &notification).await?;
     }
     Ok(())
@@ -333,15 +338,13 @@ impl Transport<RoleClient> for SseTransport {
                 _ => {}
             }
             let mut endpoint = shared.endpoint.subscribe();
-            let endpoint = tokio::time::timeout(
-                Duration::from_secs(40),
-                endpoint.wait_for(Option::is_some),
-            )
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .and_then(|e| e.clone())
-            .ok_or_else(|| std::io::Error::other("the server's event stream is gone"))?;
+            let endpoint =
+                tokio::time::timeout(Duration::from_secs(40), endpoint.wait_for(Option::is_some))
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .and_then(|e| e.clone())
+                    .ok_or_else(|| std::io::Error::other("the server's event stream is gone"))?;
             post(&shared, &endpoint, &value)
                 .await
                 .map_err(std::io::Error::other)
@@ -375,7 +378,10 @@ pub(crate) async fn turns_down_streamable_http(
     let mut request = reqwest::Client::new()
         .post(url)
         .headers(headers.clone())
-        .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
         .json(&body)
         .timeout(Duration::from_secs(15));
     if let Some(token) = token {

@@ -277,11 +277,7 @@ pub async fn sign_in(
     signed_in.ok_or_else(|| format!("the sign-in to {server} returned no token"))
 }
 
-fn with_client(
-    auth: AuthorizationRequest,
-    id: &str,
-    secret: Option<&str>,
-) -> AuthorizationRequest {
+fn with_client(auth: AuthorizationRequest, id: &str, secret: Option<&str>) -> AuthorizationRequest {
     let auth = auth.with_preregistered_client(id);
     match secret {
         Some(secret) => auth.with_client_secret(secret),
@@ -417,8 +413,10 @@ impl StateStore for StatesRef {
     async fn load(
         &self,
         csrf_token: &str,
-    ) -> Result<Option<rmcp::transport::auth::StoredAuthorizationState>, rmcp::transport::auth::AuthError>
-    {
+    ) -> Result<
+        Option<rmcp::transport::auth::StoredAuthorizationState>,
+        rmcp::transport::auth::AuthError,
+    > {
         self.0.load(csrf_token).await
     }
     async fn delete(&self, csrf_token: &str) -> Result<(), rmcp::transport::auth::AuthError> {

@@ -143,8 +143,10 @@ pub async fn stored_state(
 pub async fn signed_in_before(secrets: &Arc<dyn SecretStore>, server: &str) -> bool {
     let server = server.to_owned();
     store::blocking(secrets, move |s| {
-        Ok(store::read_json::<store::Index>(s, &store::index_item(&server))?
-            .is_some_and(|i| i.current.is_some()))
+        Ok(
+            store::read_json::<store::Index>(s, &store::index_item(&server))?
+                .is_some_and(|i| i.current.is_some()),
+        )
     })
     .await
     .unwrap_or(false)

@@ -45,7 +45,11 @@ pub async fn sign_out(
         let Some(token) = &credentials.token_response else {
             continue;
         };
-        let Some(endpoint) = revocation.as_ref().filter(|(i, _)| i == issuer).map(|(_, e)| e) else {
+        let Some(endpoint) = revocation
+            .as_ref()
+            .filter(|(i, _)| i == issuer)
+            .map(|(_, e)| e)
+        else {
             continue;
         };
         // Revoking the refresh token ends the grant; the access token too, for servers that do
@@ -81,11 +85,18 @@ pub async fn sign_out(
 }
 
 fn has_tokens(record: Option<&Record>) -> bool {
-    record.is_some_and(|r| r.credentials.as_ref().is_some_and(|c| c.token_response.is_some()))
+    record.is_some_and(|r| {
+        r.credentials
+            .as_ref()
+            .is_some_and(|c| c.token_response.is_some())
+    })
 }
 
 /// The revocation endpoint of the server's current authorization server, with its issuer.
-async fn revocation_endpoint(url: &str, records: &[(String, Option<Record>)]) -> Option<(String, String)> {
+async fn revocation_endpoint(
+    url: &str,
+    records: &[(String, Option<Record>)],
+) -> Option<(String, String)> {
     let manager = manager_for(url).await.ok()?;
     let metadata = manager.resolve_metadata().await.ok()?.metadata;
     let issuer = metadata.issuer.clone()?;

@@ -253,8 +253,10 @@ impl StateStore for KeychainStates {
 
     async fn delete(&self, csrf_token: &str) -> Result<(), AuthError> {
         let item = state_item(csrf_token);
-        blocking(&self.secrets, move |s| s.delete(&item).map_err(|e| e.to_string()))
-            .await
-            .map_err(store_error)
+        blocking(&self.secrets, move |s| {
+            s.delete(&item).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(store_error)
     }
 }

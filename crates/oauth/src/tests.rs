@@ -5,7 +5,11 @@ use toolgate_secrets::{MemoryStore, SecretStore};
 
 use super::*;
 
-fn token(access: &str, refresh: Option<&str>, lifetime: u64) -> rmcp::transport::auth::OAuthTokenResponse {
+fn token(
+    access: &str,
+    refresh: Option<&str>,
+    lifetime: u64,
+) -> rmcp::transport::auth::OAuthTokenResponse {
     let mut body = serde_json::json!({
         "access_token": access, "token_type": "Bearer", "expires_in": lifetime
     });
@@ -62,7 +66,10 @@ async fn credentials_live_in_one_item_per_server_and_issuer_and_keep_the_registr
         .await
         .unwrap();
     assert!(credentials.load().await.unwrap().is_none());
-    let item = secrets.get("oauth:linear:https://as.example").unwrap().unwrap();
+    let item = secrets
+        .get("oauth:linear:https://as.example")
+        .unwrap()
+        .unwrap();
     assert!(!item.contains("at-123") && item.contains("\"c1\""));
     assert_eq!(stored_state(&secrets, "linear").await.unwrap(), None);
 }
@@ -80,7 +87,9 @@ async fn sign_out_removes_every_item_even_without_the_network() {
     })
     .unwrap();
     store::note_issuer(secrets.as_ref(), "s", "https://a").unwrap();
-    let notes = sign_out(&secrets, "s", "http://127.0.0.1:9/mcp").await.unwrap();
+    let notes = sign_out(&secrets, "s", "http://127.0.0.1:9/mcp")
+        .await
+        .unwrap();
     assert!(notes.is_empty(), "{notes:?}");
     assert_eq!(secrets.get("oauth:s:https://a").unwrap(), None);
     assert_eq!(secrets.get("oauth:s").unwrap(), None);
@@ -95,8 +104,15 @@ fn errors_name_the_server_and_what_to_do() {
             received_issuer: "https://evil".into(),
         },
     );
-    assert!(mismatch.contains("linear") && mismatch.contains("https://evil") && mismatch.contains("nothing was saved"));
-    let rejected = problem("linear", AuthError::TokenRefreshRejected("invalid_grant".into()));
+    assert!(
+        mismatch.contains("linear")
+            && mismatch.contains("https://evil")
+            && mismatch.contains("nothing was saved")
+    );
+    let rejected = problem(
+        "linear",
+        AuthError::TokenRefreshRejected("invalid_grant".into()),
+    );
     assert!(matches!(rejected, AuthProblem::SignInAgain(ref m) if m.contains("sign in again")));
     let down = problem("linear", AuthError::TokenRefreshFailed("HTTP 500".into()));
     assert!(matches!(down, AuthProblem::Unavailable(ref m) if m.contains("linear")));

@@ -802,32 +802,31 @@ fn merge(
     let mut renamed = Vec::new();
     for index in order {
         let read = &reads[index];
-        let (transport, enabled, call_timeout_secs, allow_env, inputs_used, oauth) = match &read
-            .kind
-        {
-            ReadKind::Server {
-                transport,
-                enabled,
-                call_timeout_secs,
-                allow_env,
-                inputs_used,
-                oauth,
-            } => (
-                transport,
-                *enabled,
-                *call_timeout_secs,
-                allow_env,
-                inputs_used,
-                oauth,
-            ),
-            ReadKind::Unsupported { transport } => {
-                let reason = SkipReason::UnsupportedTransport {
-                    transport: transport.clone(),
-                };
-                skip(index, read, reason, &mut skipped, warnings);
-                continue;
-            }
-        };
+        let (transport, enabled, call_timeout_secs, allow_env, inputs_used, oauth) =
+            match &read.kind {
+                ReadKind::Server {
+                    transport,
+                    enabled,
+                    call_timeout_secs,
+                    allow_env,
+                    inputs_used,
+                    oauth,
+                } => (
+                    transport,
+                    *enabled,
+                    *call_timeout_secs,
+                    allow_env,
+                    inputs_used,
+                    oauth,
+                ),
+                ReadKind::Unsupported { transport } => {
+                    let reason = SkipReason::UnsupportedTransport {
+                        transport: transport.clone(),
+                    };
+                    skip(index, read, reason, &mut skipped, warnings);
+                    continue;
+                }
+            };
         let same_endpoint = |t: &Transport| endpoint(t) == endpoint(transport);
         let reason = if let Some(s) = existing
             .servers

@@ -41,7 +41,12 @@ fn running<'a>(
 impl ServerManager {
     /// A call the server refused for want of a sign-in or of scopes: the error that says so,
     /// with the server's entry marked for the window (Sign in again, or grant more access).
-    async fn refused_call(&self, server: &str, tool: &str, error: &ServiceError) -> Option<McpError> {
+    async fn refused_call(
+        &self,
+        server: &str,
+        tool: &str,
+        error: &ServiceError,
+    ) -> Option<McpError> {
         let ServiceError::TransportSend(send) = error else {
             return None;
         };
@@ -59,7 +64,10 @@ impl ServerManager {
             }
             crate::http::AuthRefusal::SignIn => {
                 entry.status = crate::types::ServerStatus::SignIn {
-                    reason: format!("{}'s sign-in is no longer accepted: sign in again", entry.config.name),
+                    reason: format!(
+                        "{}'s sign-in is no longer accepted: sign in again",
+                        entry.config.name
+                    ),
                     again: true,
                 };
                 McpError::SignInNeeded {
@@ -189,7 +197,12 @@ impl ServerManager {
             .await
         {
             Ok(handle) => handle,
-            Err(e) => return Err(self.refused_call(server, tool, &e).await.unwrap_or_else(exited)),
+            Err(e) => {
+                return Err(self
+                    .refused_call(server, tool, &e)
+                    .await
+                    .unwrap_or_else(exited))
+            }
         };
         let _forwarding = match (events, options.progress) {
             (Some(events), Some(sink)) => Some(AbortOnDrop(tokio::spawn(forward_progress(
@@ -242,7 +255,10 @@ impl ServerManager {
                 })
             }
             Err(e @ ServiceError::TransportSend(_)) => {
-                return Err(self.refused_call(server, tool, &e).await.unwrap_or_else(exited))
+                return Err(self
+                    .refused_call(server, tool, &e)
+                    .await
+                    .unwrap_or_else(exited))
             }
             Err(ServiceError::TransportClosed) => return Err(exited()),
             Err(ServiceError::McpError(error)) => return Err(failed(error.message.into_owned())),

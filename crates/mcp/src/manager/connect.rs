@@ -119,7 +119,11 @@ impl Handshake {
     }
 }
 
-type Handshaken = (Service, Option<StdioProcess>, Option<toolgate_oauth::Session>);
+type Handshaken = (
+    Service,
+    Option<StdioProcess>,
+    Option<toolgate_oauth::Session>,
+);
 
 /// Whether a failed handshake is the server answering `server/discover` without knowing it.
 fn other_era(error: &ClientInitializeError) -> bool {
@@ -360,15 +364,14 @@ impl ServerManager {
                 Err(toolgate_oauth::AuthProblem::SignInAgain(reason)) => {
                     return Err(Handshake::sign_in(reason, true))
                 }
-                Err(toolgate_oauth::AuthProblem::Unavailable(reason)) => {
-                    return Err(reason.into())
-                }
+                Err(toolgate_oauth::AuthProblem::Unavailable(reason)) => return Err(reason.into()),
             },
             None => None,
         };
         let header_map = header_map(headers)?;
         if !sse {
-            let transport = http_transport(url, &header_map, session.clone(), client.refused.clone())?;
+            let transport =
+                http_transport(url, &header_map, session.clone(), client.refused.clone())?;
             let fallback_client = client.clone();
             match client.serve_with_lifecycle(transport, mode).await {
                 Ok(service) => return Ok((service, None, session)),
@@ -393,7 +396,8 @@ impl ServerManager {
                 }
             }
         }
-        self.dial_sse(config, url, header_map, session, client).await
+        self.dial_sse(config, url, header_map, session, client)
+            .await
     }
 
     async fn dial_sse(
@@ -405,7 +409,14 @@ impl ServerManager {
         mut client: Client,
     ) -> Result<Handshaken, Handshake> {
         let shown = redact_url(url);
-        let transport = match crate::sse::SseTransport::connect(&config.id, url, headers, session.clone()).await {
+        let transport = match crate::sse::SseTransport::connect(
+            &config.id,
+            url,
+            headers,
+            session.clone(),
+        )
+        .await
+        {
             Ok(t) => t,
             Err(crate::sse::OpenError::SignIn) => {
                 return Err(self.needs_sign_in(config, session.is_some()).await)
@@ -430,12 +441,17 @@ impl ServerManager {
     /// The status for a server that answered 401.
     async fn needs_sign_in(&self, config: &ServerConfig, had_session: bool) -> Handshake {
         let before = match &self.options.secrets {
-            Some(secrets) => had_session || toolgate_oauth::signed_in_before(secrets, &config.id).await,
+            Some(secrets) => {
+                had_session || toolgate_oauth::signed_in_before(secrets, &config.id).await
+            }
             None => had_session,
         };
         if before {
             Handshake::sign_in(
-                format!("{}'s sign-in is no longer accepted: sign in again", config.name),
+                format!(
+                    "{}'s sign-in is no longer accepted: sign in again",
+                    config.name
+                ),
                 true,
             )
         } else {

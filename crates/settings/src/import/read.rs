@@ -840,7 +840,15 @@ fn read_oauth(
         None => None,
     };
     for key in object.keys() {
-        if !["clientId", "clientSecret", "scopes", "scope", "callbackPort"].contains(&key.as_str()) {
+        if ![
+            "clientId",
+            "clientSecret",
+            "scopes",
+            "scope",
+            "callbackPort",
+        ]
+        .contains(&key.as_str())
+        {
             warnings.push(format!("ignored the unknown field `oauth.{key}`"));
         }
     }

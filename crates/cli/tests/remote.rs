@@ -1,0 +1,390 @@
+//! Remote servers that ask for a sign-in, through the `toolgate` binary: a real authorization
+//! server (oidc-provider from npm, `tests/oauth/auth_server.mjs`) in front of server-everything
+//! over Streamable HTTP (behind the test-only resource server `tests/oauth/resource_proxy.mjs`,
+//! which checks the tokens), and a stand-in browser (`tests/oauth/xdg-open` on PATH) that follows
+//! the authorization URL, the login and the consent over HTTP as a person would.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use toolgate_settings::{ServerConfig, Settings};
+use toolgate_tests::{example_servers_dir, free_port, npm_server_entry, repo_root, temp_dir};
+
+/// The three processes, killed when dropped; what the authorization server and the resource
+/// server print is kept.
+struct Remote {
+    children: Vec<Child>,
+    as_lines: Arc<Mutex<Vec<String>>>,
+    proxy_lines: Arc<Mutex<Vec<String>>>,
+    url: String,
+    issuer: String,
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn_node(args: &[&str], lines: Arc<Mutex<Vec<String>>>) -> Child {
+    let mut child = Command::new("node")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("node runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line == "ready" {
+                let _ = tx.send(());
+            }
+            lines.lock().unwrap().push(line);
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the test server said ready");
+    child
+}
+
+impl Remote {
+    fn start(access_token_secs: u32) -> Self {
+        let dir = example_servers_dir();
+        let dir = dir.to_str().unwrap();
+        let (everything_port, as_port, proxy_port) = (free_port(), free_port(), free_port());
+        let mut upstream = Command::new("node");
+        upstream
+            .arg(npm_server_entry("@modelcontextprotocol/server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", everything_port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let upstream = upstream.spawn().expect("server-everything");
+        let url = format!("http://127.0.0.1:{proxy_port}/mcp");
+        let issuer = format!("http://127.0.0.1:{as_port}");
+        let oauth = repo_root().join("tests/oauth");
+        let as_lines = Arc::new(Mutex::new(Vec::new()));
+        let proxy_lines = Arc::new(Mutex::new(Vec::new()));
+        let auth = spawn_node(
+            &[
+                oauth.join("auth_server.mjs").to_str().unwrap(),
+                dir,
+                &as_port.to_string(),
+                &url,
+                &access_token_secs.to_string(),
+            ],
+            as_lines.clone(),
+        );
+        let proxy = spawn_node(
+            &[
+                oauth.join("resource_proxy.mjs").to_str().unwrap(),
+                dir,
+                &proxy_port.to_string(),
+                &format!("http://127.0.0.1:{everything_port}/mcp"),
+                &issuer,
+                "get-sum",
+            ],
+            proxy_lines.clone(),
+        );
+        // server-everything takes a moment to listen.
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", everything_port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Remote {
+            children: vec![upstream, auth, proxy],
+            as_lines,
+            proxy_lines,
+            url,
+            issuer,
+        }
+    }
+
+    fn registrations(&self) -> usize {
+        self.as_lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.starts_with("registered "))
+            .count()
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.proxy_lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.starts_with("call "))
+            .cloned()
+            .collect()
+    }
+}
+
+fn data_dir(tag: &str, id: &str, url: &str) -> toolgate_tests::TestDir {
+    let dir = temp_dir(&format!("remote-{tag}"));
+    let mut settings = Settings::first_run(ServerConfig::http(id, url));
+    settings.servers[0].startup_timeout_secs = 30;
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    dir
+}
+
+/// PATH with the stand-in browser first.
+fn path_with_browser() -> String {
+    format!(
+        "{}:{}",
+        repo_root().join("tests/oauth").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn toolgate(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("PATH", path_with_browser())
+        .stdin(Stdio::null())
+        .output()
+        .expect("toolgate runs");
+    eprintln!(
+        "toolgate {args:?} → {:?}\n{}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The keychain item of a server's sign-in, read by another program (`secret-tool`).
+fn keychain_item(id: &str, issuer: &str) -> Option<serde_json::Value> {
+    let out = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "toolgate",
+            "username",
+            &format!("oauth:{id}:{issuer}"),
+        ])
+        .output()
+        .expect("secret-tool runs");
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+fn token(item: &serde_json::Value, which: &str) -> String {
+    item["credentials"]["token_response"][which]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Every file under `dir`, for the scan for tokens.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn sign_in_from_the_terminal_refresh_without_the_user_and_sign_in_again_after_a_revocation() {
+    // Access tokens live 2 s: every step below outlives at least one.
+    let remote = Remote::start(2);
+    let id = format!("linear-{}", std::process::id());
+    let dir = data_dir("flow", &id, &remote.url);
+
+    let out = toolgate(&dir, &["servers", "restart", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("sign in required"), "{}", text(&out));
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("/auth?") && said.contains("code_challenge_method=S256"),
+        "{said}"
+    );
+    assert!(
+        said.contains("resource=") && said.contains("state="),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("Signed in to {id} with {}", remote.issuer)),
+        "{said}"
+    );
+    assert_eq!(remote.registrations(), 1, "one dynamic registration");
+
+    let item = keychain_item(&id, &remote.issuer).expect("the sign-in is in the keychain");
+    let (access, refresh) = (token(&item, "access_token"), token(&item, "refresh_token"));
+    assert!(access.len() > 20 && refresh.len() > 10, "{item}");
+    assert_eq!(item["client"]["registered"], true);
+
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "signed in"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("signed in"));
+
+    // The access token expires; the next command renews it without asking.
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "renewed"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let renewed = keychain_item(&id, &remote.issuer).expect("still signed in");
+    assert_ne!(
+        token(&renewed, "access_token"),
+        access,
+        "a new access token"
+    );
+    assert_eq!(remote.calls().len(), 2, "{:?}", remote.calls());
+    assert_eq!(
+        remote.registrations(),
+        1,
+        "no second registration after a restart"
+    );
+
+    // No token anywhere in the data folder (settings, logs, history).
+    let renewed_access = token(&renewed, "access_token");
+    let renewed_refresh = token(&renewed, "refresh_token");
+    for file in files(&dir) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        let content = String::from_utf8_lossy(&bytes);
+        for secret in [&access, &refresh, &renewed_access, &renewed_refresh] {
+            assert!(
+                !content.contains(secret.as_str()),
+                "a token in {}",
+                file.display()
+            );
+        }
+    }
+
+    // Step-up: get-sum needs mcp:admin, which was not granted. Without a terminal nobody is
+    // asked: the call is refused saying what to do.
+    let out = toolgate(&dir, &["call", "get-sum", r#"{"a": 1, "b": 2}"#]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).contains("needs more access"), "{}", text(&out));
+    assert!(text(&out).contains("mcp:admin"), "{}", text(&out));
+    let out = toolgate(
+        &dir,
+        &[
+            "servers",
+            "login",
+            &id,
+            "--scope",
+            "mcp:admin",
+            "--wait",
+            "60",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("mcp:admin"), "{}", text(&out));
+    let out = toolgate(&dir, &["call", "get-sum", r#"{"a": 1, "b": 2}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains('3'), "{}", text(&out));
+    assert_eq!(
+        remote.registrations(),
+        1,
+        "the step-up reused the registration"
+    );
+
+    // The refresh token is revoked at the authorization server (as by the user on its site):
+    // once the access token expires, the server says "sign in again".
+    let item = keychain_item(&id, &remote.issuer).expect("signed in");
+    let client_id = item["client"]["clientId"].as_str().unwrap().to_owned();
+    let status = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+        .arg(format!("{}/token/revocation", remote.issuer))
+        .args(["-d", &format!("token={}", token(&item, "refresh_token"))])
+        .args(["-d", &format!("client_id={client_id}")])
+        .output()
+        .expect("curl");
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "200");
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["servers", "restart", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("sign in again"), "{}", text(&out));
+    let after = keychain_item(&id, &remote.issuer).expect("the registration stays");
+    assert!(
+        after["credentials"].is_null(),
+        "the refused tokens are gone: {after}"
+    );
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        remote.registrations(),
+        1,
+        "signing in again reused the registration"
+    );
+
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(keychain_item(&id, &remote.issuer), None);
+    let out = toolgate(&dir, &["servers", "restart", &id]);
+    assert!(text(&out).contains("sign in required"), "{}", text(&out));
+}
+
+#[test]
+fn a_sign_in_that_fails_stores_nothing_and_says_why() {
+    let remote = Remote::start(3600);
+    let id = format!("fails-{}", std::process::id());
+    // A wrong state: the answer that comes back is not this sign-in's. The stand-in browser is
+    // replaced by one that changes the state on the way back.
+    let dir = data_dir("fails", &id, &remote.url);
+    let tampering = temp_dir("remote-tamper");
+    let script = tampering.join("xdg-open");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {} \"$(echo \"$1\" | sed 's/state=[^&]*/state=forged/')\"\n",
+            repo_root().join("tests/oauth/xdg-open").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["servers", "login", &id, "--wait", "30"])
+        .env(
+            "PATH",
+            format!("{}:{}", tampering.display(), path_with_browser()),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("state does not match"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("nothing was saved"), "{}", text(&out));
+    assert_eq!(keychain_item(&id, &remote.issuer), None);
+
+    // An authorization server that is down.
+    drop(remote);
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("could not reach"), "{}", text(&out));
+    assert!(text(&out).contains(&id), "{}", text(&out));
+}
