@@ -53,6 +53,8 @@ fn main() {
         "preview_host",
         "connect_host",
         "undo_host",
+        "sign_in_server",
+        "sign_out_server",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

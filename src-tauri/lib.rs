@@ -4,6 +4,7 @@
 mod commands;
 mod notify;
 mod state;
+mod sign_in;
 mod tray;
 
 use tauri::{Emitter, Manager, RunEvent, WindowEvent};
@@ -209,6 +210,8 @@ pub fn run() {
             commands::preview_host,
             commands::connect_host,
             commands::undo_host,
+            sign_in::sign_in_server,
+            sign_in::sign_out_server,
         ])
         .build(tauri::generate_context!());
 
