@@ -3,8 +3,8 @@
 
 mod commands;
 mod notify;
-mod state;
 mod sign_in;
+mod state;
 mod tray;
 
 use tauri::{Emitter, Manager, RunEvent, WindowEvent};

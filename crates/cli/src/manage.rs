@@ -246,6 +246,21 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
             );
         }
     }
+    // Tools a server offered that Toolgate will not call (an invalid x-mcp-header), and why; on
+    // stderr with --json, whose output is the list of callable tools.
+    for server in &snapshot {
+        for refused in &server.refused_tools {
+            let line = format!(
+                "{:<40} ✗ refused on {}: {}",
+                refused.name, server.id, refused.reason
+            );
+            if json {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+    }
     Ok(if down == 0 { 0 } else { 1 })
 }
 

@@ -310,14 +310,19 @@ fn sign_in_from_the_terminal_refresh_without_the_user_and_sign_in_again_after_a_
     // once the access token expires, the server says "sign in again".
     let item = keychain_item(&id, &remote.issuer).expect("signed in");
     let client_id = item["client"]["clientId"].as_str().unwrap().to_owned();
-    let status = Command::new("curl")
-        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+    let status = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, urllib.parse, urllib.request\n\
+             body = urllib.parse.urlencode({'token': sys.argv[2], 'client_id': sys.argv[3]}).encode()\n\
+             print(urllib.request.urlopen(sys.argv[1], data=body).status)",
+        ])
         .arg(format!("{}/token/revocation", remote.issuer))
-        .args(["-d", &format!("token={}", token(&item, "refresh_token"))])
-        .args(["-d", &format!("client_id={client_id}")])
+        .arg(token(&item, "refresh_token"))
+        .arg(&client_id)
         .output()
-        .expect("curl");
-    assert_eq!(String::from_utf8_lossy(&status.stdout), "200");
+        .expect("python3");
+    assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), "200");
     std::thread::sleep(Duration::from_secs(3));
     let out = toolgate(&dir, &["servers", "restart", &id]);
     assert_eq!(out.status.code(), Some(1));

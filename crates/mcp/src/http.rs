@@ -88,9 +88,11 @@ impl Observed {
 
 /// Whether the connection speaks 2026-07-28 or later, where `x-mcp-header` applies.
 fn headers_apply(headers: &HeaderMap) -> bool {
+    // Looked up by name: a `HeaderName` does not hash as the `str` it spells.
     headers
-        .get("mcp-protocol-version")
-        .and_then(|v| v.to_str().ok())
+        .iter()
+        .find(|(name, _)| name.as_str() == "mcp-protocol-version")
+        .and_then(|(_, v)| v.to_str().ok())
         .is_some_and(|v| v >= "2026-07-28")
 }
 
