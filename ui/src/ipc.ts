@@ -326,7 +326,7 @@ export type SecretLocation = "env" | "header";
 /** What an import would do (or did); never holds a secret's value. */
 export interface ImportReport {
   format: "mcpServers" | "vsCode" | "serverMap" | "singleServer";
-  added: { id: string; name: string; transport: "stdio" | "http"; enabled: boolean }[];
+  added: { id: string; name: string; transport: "stdio" | "http" | "sse"; enabled: boolean }[];
   renamed: { name: string; wantedId: string; id: string; clash: "existingServer" | "importedServer" }[];
   skipped: {
     name: string;

@@ -206,6 +206,8 @@ pub struct ImportReport {
 pub enum TransportKind {
     Stdio,
     Http,
+    /// The older HTTP+SSE transport.
+    Sse,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -756,7 +758,8 @@ fn plan(
             name: config.name.clone(),
             transport: match config.transport {
                 Transport::Stdio { .. } => TransportKind::Stdio,
-                Transport::Http { .. } => TransportKind::Http,
+                Transport::Http { sse: false, .. } => TransportKind::Http,
+                Transport::Http { sse: true, .. } => TransportKind::Sse,
             },
             enabled: config.enabled,
         });

@@ -412,10 +412,12 @@ pub(super) fn read_entry(
     enum Kind {
         Stdio,
         Http,
+        Sse,
     }
     let kind = match declared.map(str::to_ascii_lowercase).as_deref() {
         Some("stdio") => Kind::Stdio,
         Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => Kind::Http,
+        Some("sse") => Kind::Sse,
         Some(_) => {
             let transport = declared.unwrap_or_default().to_owned();
             let name = entry
@@ -435,21 +437,9 @@ pub(super) fn read_entry(
         }
         None => match (command, url_field) {
             (Some(_), None) => Kind::Stdio,
-            (None, Some((_, url))) => {
-                if url
-                    .split(['?', '#'])
-                    .next()
-                    .is_some_and(|u| u.trim_end_matches('/').ends_with("/sse"))
-                {
-                    warnings.push(
-                        "the URL ends in /sse: it was imported as a Streamable HTTP server; if the \
-                         server only speaks the older SSE transport it will not connect (many \
-                         servers offer Streamable HTTP at /mcp)"
-                            .into(),
-                    );
-                }
-                Kind::Http
-            }
+            // A server that only speaks the older SSE transport is still reached: it turns the
+            // first POST down and Toolgate falls back.
+            (None, Some(_)) => Kind::Http,
             (Some(_), Some(_)) => {
                 return Err(ImportError::Invalid {
                     at: display_path(path),
@@ -539,7 +529,8 @@ pub(super) fn read_entry(
                     .map(Into::into),
             }
         }
-        Kind::Http => {
+        Kind::Http | Kind::Sse => {
+            let sse = matches!(kind, Kind::Sse);
             let Some((key, url)) = url_field else {
                 return Err(ImportError::Invalid {
                     at: field_path(path, "url"),
@@ -576,7 +567,7 @@ pub(super) fn read_entry(
                 ));
             }
             Transport::Http {
-                sse: false,
+                sse,
                 url: scan.process(url, &at, Place::Verbatim("url"))?,
                 headers: headers
                     .iter()
