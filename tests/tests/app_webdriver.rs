@@ -51,6 +51,11 @@ fn app_binary() -> PathBuf {
 }
 
 fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
+    start_driver_with_path(data_home, &toolgate_tests::oauth::path_with_browser())
+}
+
+/// tauri-driver, and so the app, with `path`: the stand-in browser first, so a sign-in opens it.
+fn start_driver_with_path(data_home: &std::path::Path, path: &str) -> Result<(Driver, u16)> {
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "no DISPLAY: run this test through the README's test command (it starts Xvfb)"
@@ -69,6 +74,7 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         .env("XDG_CACHE_HOME", data_home.join("cache"))
         // A home of its own too: the autostart entry goes to $HOME/.config/autostart.
         .env("HOME", data_home.join("home"))
+        .env("PATH", path)
         .stdout(Stdio::null())
         // The app's own log goes here, to be scanned for secrets with its other files.
         .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
@@ -153,7 +159,90 @@ async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Result<()> {
+/// A remote server that asks for OAuth, added with the form: "Sign in required", Sign in (the
+/// stand-in browser goes through the authorization server's login and consent), "Signed in",
+/// and a tool call that runs. Returns the access and refresh tokens, read from the keychain, for
+/// the scans that follow.
+async fn signs_in_to_a_remote_server(
+    c: &Client,
+    remote: &toolgate_tests::oauth::OAuthServers,
+) -> Result<Vec<String>> {
+    click(c, "[data-testid=tab-servers]").await?;
+    click(c, "[data-testid=add-server] summary").await?;
+    fill(c, "#add-name", "Remote").await?;
+    click(c, "#add-kind option[value=http]").await?;
+    fill(c, "#add-url", &remote.url).await?;
+    click(c, "[data-testid=add-check]").await?;
+    click(c, "[data-testid=add-confirm]").await?;
+    let card = "[data-testid=server-remote]";
+    wait_text(
+        c,
+        &format!("{card} [data-testid=sign-in-state]"),
+        "Sign in required",
+        30,
+    )
+    .await?;
+    click(c, &format!("{card} [data-testid=sign-in-button]")).await?;
+    wait_text(
+        c,
+        &format!("{card} [data-testid=sign-in-state]"),
+        "Signed in",
+        60,
+    )
+    .await?;
+    wait_text(
+        c,
+        &format!("{card} [data-testid=server-status]"),
+        "ready",
+        30,
+    )
+    .await?;
+    click(c, &format!("{card} [data-testid=tool-echo]")).await?;
+    fill(
+        c,
+        &format!("{card} [data-testid=try-arguments]"),
+        r#"{"message": "signed in from the window"}"#,
+    )
+    .await?;
+    click(c, &format!("{card} [data-testid=try-call]")).await?;
+    wait_text(
+        c,
+        &format!("{card} [data-testid=try-result]"),
+        "Echo: signed in from the window",
+        20,
+    )
+    .await?;
+    let shot = save_screenshot(c, "e2e-sign-in.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    anyhow::ensure!(
+        remote.calls().len() == 1,
+        "the call reached the server with a token"
+    );
+    let item = Command::new("secret-tool")
+        .args(["lookup", "service", "toolgate", "username"])
+        .arg(format!("oauth:remote:{}", remote.issuer))
+        .output()
+        .context("secret-tool")?;
+    let item: serde_json::Value =
+        serde_json::from_slice(&item.stdout).context("the sign-in is in the keychain")?;
+    let tokens: Vec<String> = ["access_token", "refresh_token"]
+        .iter()
+        .filter_map(|t| {
+            item["credentials"]["token_response"][t]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    anyhow::ensure!(tokens.len() == 2, "both tokens are in the keychain");
+    Ok(tokens)
+}
+
+async fn scenario(
+    c: &Client,
+    provider: &ScriptedProvider,
+    marker: &str,
+    remote: &toolgate_tests::oauth::OAuthServers,
+) -> Result<Vec<String>> {
     // First run: the welcome screen asks for a provider key.
     wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
     record_payloads(c).await?;
@@ -534,8 +623,13 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     cursor_connected_from_the_window_and_undone(c, marker)
         .await
         .context("connecting Cursor")?;
-    assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
-    Ok(())
+    let tokens = signs_in_to_a_remote_server(c, remote)
+        .await
+        .context("signing in to a remote server")?;
+    let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret_reached_the_web_view(c, &secrets).await?;
+    Ok(tokens)
 }
 
 /// Where the test puts a Cursor config before the app starts: Cursor runs its own copy of the
@@ -875,6 +969,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let _ = std::fs::remove_dir_all(&data_home);
     std::fs::create_dir_all(data_home.join("home"))?;
     write_cursor_config(&data_home.to_string_lossy())?;
+    let remote = toolgate_tests::oauth::OAuthServers::start(3600);
     let (_driver, port) = start_driver(&data_home)?;
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));
@@ -888,9 +983,9 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .await
         .context("opening a WebDriver session on the app")?;
 
-    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy()).await;
-    if outcome.is_ok() {
-        outcome = second_launch_only_focuses(&data_home);
+    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy(), &remote).await;
+    if let Ok(tokens) = outcome {
+        outcome = second_launch_only_focuses(&data_home).map(|()| tokens);
     }
     let marker = data_home.to_string_lossy().into_owned();
     let running = app_processes(&marker);
@@ -904,7 +999,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         }
     }
     let _ = client.close().await;
-    outcome?;
+    let tokens = outcome?;
     assert!(
         running.len() >= 2,
         "the app and its server were found running: {running:?}"
@@ -936,7 +1031,10 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         "the key must never reach the settings file"
     );
     assert!(settings.contains(&provider.anthropic_base_url()));
-    assert_no_secret_in_files(&data_home, &[KEY, IMPORTED_TOKEN, SERVER_SECRET])?;
+    // The remote server's access and refresh tokens are only in the keychain too.
+    let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret_in_files(&data_home, &secrets)?;
     assert!(
         settings.contains("${secret:API_TOKEN}"),
         "the imported server refers to its secret"

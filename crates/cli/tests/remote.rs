@@ -4,130 +4,13 @@
 //! which checks the tokens), and a stand-in browser (`tests/oauth/xdg-open` on PATH) that follows
 //! the authorization URL, the login and the consent over HTTP as a person would.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use toolgate_settings::{ServerConfig, Settings};
-use toolgate_tests::{example_servers_dir, free_port, npm_server_entry, repo_root, temp_dir};
-
-/// The three processes, killed when dropped; what the authorization server and the resource
-/// server print is kept.
-struct Remote {
-    children: Vec<Child>,
-    as_lines: Arc<Mutex<Vec<String>>>,
-    proxy_lines: Arc<Mutex<Vec<String>>>,
-    url: String,
-    issuer: String,
-}
-
-impl Drop for Remote {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn spawn_node(args: &[&str], lines: Arc<Mutex<Vec<String>>>) -> Child {
-    let mut child = Command::new("node")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("node runs");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line == "ready" {
-                let _ = tx.send(());
-            }
-            lines.lock().unwrap().push(line);
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("the test server said ready");
-    child
-}
-
-impl Remote {
-    fn start(access_token_secs: u32) -> Self {
-        let dir = example_servers_dir();
-        let dir = dir.to_str().unwrap();
-        let (everything_port, as_port, proxy_port) = (free_port(), free_port(), free_port());
-        let mut upstream = Command::new("node");
-        upstream
-            .arg(npm_server_entry("@modelcontextprotocol/server-everything"))
-            .arg("streamableHttp")
-            .env("PORT", everything_port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let upstream = upstream.spawn().expect("server-everything");
-        let url = format!("http://127.0.0.1:{proxy_port}/mcp");
-        let issuer = format!("http://127.0.0.1:{as_port}");
-        let oauth = repo_root().join("tests/oauth");
-        let as_lines = Arc::new(Mutex::new(Vec::new()));
-        let proxy_lines = Arc::new(Mutex::new(Vec::new()));
-        let auth = spawn_node(
-            &[
-                oauth.join("auth_server.mjs").to_str().unwrap(),
-                dir,
-                &as_port.to_string(),
-                &url,
-                &access_token_secs.to_string(),
-            ],
-            as_lines.clone(),
-        );
-        let proxy = spawn_node(
-            &[
-                oauth.join("resource_proxy.mjs").to_str().unwrap(),
-                dir,
-                &proxy_port.to_string(),
-                &format!("http://127.0.0.1:{everything_port}/mcp"),
-                &issuer,
-                "get-sum",
-            ],
-            proxy_lines.clone(),
-        );
-        // server-everything takes a moment to listen.
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", everything_port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Remote {
-            children: vec![upstream, auth, proxy],
-            as_lines,
-            proxy_lines,
-            url,
-            issuer,
-        }
-    }
-
-    fn registrations(&self) -> usize {
-        self.as_lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.starts_with("registered "))
-            .count()
-    }
-
-    fn calls(&self) -> Vec<String> {
-        self.proxy_lines
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| l.starts_with("call "))
-            .cloned()
-            .collect()
-    }
-}
+use toolgate_tests::oauth::{path_with_browser, OAuthServers as Remote};
+use toolgate_tests::{repo_root, temp_dir};
 
 fn data_dir(tag: &str, id: &str, url: &str) -> toolgate_tests::TestDir {
     let dir = temp_dir(&format!("remote-{tag}"));
@@ -135,15 +18,6 @@ fn data_dir(tag: &str, id: &str, url: &str) -> toolgate_tests::TestDir {
     settings.servers[0].startup_timeout_secs = 30;
     toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
     dir
-}
-
-/// PATH with the stand-in browser first.
-fn path_with_browser() -> String {
-    format!(
-        "{}:{}",
-        repo_root().join("tests/oauth").display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
 }
 
 fn toolgate(dir: &Path, args: &[&str]) -> Output {
