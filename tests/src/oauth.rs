@@ -45,7 +45,7 @@ fn spawn_node(args: &[&str], lines: Arc<Mutex<Vec<String>>>) -> Child {
             if line == "ready" {
                 let _ = tx.send(());
             }
-            lines.lock().unwrap().push(line);
+            lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
         }
     });
     rx.recv_timeout(Duration::from_secs(30))
@@ -58,7 +58,7 @@ impl OAuthServers {
     /// `mcp:admin` scope (for step-up).
     pub fn start(access_token_secs: u32) -> Self {
         let dir = example_servers_dir();
-        let dir = dir.to_str().unwrap();
+        let dir = dir.to_str().expect("a UTF-8 path");
         let (everything_port, as_port, proxy_port) = (free_port(), free_port(), free_port());
         let mut upstream = Command::new("node");
         upstream
@@ -75,7 +75,10 @@ impl OAuthServers {
         let proxy_lines = Arc::new(Mutex::new(Vec::new()));
         let auth = spawn_node(
             &[
-                oauth.join("auth_server.mjs").to_str().unwrap(),
+                oauth
+                    .join("auth_server.mjs")
+                    .to_str()
+                    .expect("a UTF-8 path"),
                 dir,
                 &as_port.to_string(),
                 &url,
@@ -85,7 +88,10 @@ impl OAuthServers {
         );
         let proxy = spawn_node(
             &[
-                oauth.join("resource_proxy.mjs").to_str().unwrap(),
+                oauth
+                    .join("resource_proxy.mjs")
+                    .to_str()
+                    .expect("a UTF-8 path"),
                 dir,
                 &proxy_port.to_string(),
                 &format!("http://127.0.0.1:{everything_port}/mcp"),
@@ -114,7 +120,7 @@ impl OAuthServers {
     pub fn registrations(&self) -> usize {
         self.as_lines
             .lock()
-            .unwrap()
+            .unwrap_or_else(|p| p.into_inner())
             .iter()
             .filter(|l| l.starts_with("registered "))
             .count()
@@ -124,7 +130,7 @@ impl OAuthServers {
     pub fn calls(&self) -> Vec<String> {
         self.proxy_lines
             .lock()
-            .unwrap()
+            .unwrap_or_else(|p| p.into_inner())
             .iter()
             .filter(|l| l.starts_with("call "))
             .cloned()

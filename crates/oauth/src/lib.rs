@@ -201,7 +201,7 @@ pub async fn connect(
             store::read_json(s, &store::record_item(&owned, &issuer))
         })
         .await
-        .map_err(|e| AuthProblem::Unavailable(keychain_words(&server, &e)))?
+        .map_err(|e| AuthProblem::Unavailable(keychain_words(server, &e)))?
     };
     let Some(client) = record.as_ref().and_then(|r| r.client.clone()) else {
         return Err(again(server, &issuer));

@@ -902,7 +902,7 @@ fn merge(
         let mut config = ServerConfig::with_transport(id, read.name.clone(), transport.clone());
         config.enabled = enabled;
         config.allow_env.clone_from(allow_env);
-        config.oauth.clone_from(oauth);
+        config.oauth = oauth.as_deref().cloned();
         if let Some(secs) = call_timeout_secs {
             config.call_timeout_secs = secs;
             config.max_call_timeout_secs = config.max_call_timeout_secs.max(secs);

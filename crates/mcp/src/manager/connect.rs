@@ -330,10 +330,13 @@ impl ServerManager {
                 let headers = self.resolve("headers", headers).await?;
                 let work = self.dial(config, url, &headers, *sse, client, mode);
                 tokio::select! {
-                    dialled = tokio::time::timeout_at(deadline, work) => dialled.unwrap_or_else(|_| Err(Handshake::from(format!(
-                        "{} did not answer the MCP handshake within {seconds} s",
-                        redact_url(url)
-                    )))),
+                    dialled = tokio::time::timeout_at(deadline, work) => match dialled {
+                        Ok(dialled) => dialled,
+                        Err(_) => Err(Handshake::from(format!(
+                            "{} did not answer the MCP handshake within {seconds} s",
+                            redact_url(url)
+                        ))),
+                    },
                     () = cancel.cancelled() => Err(failed(STOPPED.to_owned(), None, None)),
                 }
             }

@@ -328,7 +328,7 @@ pub(super) enum ReadKind {
         /// The VS Code inputs its strings refer to.
         inputs_used: BTreeSet<String>,
         /// Sign-in choices (`oauth` of Claude Code's `.mcp.json` and VS Code's `mcp.json`).
-        oauth: Option<OAuthSettings>,
+        oauth: Option<Box<OAuthSettings>>,
     },
     /// A transport Toolgate does not speak, named as written.
     Unsupported { transport: String },
@@ -398,7 +398,7 @@ pub(super) fn read_entry(
     let enabled_field = fields.boolean("enabled")?;
     let timeout = fields.number("timeout")?;
     let allow_env = fields.strings("allowEnv")?;
-    let oauth = read_oauth(&fields, &mut warnings)?;
+    let oauth = read_oauth(&fields, &mut warnings)?.map(Box::new);
     let mut auto_approve = fields.strings("autoApprove")?;
     auto_approve.extend(fields.strings("alwaysAllow")?);
     if fields.string("envFile")?.is_some() {
