@@ -308,3 +308,69 @@ fn a_sign_in_that_fails_stores_nothing_and_says_why() {
     assert!(text(&out).contains("could not reach"), "{}", text(&out));
     assert!(text(&out).contains(&id), "{}", text(&out));
 }
+
+#[test]
+fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_basic() {
+    // The authorization server knows `toolgate-by-hand` (client_secret_basic, redirect port
+    // 47123), registered by hand as for a provider without dynamic registration.
+    let remote = Remote::start(2);
+    let id = format!("byhand-{}", std::process::id());
+    let dir = temp_dir("remote-byhand");
+    let mut server = ServerConfig::http(&id, &remote.url);
+    server.oauth = Some(toolgate_settings::OAuthSettings {
+        client_id: Some("toolgate-by-hand".into()),
+        client_secret: Some(format!("${{secret:BYHAND_{}}}", std::process::id())),
+        callback_port: Some(47123),
+        ..Default::default()
+    });
+    let settings = Settings::first_run(server);
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+
+    // Without the secret in the keychain the sign-in says which one is missing.
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "30"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("oauth.clientSecret"), "{}", text(&out));
+
+    let mut set = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["secrets", "set", &format!("BYHAND_{}", std::process::id())])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    {
+        use std::io::Write;
+        let mut stdin = set.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"by-hand-secret-0123456789\n")
+            .expect("typed");
+    }
+    assert!(set.wait().expect("secrets set").success());
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("client_id=toolgate-by-hand"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("127.0.0.1%3A47123"), "{}", text(&out));
+    assert_eq!(
+        remote.registrations(),
+        0,
+        "nothing registered: the user's client was used"
+    );
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "by hand"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Renewed after expiry: the token request authenticates with the secret (basic).
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "renewed by hand"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(remote.calls().len(), 2);
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = Command::new("secret-tool")
+        .args(["clear", "service", "toolgate", "username"])
+        .arg(format!("secret.BYHAND_{}", std::process::id()))
+        .status();
+}
