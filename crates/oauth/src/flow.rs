@@ -105,6 +105,7 @@ pub async fn sign_in(
         server: server.to_owned(),
         issuer: issuer.clone(),
         info: info.clone(),
+        on_change: None,
     });
     let states = Arc::new(store::KeychainStates {
         secrets: request.secrets.clone(),

@@ -161,10 +161,12 @@ async fn manager_for(url: &str) -> Result<AuthorizationManager, AuthError> {
 /// The server's sign-in for a connection, when the keychain holds one: discovery (to learn which
 /// authorization server is in charge now, so tokens from another are never used), the stored
 /// tokens, refreshed if they are about to expire. `Ok(None)`: nothing stored, connect without.
+/// `on_renewal` is told after each silent renewal.
 pub async fn connect(
     secrets: &Arc<dyn SecretStore>,
     server: &str,
     url: &str,
+    on_renewal: Option<Arc<dyn Fn() + Send + Sync>>,
 ) -> Result<Option<Session>, AuthProblem> {
     if !signed_in_before(secrets, server).await {
         return Ok(None);
@@ -191,6 +193,7 @@ pub async fn connect(
         server: server.to_owned(),
         issuer: issuer.clone(),
         info: info.clone(),
+        on_change: on_renewal,
     });
     manager.set_state_store(store::KeychainStates {
         secrets: secrets.clone(),

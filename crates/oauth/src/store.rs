@@ -169,12 +169,17 @@ pub(crate) struct KeychainCredentials {
     pub issuer: String,
     /// What the window may learn of the sign-in (expiry, scopes), updated on every save.
     pub info: Arc<StdMutex<Option<SignedInInfo>>>,
+    /// Told after each change of `info` (a silent renewal), so the window shows the new expiry.
+    pub on_change: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl KeychainCredentials {
     fn publish(&self, credentials: Option<&StoredCredentials>) {
         let info = credentials.and_then(|c| SignedInInfo::from_credentials(&self.issuer, c));
         *self.info.lock().unwrap_or_else(|p| p.into_inner()) = info;
+        if let Some(tell) = &self.on_change {
+            tell();
+        }
     }
 }
 

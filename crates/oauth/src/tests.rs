@@ -28,6 +28,7 @@ async fn credentials_live_in_one_item_per_server_and_issuer_and_keep_the_registr
         server: "linear".into(),
         issuer: "https://as.example".into(),
         info: info.clone(),
+        on_change: None,
     };
     store::update_record(secrets.as_ref(), "linear", "https://as.example", |r| {
         r.client = Some(store::ClientRecord {

@@ -359,7 +359,14 @@ impl ServerManager {
     ) -> Result<Handshaken, Handshake> {
         let shown = redact_url(url);
         let session = match &self.options.secrets {
-            Some(secrets) => match toolgate_oauth::connect(secrets, &config.id, url).await {
+            Some(secrets) => match toolgate_oauth::connect(
+                secrets,
+                &config.id,
+                url,
+                Some(self.on_renewal(&config.id)),
+            )
+            .await
+            {
                 Ok(session) => session,
                 Err(toolgate_oauth::AuthProblem::SignInRequired(reason)) => {
                     return Err(Handshake::sign_in(reason, false))
@@ -439,6 +446,17 @@ impl ServerManager {
             Ok(service) => Ok((service, None, session)),
             Err(e) => Err(handshake_problem(&e, Some(&shown)).into()),
         }
+    }
+
+    /// Tells the window a server's sign-in was renewed (its card shows the new expiry).
+    fn on_renewal(&self, id: &str) -> Arc<dyn Fn() + Send + Sync> {
+        let me = self.me.clone();
+        let id = id.to_owned();
+        Arc::new(move || {
+            if let Some(me) = me.upgrade() {
+                me.changed(&id);
+            }
+        })
     }
 
     /// The status for a server that answered 401.
