@@ -6,13 +6,16 @@
 // against the authorization server's keys: issuer, audience, expiry, scope), answers a call to
 // a tool that needs more with 403 insufficient_scope, and passes everything else through.
 //
-// Usage: node resource_proxy.mjs <mcp-servers dir> <port> <upstream url> <issuer> <admin tool>
+// Usage: node resource_proxy.mjs <mcp-servers dir> <port> <upstream url> <issuer> <admin tool> [fault]
 // Prints "ready" when listening; one line "call <tool> <sub>" per proxied tools/call.
+// A fault makes it a misconfigured server, for the tests of what the user is told:
+// `metadata-500` (its metadata answers 500), `bad-metadata` (metadata for another resource),
+// `wrong-issuer` (it names an authorization server here whose metadata claims another issuer).
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [dir, port, upstream, issuer, adminTool] = process.argv.slice(2);
+const [dir, port, upstream, issuer, adminTool, fault = ""] = process.argv.slice(2);
 const jose = await import(
   pathToFileURL(path.join(path.resolve(dir), "node_modules/jose/dist/webapi/index.js")).href
 );
@@ -40,13 +43,24 @@ async function verify(req) {
 
 const server = http.createServer(async (req, res) => {
   if (req.url === "/.well-known/oauth-protected-resource/mcp") {
+    if (fault === "metadata-500") {
+      res.writeHead(500);
+      res.end();
+      return;
+    }
     res.writeHead(200, { "Content-Type": "application/json" });
     res.end(JSON.stringify({
-      resource,
-      authorization_servers: [issuer],
+      resource: fault === "bad-metadata" ? "http://127.0.0.1:9/elsewhere" : resource,
+      authorization_servers: [fault === "wrong-issuer" ? `http://127.0.0.1:${port}/as` : issuer],
       scopes_supported: ["mcp:tools", "mcp:admin"],
       bearer_methods_supported: ["header"],
     }));
+    return;
+  }
+  if (fault === "wrong-issuer" && req.url.startsWith("/.well-known/oauth-authorization-server/as")) {
+    const real = await (await fetch(`${issuer}/.well-known/openid-configuration`)).json();
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ ...real, issuer: "http://127.0.0.1:9/impostor" }));
     return;
   }
   if (!req.url.startsWith("/mcp")) {

@@ -57,6 +57,12 @@ impl OAuthServers {
     /// Starts the three; access tokens live `access_token_secs`; calls to `get-sum` need the
     /// `mcp:admin` scope (for step-up).
     pub fn start(access_token_secs: u32) -> Self {
+        Self::start_with_fault(access_token_secs, "")
+    }
+
+    /// The same, with the resource server misconfigured (`fault` as `resource_proxy.mjs` reads
+    /// it: `metadata-500`, `bad-metadata`, `wrong-issuer`).
+    pub fn start_with_fault(access_token_secs: u32, fault: &str) -> Self {
         let dir = example_servers_dir();
         let dir = dir.to_str().expect("a UTF-8 path");
         let (everything_port, as_port, proxy_port) = (free_port(), free_port(), free_port());
@@ -97,6 +103,7 @@ impl OAuthServers {
                 &format!("http://127.0.0.1:{everything_port}/mcp"),
                 &issuer,
                 "get-sum",
+                fault,
             ],
             proxy_lines.clone(),
         );

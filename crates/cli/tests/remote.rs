@@ -374,3 +374,23 @@ fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_basic()
         .arg(format!("secret.BYHAND_{}", std::process::id()))
         .status();
 }
+
+#[test]
+fn misconfigured_servers_are_named_with_what_is_wrong_and_nothing_is_stored() {
+    for (fault, said) in [
+        ("metadata-500", "could not reach"),
+        ("bad-metadata", "sign-in information Toolgate cannot use"),
+        ("wrong-issuer", "answered as http://127.0.0.1:9/impostor"),
+    ] {
+        let remote = Remote::start_with_fault(3600, fault);
+        let id = format!("{fault}-{}", std::process::id());
+        let dir = data_dir(fault, &id, &remote.url);
+        let out = toolgate(&dir, &["servers", "login", &id, "--wait", "20"]);
+        assert_eq!(out.status.code(), Some(1), "{fault}: {}", text(&out));
+        let words = text(&out);
+        assert!(words.contains(said), "{fault}: {words}");
+        assert!(words.contains(&id), "{fault}: the server is named: {words}");
+        assert_eq!(keychain_item(&id, &remote.issuer), None, "{fault}");
+        assert_eq!(remote.registrations(), 0, "{fault}: nothing registered");
+    }
+}
