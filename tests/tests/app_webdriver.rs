@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
+#[path = "app_webdriver/sign_in.rs"]
+mod sign_in;
+use sign_in::signs_in_to_a_remote_server;
+
 use toolgate_tests::{
     fixtures::anthropic, fixtures::anthropic_stream, free_port, processes_with, repo_root,
     wait_until_none, ProcField, Scripted, ScriptedProvider,
@@ -51,11 +55,6 @@ fn app_binary() -> PathBuf {
 }
 
 fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
-    start_driver_with_path(data_home, &toolgate_tests::oauth::path_with_browser())
-}
-
-/// tauri-driver, and so the app, with `path`: the stand-in browser first, so a sign-in opens it.
-fn start_driver_with_path(data_home: &std::path::Path, path: &str) -> Result<(Driver, u16)> {
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "no DISPLAY: run this test through the README's test command (it starts Xvfb)"
@@ -74,7 +73,8 @@ fn start_driver_with_path(data_home: &std::path::Path, path: &str) -> Result<(Dr
         .env("XDG_CACHE_HOME", data_home.join("cache"))
         // A home of its own too: the autostart entry goes to $HOME/.config/autostart.
         .env("HOME", data_home.join("home"))
-        .env("PATH", path)
+        // The stand-in browser first, so a sign-in opens it.
+        .env("PATH", toolgate_tests::oauth::path_with_browser())
         .stdout(Stdio::null())
         // The app's own log goes here, to be scanned for secrets with its other files.
         .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
@@ -157,84 +157,6 @@ async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     let path = dir.join(name);
     std::fs::write(&path, c.screenshot().await?)?;
     Ok(path)
-}
-
-/// A remote server that asks for OAuth, added with the form: "Sign in required", Sign in (the
-/// stand-in browser goes through the authorization server's login and consent), "Signed in",
-/// and a tool call that runs. Returns the access and refresh tokens, read from the keychain, for
-/// the scans that follow.
-async fn signs_in_to_a_remote_server(
-    c: &Client,
-    remote: &toolgate_tests::oauth::OAuthServers,
-) -> Result<Vec<String>> {
-    click(c, "[data-testid=tab-servers]").await?;
-    click(c, "[data-testid=add-server] summary").await?;
-    fill(c, "#add-name", "Remote").await?;
-    click(c, "#add-kind option[value=http]").await?;
-    fill(c, "#add-url", &remote.url).await?;
-    click(c, "[data-testid=add-check]").await?;
-    click(c, "[data-testid=add-confirm]").await?;
-    let card = "[data-testid=server-remote]";
-    wait_text(
-        c,
-        &format!("{card} [data-testid=sign-in-state]"),
-        "Sign in required",
-        30,
-    )
-    .await?;
-    click(c, &format!("{card} [data-testid=sign-in-button]")).await?;
-    wait_text(
-        c,
-        &format!("{card} [data-testid=sign-in-state]"),
-        "Signed in",
-        60,
-    )
-    .await?;
-    wait_text(
-        c,
-        &format!("{card} [data-testid=server-status]"),
-        "ready",
-        30,
-    )
-    .await?;
-    click(c, &format!("{card} [data-testid=tool-echo]")).await?;
-    fill(
-        c,
-        &format!("{card} [data-testid=try-arguments]"),
-        r#"{"message": "signed in from the window"}"#,
-    )
-    .await?;
-    click(c, &format!("{card} [data-testid=try-call]")).await?;
-    wait_text(
-        c,
-        &format!("{card} [data-testid=try-result]"),
-        "Echo: signed in from the window",
-        20,
-    )
-    .await?;
-    let shot = save_screenshot(c, "e2e-sign-in.png").await?;
-    eprintln!("screenshot saved: {}", shot.display());
-    anyhow::ensure!(
-        remote.calls().len() == 1,
-        "the call reached the server with a token"
-    );
-    let item = Command::new("secret-tool")
-        .args(["lookup", "service", "toolgate", "username"])
-        .arg(format!("oauth:remote:{}", remote.issuer))
-        .output()
-        .context("secret-tool")?;
-    let item: serde_json::Value =
-        serde_json::from_slice(&item.stdout).context("the sign-in is in the keychain")?;
-    let tokens: Vec<String> = ["access_token", "refresh_token"]
-        .iter()
-        .filter_map(|t| {
-            item["credentials"]["token_response"][t]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect();
-    anyhow::ensure!(tokens.len() == 2, "both tokens are in the keychain");
-    Ok(tokens)
 }
 
 async fn scenario(
