@@ -11,16 +11,28 @@ use toolgate_mcp::{ManagerOptions, ServerManager, ServerStatus};
 use toolgate_settings::ServerConfig;
 use toolgate_tests::{example_servers_dir, free_port, repo_root};
 
+/// The server process, stopped however the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn header_parameters_are_sent_and_invalid_annotations_refused() {
     let port = free_port();
-    let mut child = Command::new(example_servers_dir().join(".venv/bin/python"))
-        .arg(repo_root().join("tests/header_server.py"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python runs (the set-up's venv)");
+    let _server = Killed(
+        Command::new(example_servers_dir().join(".venv/bin/python"))
+            .arg(repo_root().join("tests/header_server.py"))
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python runs (the set-up's venv)"),
+    );
     for _ in 0..100 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             break;
@@ -60,6 +72,4 @@ async fn header_parameters_are_sent_and_invalid_annotations_refused() {
         assert!(out.text.contains(header), "{header} missing: {}", out.text);
     }
     servers.stop_all().await;
-    let _ = child.kill();
-    let _ = child.wait();
 }
