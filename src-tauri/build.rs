@@ -59,6 +59,8 @@ fn main() {
         "close_app",
         "app_call_tool",
         "app_read_resource",
+        "sign_in_server",
+        "sign_out_server",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

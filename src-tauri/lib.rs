@@ -5,6 +5,7 @@ mod apps;
 mod commands;
 mod content;
 mod notify;
+mod sign_in;
 mod state;
 mod tray;
 
@@ -219,6 +220,8 @@ pub fn run() {
             apps::close_app,
             apps::app_call_tool,
             apps::app_read_resource,
+            sign_in::sign_in_server,
+            sign_in::sign_out_server,
         ])
         .build(tauri::generate_context!());
 

@@ -145,6 +145,48 @@ impl Progress {
 }
 
 impl ServerManager {
+    /// A call the server refused for want of a sign-in or of scopes: the error that says so,
+    /// with the server's entry marked for the window (Sign in again, or grant more access).
+    async fn refused_call(
+        &self,
+        server: &str,
+        tool: &str,
+        error: &ServiceError,
+    ) -> Option<McpError> {
+        let ServiceError::TransportSend(send) = error else {
+            return None;
+        };
+        let refusal = crate::http::auth_refusal(&*send.error)?;
+        let mut entries = self.entries.lock().await;
+        let entry = entries.get_mut(server)?;
+        let failure = match refusal {
+            crate::http::AuthRefusal::Scope(scope) => {
+                entry.needs_scope = Some(scope.clone());
+                McpError::MoreAccess {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    scope,
+                }
+            }
+            crate::http::AuthRefusal::SignIn => {
+                entry.status = crate::types::ServerStatus::SignIn {
+                    reason: format!(
+                        "{}'s sign-in is no longer accepted: sign in again",
+                        entry.config.name
+                    ),
+                    again: true,
+                };
+                McpError::SignInNeeded {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                }
+            }
+        };
+        drop(entries);
+        self.changed(server);
+        Some(failure)
+    }
+
     /// One request to a running server, within its call timeout.
     async fn ask<T, F>(
         &self,
@@ -441,11 +483,20 @@ impl ServerManager {
         if let Some(meta) = &call.meta {
             request_options = request_options.with_meta(meta.clone());
         }
-        let handle = call
+        let handle = match call
             .peer
             .send_cancellable_request(request, request_options)
             .await
-            .map_err(|_| call.exited())?;
+        {
+            Ok(handle) => handle,
+            // A remote server that refuses the sign-in or wants more scopes says so here.
+            Err(e) => {
+                return Err(self
+                    .refused_call(call.server, call.tool, &e)
+                    .await
+                    .unwrap_or_else(|| call.exited()))
+            }
+        };
         if let Some(progress) = &call.progress {
             progress.watch(handle.progress_token.0.to_string());
         }
@@ -473,7 +524,14 @@ impl ServerManager {
             }
         };
         guard.peer = None;
-        response.map_err(|e| call.service_error(e))
+        match response {
+            Ok(result) => Ok(result),
+            Err(e @ ServiceError::TransportSend(_)) => Err(self
+                .refused_call(call.server, call.tool, &e)
+                .await
+                .unwrap_or_else(|| call.exited())),
+            Err(e) => Err(call.service_error(e)),
+        }
     }
 }
 
