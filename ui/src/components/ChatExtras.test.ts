@@ -34,6 +34,9 @@ const server: ServerSnapshot = {
     },
   ],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 };
 
 describe("the composer's extras", () => {
