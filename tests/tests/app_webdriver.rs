@@ -8,6 +8,8 @@
 
 #[path = "app_webdriver/apps.rs"]
 mod apps;
+#[path = "app_webdriver/steps.rs"]
+mod steps;
 
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -21,6 +23,7 @@ use serde_json::json;
 #[path = "app_webdriver/sign_in.rs"]
 mod sign_in;
 use sign_in::signs_in_to_a_remote_server;
+use steps::{click, fill, save_screenshot, wait_text};
 
 use toolgate_tests::{
     fixtures::anthropic, fixtures::anthropic_stream, free_port, processes_with, repo_root,
@@ -105,62 +108,6 @@ fn app_processes(marker: &str) -> Vec<u32> {
         .chain(processes_with("server-basic-vanillajs", ProcField::Cmdline))
         .filter(|pid| of_this_test.contains(pid))
         .collect()
-}
-
-async fn click(c: &Client, css: &str) -> Result<()> {
-    c.wait()
-        .at_most(Duration::from_secs(20))
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("waiting for {css}"))?
-        .click()
-        .await
-        .with_context(|| format!("clicking {css}"))?;
-    Ok(())
-}
-
-async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
-    let element = c
-        .wait()
-        .at_most(Duration::from_secs(20))
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("waiting for {css}"))?;
-    element
-        .clear()
-        .await
-        .with_context(|| format!("clearing {css}"))?;
-    element
-        .send_keys(text)
-        .await
-        .with_context(|| format!("typing into {css}"))?;
-    Ok(())
-}
-
-/// Waits until the element's text contains `needle`, and returns the text.
-async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<String> {
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        if let Ok(elements) = c.find_all(Locator::Css(css)).await {
-            for element in elements {
-                last = element.text().await.unwrap_or_default();
-                if last.contains(needle) {
-                    return Ok(last);
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-    bail!("{css} never contained {needle:?}; last text: {last:?}")
-}
-
-async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
-    let dir = repo_root().join("artifacts");
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(name);
-    std::fs::write(&path, c.screenshot().await?)?;
-    Ok(path)
 }
 
 async fn scenario(
