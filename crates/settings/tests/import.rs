@@ -1252,6 +1252,12 @@ fn the_report_reads_well() {
     let rendered: Value = report["added"][0].clone();
     assert_eq!(
         rendered,
-        json!({"id": "copilot", "name": "copilot", "transport": "http", "enabled": true})
+        json!({
+            "id": "copilot",
+            "name": "copilot",
+            "transport": "http",
+            "enabled": true,
+            "runs": "https://api.githubcopilot.com/mcp/"
+        })
     );
 }
