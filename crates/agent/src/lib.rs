@@ -18,6 +18,7 @@ mod approval;
 mod gate;
 mod record;
 mod requests;
+mod rules;
 mod tools;
 pub mod tray;
 
@@ -39,6 +40,7 @@ pub use approval::{MemoryPolicy, PolicyStore};
 pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{ModelSource, ServerRequestGate};
+pub use rules::{bind_edited, BindError};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
 
