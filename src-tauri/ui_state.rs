@@ -75,14 +75,9 @@ pub async fn ui_state<R: Runtime>(app: AppHandle<R>) -> Result<Map<String, Value
         .collect())
 }
 
-/// Remembers one value (`null` forgets it). Saved shortly after, and at exit.
-#[tauri::command]
-pub async fn set_ui_state<R: Runtime>(
-    app: AppHandle<R>,
-    key: String,
-    value: Value,
-) -> Result<(), CommandError> {
-    if !WEB_VIEW_KEYS.contains(&key.as_str()) {
+/// Whether the web-view may keep `value` under `key`: one of its keys, not too large.
+fn allowed(key: &str, value: &Value) -> Result<(), CommandError> {
+    if !WEB_VIEW_KEYS.contains(&key) {
         return Err(CommandError {
             kind: "internal",
             message: format!("the window does not keep “{key}”"),
@@ -97,6 +92,17 @@ pub async fn set_ui_state<R: Runtime>(
             ),
         });
     }
+    Ok(())
+}
+
+/// Remembers one value (`null` forgets it). Saved shortly after, and at exit.
+#[tauri::command]
+pub async fn set_ui_state<R: Runtime>(
+    app: AppHandle<R>,
+    key: String,
+    value: Value,
+) -> Result<(), CommandError> {
+    allowed(&key, &value)?;
     let store = open(&app)?;
     if value.is_null() {
         store.delete(&key);
@@ -175,5 +181,27 @@ pub fn remember_window<R: Runtime>(window: &Window<R>) {
         if let Ok(value) = serde_json::to_value(geometry) {
             store.set("window", value);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_web_view_keeps_only_its_own_keys_and_small_values() {
+        assert!(allowed("screen", &json!("activity")).is_ok());
+        assert!(allowed("drafts", &json!({"new": "half a thought"})).is_ok());
+        // The window's geometry is the backend's; settings are never kept here.
+        for key in ["window", "settings", "policy", "../settings.json"] {
+            let err = allowed(key, &json!({})).unwrap_err();
+            assert!(err.message.contains("does not keep"), "{}", err.message);
+        }
+        let huge = json!({"new": "x".repeat(MAX_VALUE_BYTES)});
+        assert!(allowed("drafts", &huge)
+            .unwrap_err()
+            .message
+            .contains("too large"));
     }
 }

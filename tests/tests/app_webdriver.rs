@@ -170,6 +170,14 @@ pub(crate) async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     let dir = repo_root().join("artifacts");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(name);
+    // Two animation frames first, so what was just rendered has been painted.
+    c.execute_async(
+        "const done = arguments[arguments.length - 1];\n\
+         requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
+        vec![],
+    )
+    .await
+    .context("waiting for a frame")?;
     std::fs::write(&path, c.screenshot().await?)?;
     Ok(path)
 }

@@ -216,6 +216,9 @@ pub(crate) async fn restored_after_restart(c: &Client) -> Result<()> {
         selected.as_deref() == Some("true"),
         "the last screen was restored"
     );
+    // The app's data came back with it: the rule edited before the restart.
+    wait_text(c, "[data-testid=rule]", "Allow echo on everything", 20).await?;
+    wait_text(c, "[data-testid=audit-log]", "ts-sdk-client", 10).await?;
     let (x, y, width, height) = c.get_window_rect().await?;
     let (want_width, want_height, want_x, want_y) = WINDOW;
     ensure!(

@@ -176,7 +176,13 @@ export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string
               </label>
             ))}
             <div className="row">
-              <button type="button" data-testid="add-confirm" disabled={report.added.length === 0} onClick={add}>
+              <button
+                type="button"
+                className="primary"
+                data-testid="add-confirm"
+                disabled={report.added.length === 0}
+                onClick={add}
+              >
                 {kind === "http" ? "Add and connect" : "Add and run it"}
               </button>
               <button type="button" onClick={() => setReport(null)}>

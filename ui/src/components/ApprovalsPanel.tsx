@@ -35,9 +35,10 @@ export function requestKind(row: AuditRow): string {
   return row.tool;
 }
 
-/** Who asked: a connected app, a chat, or the command line. */
+/** Who asked: a connected app, a chat, the server itself, or the command line. */
 export function requestFrom(row: AuditRow): string {
   if (row.client) return row.client;
+  if (row.tool === "sampling/createMessage" || row.tool === "elicitation/create") return "the server";
   return row.conversationId ? "chat" : "command line";
 }
 
@@ -80,7 +81,8 @@ export function ApprovalOptions({
 
 /** Every decision, newest first, with filters and an export as JSON Lines. */
 export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
-  const [rows, setRows] = useState<AuditRow[]>([]);
+  // None until the first answer, so an empty log is only said to be empty once it is.
+  const [rows, setRows] = useState<AuditRow[] | null>(null);
   const [filter, setFilter] = useState<AuditFilter>({ limit: 200 });
   const [applied, setApplied] = useState<AuditFilter>({ limit: 200 });
   const [error, setError] = useState<string | null>(null);
@@ -160,7 +162,7 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
           Exported to {exported}
         </p>
       )}
-      {rows.length === 0 && !error && <p className="muted">Nothing has been asked yet.</p>}
+      {rows?.length === 0 && !error && <p className="muted">Nothing has been asked yet.</p>}
       <table className="audit" data-testid="audit-log">
         <thead>
           <tr>
@@ -173,7 +175,7 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
           </tr>
         </thead>
         <tbody>
-          {rows.map((r) => (
+          {(rows ?? []).map((r) => (
             <tr key={r.id}>
               <td>{new Date(r.decidedAt).toLocaleString()}</td>
               <td>

@@ -23,7 +23,7 @@ import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
 import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
-import { remember, remembered } from "../uiState";
+import { dismiss, isDismissed, remember, remembered } from "../uiState";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
@@ -125,6 +125,7 @@ export default function ChatPanel({
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
   const input = useRef<HTMLTextAreaElement>(null);
+  const [welcomed, setWelcomed] = useState(() => isDismissed("first-run"));
   // Servers switched off for this chat, remembered with it.
   const [serversOff, setServersOff] = useState<string[]>(() => remembered().chatServers?.new ?? []);
   // The draft in the box is kept (per chat) until it is sent.
@@ -365,8 +366,12 @@ export default function ChatPanel({
         busy={busy}
         onProvider={onProvider}
       />
-      {provider && provider.keyNeeded && !provider.keySet && (
+      {provider && provider.keyNeeded && !provider.keySet && !welcomed && (
         <FirstRun
+          onDismiss={() => {
+            dismiss("first-run");
+            setWelcomed(true);
+          }}
           toolCount={toolCount}
           onOpenProvider={onOpenProvider}
           onProvider={(view) => {

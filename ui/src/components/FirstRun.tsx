@@ -22,9 +22,11 @@ interface Props {
   onOpenProvider: () => void;
   onProvider: (view: ProviderView) => void;
   onImportFrom?: () => void;
+  /** Hides the welcome for good (the chat then says what is missing when a message is sent). */
+  onDismiss?: () => void;
 }
 
-export default function FirstRun({ toolCount, onOpenProvider, onProvider, onImportFrom }: Props) {
+export default function FirstRun({ toolCount, onOpenProvider, onProvider, onImportFrom, onDismiss }: Props) {
   const [local, setLocal] = useState<LocalServer[] | null>(null);
   const [hosts, setHosts] = useState<HostView[]>([]);
   const [problem, setProblem] = useState<string | null>(null);
@@ -54,7 +56,14 @@ export default function FirstRun({ toolCount, onOpenProvider, onProvider, onImpo
 
   return (
     <section className="welcome" data-testid="first-run" aria-labelledby="first-run-heading">
-      <h2 id="first-run-heading">Welcome to Toolgate</h2>
+      <div className="row spread">
+        <h2 id="first-run-heading">Welcome to Toolgate</h2>
+        {onDismiss && (
+          <button type="button" data-testid="first-run-dismiss" onClick={onDismiss}>
+            Not now
+          </button>
+        )}
+      </div>
       <p>Pick the model to chat with. Every tool call it asks for waits for your approval.</p>
 
       <h3>A model on this computer</h3>
@@ -154,7 +163,13 @@ function LocalChoice({
           <input id={id} value={model} onChange={(e) => setModel(e.target.value)} spellCheck={false} />
         </>
       )}
-      <button type="button" data-testid={`use-local-${server.preset}`} disabled={!model.trim()} onClick={use}>
+      <button
+        type="button"
+        className="primary"
+        data-testid={`use-local-${server.preset}`}
+        disabled={!model.trim()}
+        onClick={use}
+      >
         Use {server.name}
       </button>
     </li>
