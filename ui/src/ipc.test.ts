@@ -105,7 +105,7 @@ describe("ipc", () => {
     await uiState();
     await setUiState("screen", "activity");
     await setUiState("drafts", null);
-    await sendMessage("hi", () => undefined, ["web"]);
+    await sendMessage("hi", () => undefined, { serversOff: ["web"] });
     expect(seen).toEqual([
       { cmd: "preview_rule", args: { rule } },
       { cmd: "save_rule", args: { rule } },

@@ -531,18 +531,17 @@ export interface ReadResourceResult {
 export const readResource = (serverId: string, uri: string) =>
   invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
-/**
- * Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer.
- * `serversOff`: servers switched off for this chat, whose tools the model is not offered.
- */
-export function sendMessage(
-  text: string,
-  onEvent: (event: TurnEvent) => void,
-  serversOff: string[] = [],
-): Promise<string> {
+/** What a turn is sent with besides its text. */
+export interface TurnInput {
+  /** Servers switched off for this chat, whose tools the model is not offered. */
+  serversOff?: string[];
+}
+
+/** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
+export function sendMessage(text: string, onEvent: (event: TurnEvent) => void, input: TurnInput = {}): Promise<string> {
   const channel = new Channel<TurnEvent>();
   channel.onmessage = onEvent;
-  return invoke<string>("send_message", { text, onEvent: channel, serversOff });
+  return invoke<string>("send_message", { text, onEvent: channel, serversOff: input.serversOff ?? [] });
 }
 
 export const listConversations = (search: string | null) =>

@@ -254,7 +254,7 @@ export default function ChatPanel({
     setBusy(true);
     setItems((all) => [...all, { type: "user", text: message }]);
     try {
-      await sendMessage(message, onEvent, serversOff);
+      await sendMessage(message, onEvent, { serversOff });
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {

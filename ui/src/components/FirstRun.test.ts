@@ -3,7 +3,7 @@
 // endpoint), another app's servers are copied after a preview, the chat then offers only the
 // servers left on, and an unsent draft is kept.
 import { afterEach, describe, expect, it } from "vitest";
-import { createElement } from "react";
+import { act, createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ChatPanel from "./ChatPanel";
 import Diagnostics from "./Diagnostics";
@@ -92,8 +92,10 @@ describe("the first run", () => {
     expect(card.querySelector("[data-testid=first-run-host-zed]")).toBeNull();
 
     const select = document.getElementById("local-model-ollama") as HTMLSelectElement;
-    select.value = "qwen3";
-    select.dispatchEvent(new Event("change", { bubbles: true }));
+    await act(async () => {
+      select.value = "qwen3";
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    });
     await click(card.querySelector("[data-testid=use-local-ollama]"));
     await settle();
     expect(calls.find((c) => c.cmd === "set_provider")?.args).toEqual({
