@@ -128,8 +128,17 @@ pub fn restore_window<R: Runtime>(app: &AppHandle<R>) {
     if saved.width < 200 || saved.height < 200 {
         return;
     }
-    let _ = window.set_size(PhysicalSize::new(saved.width, saved.height));
-    let on_screen = window.available_monitors().is_ok_and(|monitors| {
+    let monitors = window.available_monitors().unwrap_or_default();
+    // A size larger than every monitor now attached (a bigger screen was unplugged) is not
+    // restored: the window would open partly out of reach.
+    let fits = monitors.is_empty()
+        || monitors
+            .iter()
+            .any(|m| saved.width <= m.size().width && saved.height <= m.size().height);
+    if fits {
+        let _ = window.set_size(PhysicalSize::new(saved.width, saved.height));
+    }
+    let on_screen = {
         monitors.iter().any(|m| {
             let (at, size) = (m.position(), m.size());
             let right =
@@ -138,7 +147,7 @@ pub fn restore_window<R: Runtime>(app: &AppHandle<R>) {
                 at.y.saturating_add(i32::try_from(size.height).unwrap_or(i32::MAX));
             saved.x >= at.x && saved.x < right && saved.y >= at.y && saved.y < bottom
         })
-    });
+    };
     if on_screen {
         let _ = window.set_position(PhysicalPosition::new(saved.x, saved.y));
     }

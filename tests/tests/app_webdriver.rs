@@ -992,7 +992,10 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     );
 
     // Started again, the window is where and as large as it was left, on the same screen.
-    let again = open_session(port).await?;
+    shell::single_instance_released().await?;
+    let again = tokio::time::timeout(Duration::from_secs(90), open_session(port))
+        .await
+        .context("the app did not start again within 90 s")??;
     let restored = shell::restored_after_restart(&again).await;
     if restored.is_err() {
         let _ = save_screenshot(&again, "e2e-failure.png").await;

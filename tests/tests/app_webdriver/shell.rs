@@ -1,7 +1,8 @@
 //! The window's shell in the end-to-end test: the first run, a well-known server added from the
 //! built-in list, a rule edited with its preview, and the window restored after a restart.
 
-use std::time::Duration;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
 use fantoccini::{Client, Locator};
@@ -26,14 +27,14 @@ pub(crate) async fn first_run_finds_the_local_model(c: &Client) -> Result<()> {
     eprintln!("screenshot saved: {}", shot.display());
     click(c, "[data-testid=use-local-ollama]").await?;
     // The welcome is gone: a model is ready without a key.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while c
         .find(Locator::Css("[data-testid=first-run]"))
         .await
         .is_ok()
     {
         ensure!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "the first run stayed after choosing Ollama"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -228,4 +229,36 @@ pub(crate) async fn restored_after_restart(c: &Client) -> Result<()> {
     let shot = save_screenshot(c, "e2e-activity.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
     Ok(())
+}
+
+/// The D-Bus name by which a running Toolgate is found by the next launch
+/// (`tauri-plugin-single-instance`: the app's identifier and `.SingleInstance`).
+const SINGLE_INSTANCE: &str = "dev.toolgate.desktop.SingleInstance";
+
+/// Waits until no Toolgate holds its single-instance name on the session bus: a launch that
+/// finds the name still held forwards its arguments to the old instance and exits.
+pub(crate) async fn single_instance_released() -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner",
+                &format!("string:{SINGLE_INSTANCE}"),
+            ])
+            .output()
+            .context("asking the session bus (dbus-send)")?;
+        let reply = String::from_utf8_lossy(&out.stdout);
+        if reply.contains("boolean false") {
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "{SINGLE_INSTANCE} is still held 20 s after the app ended: {reply}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
