@@ -26,6 +26,10 @@ interface Props {
   onPause: (paused: boolean) => void;
 }
 
+/** How often the log is read again while Activity is shown: calls a rule decides change the
+ *  log without anything waiting. */
+export const LOG_REFRESH_MS = 2000;
+
 /** Where a waiting request comes from, in words. */
 export function askedBy(call: PendingCall): string {
   if (call.client) return `from ${call.client}`;
@@ -56,7 +60,9 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
     if (!visible) return;
     refresh();
     const unlisten = onApprovalsChanged(refresh);
+    const timer = setInterval(() => setChanges((n) => n + 1), LOG_REFRESH_MS);
     return () => {
+      clearInterval(timer);
       unlisten.then((f) => f());
     };
   }, [visible, refresh]);

@@ -109,6 +109,16 @@ describe("adding a server", () => {
     expect(calls[1].cmd).toBe("apply_import");
     expect(added).toEqual(["filesystem"]);
 
+    // Tab wraps around inside the dialog.
+    const focusable = [...dialog.querySelectorAll<HTMLElement>("button, input, select, textarea")].filter(
+      (el) => !el.hasAttribute("disabled") && el.tabIndex >= 0,
+    );
+    focusable[focusable.length - 1].focus();
+    await press(document.activeElement, "Tab");
+    expect(document.activeElement).toBe(focusable[0]);
+    await press(document.activeElement, "Tab", { shiftKey: true });
+    expect(document.activeElement).toBe(focusable[focusable.length - 1]);
+
     await press(dialog, "Escape");
     expect(closed).toBe(true);
     app.unmount();

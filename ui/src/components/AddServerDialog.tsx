@@ -22,6 +22,24 @@ interface Props {
   onAdded: (id: string | null) => void;
 }
 
+const FOCUSABLE = "button, input, select, textarea, summary, [tabindex]:not([tabindex='-1'])";
+
+/** Tab and Shift+Tab wrap around inside the dialog instead of leaving it for the window behind. */
+function keepFocusInside(e: React.KeyboardEvent, dialog: HTMLElement | null) {
+  const all = [...(dialog?.querySelectorAll<HTMLElement>(FOCUSABLE) ?? [])].filter(
+    (el) => !el.hasAttribute("disabled") && el.tabIndex >= 0,
+  );
+  if (all.length === 0) return;
+  const [first, last] = [all[0], all[all.length - 1]];
+  if (e.shiftKey && document.activeElement === first) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && document.activeElement === last) {
+    e.preventDefault();
+    first.focus();
+  }
+}
+
 export default function AddServerDialog({ tab, onTab, onClose, onAdded }: Props) {
   const [draft, setDraft] = useState<{ key: number; value: AddServerDraft | undefined }>({ key: 0, value: undefined });
   const dialog = useRef<HTMLDivElement>(null);
@@ -70,6 +88,8 @@ export default function AddServerDialog({ tab, onTab, onClose, onAdded }: Props)
           if (e.key === "Escape") {
             e.preventDefault();
             onClose();
+          } else if (e.key === "Tab") {
+            keepFocusInside(e, dialog.current);
           }
         }}
       >

@@ -92,7 +92,10 @@ function Palette({ onClose, commands }: { onClose: () => void; commands: Palette
   };
 
   const onKey = (e: React.KeyboardEvent) => {
-    if (e.key === "Escape") {
+    if (e.key === "Tab") {
+      // Focus stays in the palette while it is open: the list is moved with the arrows.
+      e.preventDefault();
+    } else if (e.key === "Escape") {
       e.preventDefault();
       if (stage) {
         setStage(null);
