@@ -59,6 +59,8 @@ fn main() {
         "open_log_folder",
         "ui_state",
         "set_ui_state",
+        "sign_in_server",
+        "sign_out_server",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

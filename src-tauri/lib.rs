@@ -4,6 +4,7 @@
 mod commands;
 mod notify;
 mod shell_commands;
+mod sign_in;
 mod state;
 mod tray;
 mod ui_state;
@@ -228,6 +229,8 @@ pub fn run() {
             shell_commands::open_log_folder,
             ui_state::ui_state,
             ui_state::set_ui_state,
+            sign_in::sign_in_server,
+            sign_in::sign_out_server,
         ])
         .build(tauri::generate_context!());
 

@@ -55,6 +55,9 @@ const servers: ServerSnapshot[] = [
     resources: [{ uri: "demo://readme", name: "Readme", description: "How it works", mimeType: "text/plain" }],
     prompts: [{ name: "simple", description: "A prompt", arguments: ["topic"] }],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
   },
   {
     id: "broken",
@@ -67,6 +70,9 @@ const servers: ServerSnapshot[] = [
     resources: [],
     prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
   },
 ];
 

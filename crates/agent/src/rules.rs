@@ -95,6 +95,9 @@ mod tests {
             resources: Vec::new(),
             prompts: Vec::new(),
             roots: Vec::new(),
+            signed_in: None,
+            needs_scope: None,
+            refused_tools: Vec::new(),
             launch: Launch::Stdio {
                 command: command.into(),
                 args: Vec::new(),

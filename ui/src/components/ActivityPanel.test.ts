@@ -40,6 +40,9 @@ const servers: ServerSnapshot[] = [
     resources: [],
     prompts: [],
     roots: [],
+    signedIn: null,
+    needsScope: null,
+    refusedTools: [],
   },
 ];
 

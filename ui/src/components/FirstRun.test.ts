@@ -40,6 +40,9 @@ const server = (id: string): ServerSnapshot => ({
   resources: [],
   prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 });
 
 const report: ImportReport = {

@@ -21,6 +21,9 @@ const server = (id: string, status: ServerSnapshot["status"], protocolVersion: s
   resources: [],
   prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 });
 
 describe("servers panel labels", () => {

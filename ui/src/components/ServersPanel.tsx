@@ -1,5 +1,6 @@
 import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
+import SignIn from "./SignIn";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
 import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
@@ -47,6 +48,8 @@ export function statusLabel(status: ServerStatus): string {
       return `failed: ${status.reason}`;
     case "restarting":
       return `restarting (attempt ${status.attempt}) after: ${status.reason}`;
+    case "signIn":
+      return status.again ? "sign in again" : "sign in required";
     default:
       return status.state;
   }
@@ -70,6 +73,16 @@ export function lastError(status: ServerStatus): string | null {
 }
 
 const LIST = { min: 200, max: 480, initial: 280 };
+
+/** A server's state in a word or two, for its row in the list. */
+const STATE_WORDS: Record<ServerStatus["state"], string> = {
+  stopped: "stopped",
+  starting: "starting",
+  ready: "ready",
+  restarting: "restarting",
+  failed: "failed",
+  signIn: "sign in required",
+};
 
 /**
  * Servers at a glance: a list (status, protocol era, tool count, last error) beside the
@@ -173,7 +186,7 @@ export default function ServersPanel({
                       </span>
                     </span>
                     <span className="muted small" data-testid="server-row-status">
-                      {s.enabled ? s.status.state : "switched off"}
+                      {s.enabled ? STATE_WORDS[s.status.state] : "switched off"}
                       {era && ` · MCP ${era}`}
                     </span>
                     {error && (
@@ -326,8 +339,18 @@ function ServerCard({
           {problem}
         </p>
       )}
-      {/* Slot: a remote server's sign-in state (issue 15) and a local server's sandbox
-          (issue 16) are shown here, between the server's actions and its contents. */}
+      {/* Slot: a local server's sandbox (issue 16) is shown here too, between the server's
+          actions and its contents, beside the sign-in state. */}
+      <SignIn server={server} />
+      {server.refusedTools.length > 0 && (
+        <ul className="small" data-testid="refused-tools" aria-label={`Tools of ${server.name} that Toolgate refuses`}>
+          {server.refusedTools.map((t) => (
+            <li key={t.name}>
+              <code>{t.name}</code> refused: {t.reason}
+            </li>
+          ))}
+        </ul>
+      )}
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
       <details className="roots">
