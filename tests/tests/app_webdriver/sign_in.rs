@@ -64,6 +64,14 @@ pub(super) async fn signs_in_to_a_remote_server(
         20,
     )
     .await?;
+    // The card's sign-in state in view (the detail pane scrolls on its own).
+    c.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})",
+        vec![serde_json::json!(format!(
+            "{card} [data-testid=sign-in-state]"
+        ))],
+    )
+    .await?;
     let shot = save_screenshot(c, "e2e-sign-in.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
     anyhow::ensure!(
