@@ -59,6 +59,12 @@ fn main() {
         "close_app",
         "app_call_tool",
         "app_read_resource",
+        "detect_local_models",
+        "preview_rule",
+        "save_rule",
+        "open_log_folder",
+        "ui_state",
+        "set_ui_state",
         "sign_in_server",
         "sign_out_server",
     ];

@@ -22,6 +22,7 @@ mod gate;
 mod output;
 mod record;
 mod requests;
+mod rules;
 mod tools;
 pub mod tray;
 
@@ -45,6 +46,7 @@ pub use gate::{
 };
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
+pub use rules::{bind_edited, BindError};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::{catalog_of, catalog_with};
 

@@ -72,6 +72,7 @@ mod arguments;
 pub mod condition;
 mod decide;
 pub mod fingerprint;
+mod preview;
 mod rule;
 mod settings;
 mod subject;
@@ -80,6 +81,7 @@ pub use arguments::{compile as compile_schema, validate_arguments, validate_valu
 pub use condition::{ArgCondition, Matcher};
 pub use decide::{decide, decide_for_client, Basis, Changed, Decision, Verdict};
 pub use fingerprint::{server_fingerprint, tool_fingerprint, ServerEndpoint};
+pub use preview::{PastRequest, ELICITATION_METHOD, SAMPLING_METHOD};
 pub use rule::{Binding, ChangeKind, Effect, Rule, Scope, Target};
 pub use settings::{DefaultDecision, PolicyError, PolicySettings, RuleProblem};
 pub use subject::{Annotations, Subject, ToolCall};

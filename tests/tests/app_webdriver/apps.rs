@@ -48,18 +48,23 @@ pub async fn an_app_shows_its_result_and_its_calls_pass_the_gate(c: &Client) -> 
     let entry = toolgate_tests::example_servers_dir()
         .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
     click(c, "[data-testid=tab-servers]").await?;
+    click(c, "[data-testid=add-server-button]").await?;
+    click(c, "[data-testid=add-tab-json]").await?;
     let snippet = json!({"mcpServers": {"apps": {
         "command": "node", "args": [entry.to_string_lossy(), "--stdio"]}}});
-    let text = c
-        .wait()
+    c.wait()
         .at_most(Duration::from_secs(20))
         .for_element(Locator::Css("#import-text"))
-        .await?;
-    text.clear().await.ok();
-    text.send_keys(&snippet.to_string()).await?;
+        .await?
+        .send_keys(&snippet.to_string())
+        .await
+        .context("pasting the snippet")?;
     click(c, "[data-testid=import-preview]").await?;
     wait_text(c, "[data-testid=import-report]", "Add apps", 10).await?;
     click(c, "[data-testid=import-confirm]").await?;
+    wait_text(c, "[data-testid=import-done]", "Imported apps", 10).await?;
+    click(c, "[data-testid=add-server-close]").await?;
+    click(c, "[data-testid=server-row-apps]").await?;
     wait_text(
         c,
         "[data-testid=server-apps] [data-testid=server-status]",
