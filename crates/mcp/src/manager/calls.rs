@@ -456,11 +456,17 @@ impl ServerManager {
             };
             let requests = asked.input_requests.unwrap_or_default();
             pace(requests.is_empty(), &mut state_only).await;
+            // A stop also ends the questions' own waits (their tokens are children of the
+            // call's), which may then answer "declined": the stop wins, and nothing is retried.
             let responses = tokio::select! {
+                biased;
+                () = call.cancel.cancelled() => return Err(call.cancelled()),
                 answered = self.fulfil(server, &call.roots, requests, &call.cancel) => answered
                     .map_err(|e| call.failed(format!("its question was not answered: {e}")))?,
-                () = call.cancel.cancelled() => return Err(call.cancelled()),
             };
+            if call.cancel.is_cancelled() {
+                return Err(call.cancelled());
+            }
             params.input_responses = (!responses.is_empty()).then_some(responses);
             // Echoed exactly as received: the state is the server's, opaque to us.
             params.request_state = asked.request_state;

@@ -157,14 +157,20 @@ impl ServerManager {
                         continue;
                     }
                     answered.extend(fresh.keys().cloned());
+                    // The stop wins over answers its own cancellation produced.
                     let responses = tokio::select! {
-                        answers = self.fulfil(call.server, &call.roots, fresh, &call.cancel) => answers
-                            .map_err(|e| call.failed(format!("its task's question was not answered: {e}")))?,
+                        biased;
                         () = call.cancel.cancelled() => {
                             guard.send();
                             return Err(call.cancelled());
                         }
+                        answers = self.fulfil(call.server, &call.roots, fresh, &call.cancel) => answers
+                            .map_err(|e| call.failed(format!("its task's question was not answered: {e}")))?,
                     };
+                    if call.cancel.is_cancelled() {
+                        guard.send();
+                        return Err(call.cancelled());
+                    }
                     let update = UpdateTaskParams::new(id.clone(), responses);
                     match tokio::time::timeout(call.timeout, call.peer.update_task(update)).await {
                         Ok(Ok(())) => {}
