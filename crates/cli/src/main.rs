@@ -114,6 +114,17 @@ enum Command {
     /// `toolgate connect`. Calls your rules leave open are asked here when this is a terminal,
     /// else refused.
     Serve,
+    /// Print Toolgate's Client ID Metadata Document for URL: host it there (https), and that
+    /// address is Toolgate's client id, without registering, with every authorization server
+    /// that accepts such documents. Name it in a server's settings as oauth.clientMetadataUrl.
+    ClientMetadata {
+        /// The https:// address the document will be served at (default: the one built in).
+        url: Option<String>,
+        /// A fixed loopback port to list as well, for an authorization server that matches
+        /// redirect ports exactly; set the same as the server's oauth.callbackPort (repeatable).
+        #[arg(long = "callback-port", value_name = "PORT")]
+        callback_ports: Vec<u16>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -223,6 +234,13 @@ enum Secrets {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    if let Command::ClientMetadata {
+        url,
+        callback_ports,
+    } = &cli.command
+    {
+        return sign_in::client_metadata(url.as_deref(), callback_ports);
+    }
     let data_dir = match cli.data_dir {
         Some(dir) => dir,
         None => context::default_data_dir()?,
@@ -294,7 +312,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             keep_secrets_in_settings,
         }) => hosts::connect(&mut ctx, &host, yes, keep_secrets_in_settings).await,
         Command::Hosts(Hosts::Undo { host, force }) => hosts::undo(&ctx, &host, force),
-        Command::Connect { .. } => unreachable!("handled before the host is opened"),
+        Command::Connect { .. } | Command::ClientMetadata { .. } => {
+            unreachable!("handled before the host is opened")
+        }
     }
 }
 

@@ -22,8 +22,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+mod client_id_url;
 pub mod reference;
 mod tool_context;
+pub use client_id_url::client_id_url_problem;
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
@@ -479,10 +481,10 @@ impl OAuthSettings {
             }
         }
         if let Some(url) = &self.client_metadata_url {
-            if !url.starts_with("https://") {
+            if let Some(problem) = client_id_url_problem(url) {
                 return Err(invalid(
                     at("oauth.clientMetadataUrl"),
-                    "must be an https:// address of a Client ID Metadata Document",
+                    format!("{problem}: it is the address of a Client ID Metadata Document (see `toolgate client-metadata`)"),
                 ));
             }
         }
