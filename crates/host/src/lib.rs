@@ -31,6 +31,8 @@ use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
 pub const SETTINGS_FILE: &str = "settings.json";
 /// The history and audit database, in the data folder.
 pub const HISTORY_FILE: &str = "history.sqlite3";
+/// Each local server's own data folder is `<data folder>/servers/<id>`.
+pub const SERVER_DATA: &str = "servers";
 
 /// The app's identifier: its data folder is `$XDG_DATA_HOME/<this>` (Tauri's `app_data_dir`).
 pub const APP_IDENTIFIER: &str = "dev.toolgate.desktop";
@@ -204,6 +206,10 @@ impl Host {
                 // Running server processes, so a killed Toolgate's leftovers are stopped next
                 // time; shared by every front end on this folder, which never stop each other's.
                 state_dir: Some(options.data_dir.clone()),
+                // Each local server's own folder, the one place beside its roots its sandbox
+                // lets it write; the rest of Toolgate's folder is closed to every server.
+                server_data: Some(options.data_dir.join(SERVER_DATA)),
+                protected: vec![options.data_dir.clone()],
                 env: options.env.clone(),
                 ..ManagerOptions::default()
             });

@@ -17,6 +17,7 @@ pub mod edit;
 pub mod export;
 pub mod file;
 pub mod import;
+pub mod sandbox;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,11 +25,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 pub mod reference;
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
+pub use sandbox::{NetworkAccess, SandboxSettings, ServerKind, TrustMarks};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
 
 /// The current schema version. Bump it together with a migration in [`Settings::from_json`].
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 3 gave every local server a sandbox ([`SandboxSettings`]).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything the user configures, except secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,6 +134,14 @@ pub struct ServerConfig {
     /// ([`PROTOCOL_VERSIONS`]). Absent: `server/discover` first, then `initialize`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// What a local server may reach. Absent: the defaults for what it is
+    /// ([`SandboxSettings::defaults_for`]), which confine it. Ignored for a remote server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSettings>,
+    /// What the gate should know of this server: untrusted output, a way out, results to
+    /// review ([`TrustMarks`]).
+    #[serde(default, skip_serializing_if = "TrustMarks::is_default")]
+    pub trust: TrustMarks,
 }
 
 /// The MCP protocol versions a server can be pinned to, oldest first; the last is the
@@ -167,7 +178,7 @@ pub enum Transport {
     },
 }
 
-fn yes() -> bool {
+pub(crate) fn yes() -> bool {
     true
 }
 fn default_startup_timeout() -> u64 {
@@ -226,6 +237,8 @@ impl ServerConfig {
             roots: Vec::new(),
             allow_env: Vec::new(),
             protocol_version: None,
+            sandbox: None,
+            trust: TrustMarks::default(),
         }
     }
 
@@ -329,6 +342,16 @@ impl ServerConfig {
                 at(&format!("roots[{i}]")),
                 format!("'{}' must be an absolute folder path", root.display()),
             ));
+        }
+        if let Some(sandbox) = &self.sandbox {
+            for (field, paths) in [("read", &sandbox.read), ("write", &sandbox.write)] {
+                if let Some((i, path)) = paths.iter().enumerate().find(|(_, p)| !p.is_absolute()) {
+                    return Err(invalid(
+                        at(&format!("sandbox.{field}[{i}]")),
+                        format!("'{}' must be an absolute folder path", path.display()),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -512,6 +535,10 @@ impl Settings {
         let tools = section::<CatalogSettings>(&mut value, "tools")?;
         let policy = section::<PolicySettings>(&mut value, "policy")?;
         let gateway = section::<GatewaySettings>(&mut value, "gateway")?;
+        let mut servers = servers;
+        if found < 3 {
+            migrate_v2(&mut servers);
+        }
         let settings = Settings {
             version: SCHEMA_VERSION,
             servers,
@@ -590,6 +617,17 @@ fn migrate_v1(value: &mut serde_json::Value) {
             server
                 .entry("transport")
                 .or_insert_with(|| serde_json::Value::from("stdio"));
+        }
+    }
+}
+
+/// Version 3 confines local servers. Servers from before get a sandbox written out, so the file
+/// says what applies: the defaults for what each server is, except that a server Toolgate does
+/// not know keeps its network ([`SandboxSettings::migrated`]).
+fn migrate_v2(servers: &mut [ServerConfig]) {
+    for server in servers {
+        if server.sandbox.is_none() && matches!(server.transport, Transport::Stdio { .. }) {
+            server.sandbox = Some(SandboxSettings::migrated(server));
         }
     }
 }
@@ -841,6 +879,53 @@ mod tests {
             "provider": {"kind": "openai", "baseUrl": "https://api.openai.com/v1", "model": "m"}
         }));
         assert!(unversioned.is_ok(), "{unversioned:?}");
+    }
+
+    #[test]
+    fn version_2_servers_get_a_sandbox_written_out_and_new_ones_get_the_defaults() {
+        let s = Settings::from_json(serde_json::json!({
+            "version": 2,
+            "servers": [
+                {"id": "fs", "name": "Files", "transport": "stdio", "command": "npx",
+                 "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/notes"]},
+                {"id": "mine", "name": "Mine", "transport": "stdio", "command": "python3", "args": ["s.py"]},
+                {"id": "web", "name": "Remote", "transport": "http", "url": "https://x.example"}
+            ],
+            "provider": ProviderSettings::defaults_for(ProviderKind::Anthropic),
+        }))
+        .expect("a version 2 file still reads");
+        assert_eq!(s.version, 3);
+        let fs = s.servers[0].sandbox.clone().expect("written out");
+        assert!(fs.enabled);
+        assert_eq!(fs.network, NetworkAccess::None);
+        let mine = s.servers[1].sandbox.clone().expect("written out");
+        assert_eq!(
+            mine.network,
+            NetworkAccess::Any,
+            "an unknown server keeps its network"
+        );
+        assert!(s.servers[2].sandbox.is_none(), "a remote server has none");
+
+        // Version 3 without a sandbox: the defaults, which confine an unknown server fully.
+        let mut fresh = s.clone();
+        fresh.servers[1].sandbox = None;
+        let back = Settings::from_json(serde_json::to_value(&fresh).unwrap()).unwrap();
+        assert!(back.servers[1].sandbox.is_none());
+        let applied = back.servers[1].sandbox_settings().expect("stdio");
+        assert!(applied.enabled && applied.network == NetworkAccess::None);
+
+        let mut bad = back.clone();
+        bad.servers[0].sandbox = Some(SandboxSettings {
+            write: vec!["relative/dir".into()],
+            ..SandboxSettings::default()
+        });
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("servers[0].sandbox.write[0]:"));
+        let typo = serde_json::json!({"enabled": true, "netwrok": "any"});
+        assert!(serde_json::from_value::<SandboxSettings>(typo).is_err());
     }
 
     #[test]
