@@ -210,7 +210,10 @@ pub async fn send_message(
             Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
         }
     }
-    let mut agent = agent.with_policy(state.host.policy());
+    // What the chat has read carries over from its earlier turns (see Exposure).
+    let mut agent = agent
+        .with_policy(state.host.policy())
+        .with_exposure(state.host.exposure(conversation.id.as_deref()));
     let mut usage_sink = None;
     if let Some(h) = &history {
         agent = agent.with_audit(h.clone(), conversation.id.clone());

@@ -15,9 +15,11 @@
 //! overloads are retried with backoff, and each retry is announced.
 
 mod approval;
+mod exposure;
 mod gate;
 mod record;
 mod requests;
+mod review;
 mod tools;
 pub mod tray;
 
@@ -36,6 +38,7 @@ use toolgate_llm::{
 use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
+pub use exposure::Exposure;
 pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{ModelSource, ServerRequestGate};
@@ -167,10 +170,12 @@ pub enum AgentError {
     Tools(#[from] CatalogError),
 }
 
-/// The tools of a turn, and the fingerprint of each server's launch for binding grants.
+/// The tools of a turn, the fingerprint of each server's launch for binding grants, and what
+/// the gate knows of each server (its way out, its untrusted output, results to review).
 struct Offer {
     catalog: Catalog,
     fingerprints: std::collections::HashMap<String, String>,
+    facts: exposure::Facts,
 }
 
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
@@ -191,6 +196,8 @@ pub struct Agent {
     target: ToolTarget,
     /// The servers whose tools are offered, by id; `None`: every server.
     only: Option<std::collections::BTreeSet<String>>,
+    /// The untrusted content this conversation has read (see [`Exposure`]).
+    exposure: Arc<Exposure>,
 }
 
 /// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
@@ -320,7 +327,15 @@ impl Agent {
             tools: CatalogSettings::default(),
             target: ToolTarget::Anthropic,
             only: None,
+            exposure: Arc::new(Exposure::new()),
         }
+    }
+
+    /// What the conversation has read so far, shared with the agents of its other turns (the
+    /// app builds one agent per turn) or of a connected client's other calls.
+    pub fn with_exposure(mut self, exposure: Arc<Exposure>) -> Self {
+        self.exposure = exposure;
+        self
     }
 
     /// Offers only these servers' tools (a connected client's profile).
@@ -390,9 +405,17 @@ impl Agent {
             .iter()
             .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
             .collect();
+        let facts: exposure::Facts = snapshot
+            .iter()
+            .map(|s| (s.id.clone(), exposure::ServerFacts::of(s)))
+            .collect();
+        if self.exposure.first_recall() {
+            self.recall_exposure(&catalog, &facts);
+        }
         Ok(Offer {
             catalog,
             fingerprints,
+            facts,
         })
     }
 
@@ -655,12 +678,18 @@ impl Agent {
         let subject = approval::subject(entry, fingerprint, &call.arguments);
         let conversation = self.audit.conversation.as_deref();
         let client = self.audit.client.as_deref();
-        let verdict = toolgate_policy::decide_for_client(
+        let untrusted = self.exposure.untrusted();
+        let egress = exposure::egress(entry, &offer.facts);
+        let verdict = toolgate_policy::decide_in(
             &toolgate_policy::Subject::ToolCall(subject.clone()),
             &self.policy.settings(),
-            conversation,
-            client,
-            approval::now_ms(),
+            &toolgate_policy::Context {
+                conversation_id: conversation,
+                client,
+                now_ms: approval::now_ms(),
+                untrusted: untrusted.as_deref(),
+                egress: egress.as_deref(),
+            },
         );
         let by_policy = match verdict.basis {
             toolgate_policy::Basis::Paused => DecidedBy::Pause,
@@ -736,6 +765,7 @@ impl Agent {
                 );
                 return self
                     .run(
+                        offer,
                         entry,
                         call,
                         call.arguments.clone(),
@@ -883,13 +913,17 @@ impl Agent {
             }
         };
         let (arguments, audit) = arguments;
-        self.run(entry, call, arguments, audit, options, on_event)
+        self.run(offer, entry, call, arguments, audit, options, on_event)
             .await
     }
 
     /// Runs an approved call on its server, reporting progress, and completes its audit entry.
+    /// The result is then reviewed when the user asked to, and noted as untrusted content when
+    /// it is.
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &self,
+        offer: &Offer,
         entry: &toolgate_catalog::Entry,
         call: &ToolCall,
         arguments: Value,
@@ -937,7 +971,59 @@ impl Agent {
             ),
             Err(e) => self.audit.finish(audit, millis, None, Some(&e.to_string())),
         }
+        let outcome = match outcome {
+            Ok(output) => {
+                match self
+                    .reviewed(entry, call, output, &offer.facts, options, on_event)
+                    .await
+                {
+                    review::Reviewed::Pass(output) => Ok(output),
+                    review::Reviewed::Withheld(told) => {
+                        on_event(TurnEvent::ToolFinished {
+                            call_id: call.id.clone(),
+                            is_error: true,
+                            output: told.clone(),
+                            images: Vec::new(),
+                        });
+                        return CallOutcome::Refused(told);
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        };
+        if outcome.is_ok() {
+            if let Some(what) = exposure::source(entry, &offer.facts) {
+                self.exposure.mark(what);
+            }
+        }
         CallOutcome::Ran(outcome)
+    }
+
+    /// A conversation resumed after a restart: the calls that ran in it are in the audit log,
+    /// so what untrusted content it read is known again (counting results later withheld at
+    /// review too, which can only make the gate ask more).
+    fn recall_exposure(&self, catalog: &Catalog, facts: &exposure::Facts) {
+        let (Some(history), Some(conversation)) = (&self.audit.history, &self.audit.conversation)
+        else {
+            return;
+        };
+        let filter = toolgate_history::AuditFilter {
+            conversation_id: Some(conversation.clone()),
+            decision: Some(AuditDecision::Allowed),
+            ..toolgate_history::AuditFilter::default()
+        };
+        let Ok(rows) = history.audit(&filter) else {
+            return;
+        };
+        for row in rows {
+            let found = catalog
+                .entries_for_server(&row.entry.server_id)
+                .find(|e| e.tool.name == row.entry.tool);
+            if let Some(what) = found.and_then(|e| exposure::source(e, facts)) {
+                self.exposure.mark(what);
+                return;
+            }
+        }
     }
 
     /// What the model gets back from a call that ran, announced to the UI.

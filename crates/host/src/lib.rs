@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use toolgate_agent::{Gate, ModelSource, PolicyStore, ServerRequestGate};
+use toolgate_agent::{Exposure, Gate, ModelSource, PolicyStore, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError, WireFormat};
 use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
@@ -140,6 +140,8 @@ pub struct Host {
     pub notices: Vec<String>,
     /// Rules for this process only (the CLI's `--approve`), on top of the saved ones.
     grants: Mutex<Vec<Rule>>,
+    /// The untrusted content each conversation has read, kept across its turns.
+    exposures: Mutex<std::collections::HashMap<String, Arc<Exposure>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -225,6 +227,7 @@ impl Host {
                 servers,
                 notices,
                 grants: Mutex::default(),
+                exposures: Mutex::default(),
             }
         }))
     }
@@ -287,6 +290,18 @@ impl Host {
     /// every decision, plus this process's grants; "always" answers are saved to the file.
     pub fn policy(self: &Arc<Self>) -> Arc<dyn PolicyStore> {
         Arc::new(HostPolicy(Arc::downgrade(self)))
+    }
+
+    /// What conversation `id` has read, shared by its turns (a fresh one without an id). After
+    /// a restart it starts empty and the agent recalls it from the audit log.
+    pub fn exposure(&self, id: Option<&str>) -> Arc<Exposure> {
+        match id {
+            Some(id) => lock(&self.exposures)
+                .entry(id.to_owned())
+                .or_insert_with(|| Arc::new(Exposure::new()))
+                .clone(),
+            None => Arc::new(Exposure::new()),
+        }
     }
 
     /// Adds rules that hold until this process ends and are never saved (`--approve`).

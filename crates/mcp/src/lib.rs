@@ -38,6 +38,7 @@ pub use host_env::HostEnv;
 pub use manager::{ManagerOptions, RootsChange, ServerManager};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
+pub use toolgate_settings::NetworkAccess;
 pub use types::{
     CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
     ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,
