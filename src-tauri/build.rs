@@ -53,6 +53,8 @@ fn main() {
         "preview_host",
         "connect_host",
         "undo_host",
+        "set_server_sandbox",
+        "set_server_trust",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -2,6 +2,7 @@
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
 mod commands;
+mod confinement;
 mod notify;
 mod state;
 mod tray;
@@ -209,6 +210,8 @@ pub fn run() {
             commands::preview_host,
             commands::connect_host,
             commands::undo_host,
+            confinement::set_server_sandbox,
+            confinement::set_server_trust,
         ])
         .build(tauri::generate_context!());
 

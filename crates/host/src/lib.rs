@@ -114,6 +114,17 @@ pub enum ApplyImportError {
     Settings(#[from] FileError),
 }
 
+/// Why a change to one server was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerChangeError {
+    #[error("no server '{0}' is configured")]
+    Unknown(String),
+    #[error("'{0}' is a remote server: it runs elsewhere, so it has no sandbox here")]
+    Remote(String),
+    #[error(transparent)]
+    Settings(#[from] FileError),
+}
+
 /// What an applied import changed.
 #[derive(Debug, Clone)]
 pub struct Imported {
@@ -275,6 +286,63 @@ impl Host {
         toolgate_settings::file::save(&self.settings_path, &next)?;
         *current = next.clone();
         Ok(next)
+    }
+
+    /// Saves a local server's sandbox (`None`: the defaults for what it is) and, since a
+    /// sandbox applies from a start, starts the server again with it when it is on. Returns
+    /// whether it was restarted.
+    pub async fn set_sandbox(
+        &self,
+        id: &str,
+        sandbox: Option<toolgate_settings::SandboxSettings>,
+    ) -> Result<bool, ServerChangeError> {
+        let server = self.server(id)?;
+        if server.sandbox_settings().is_none() {
+            return Err(ServerChangeError::Remote(id.to_owned()));
+        }
+        let saved = self.update_settings(|s| {
+            if let Some(slot) = s.servers.iter_mut().find(|s| s.id == id) {
+                slot.sandbox = sandbox;
+            }
+        })?;
+        let Some(next) = saved.servers.into_iter().find(|s| s.id == id) else {
+            return Err(ServerChangeError::Unknown(id.to_owned()));
+        };
+        // Only a server this host runs is restarted (the CLI keeps none running).
+        if !self.servers.snapshot().await.iter().any(|s| s.id == id) {
+            return Ok(false);
+        }
+        let _ = self.servers.remove(id).await;
+        self.servers.add(std::slice::from_ref(&next)).await;
+        Ok(next.enabled)
+    }
+
+    /// Saves what the gate should know of a server: whether its results are untrusted content,
+    /// whether its calls can send data out, which results are reviewed. Applies from the next
+    /// call; the server keeps running.
+    pub async fn set_trust(
+        &self,
+        id: &str,
+        trust: toolgate_settings::TrustMarks,
+    ) -> Result<(), ServerChangeError> {
+        self.server(id)?;
+        self.update_settings(|s| {
+            if let Some(slot) = s.servers.iter_mut().find(|s| s.id == id) {
+                slot.trust = trust.clone();
+            }
+        })?;
+        // A server this host does not run has nothing to update beyond the file.
+        let _ = self.servers.set_trust(id, trust).await;
+        Ok(())
+    }
+
+    fn server(&self, id: &str) -> Result<toolgate_settings::ServerConfig, ServerChangeError> {
+        self.settings()
+            .servers
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()
+            .ok_or_else(|| ServerChangeError::Unknown(id.to_owned()))
     }
 
     /// Pauses every tool (denying what waits now) or lifts the pause.
@@ -533,6 +601,48 @@ mod tests {
         host.secrets.set(item, "sk-test-key").unwrap();
         let (_, settings) = host.provider().await.unwrap();
         assert_eq!(settings, host.settings().provider);
+    }
+
+    #[tokio::test]
+    async fn a_servers_sandbox_and_trust_marks_are_saved_and_a_remote_server_has_no_sandbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(options(dir.path())).unwrap();
+        host.update_settings(|s| {
+            s.servers.push(toolgate_settings::ServerConfig::http(
+                "remote",
+                "https://x.example/mcp",
+            ))
+        })
+        .unwrap();
+        let sandbox = toolgate_settings::SandboxSettings {
+            network: toolgate_settings::NetworkAccess::Loopback,
+            ..toolgate_settings::SandboxSettings::default()
+        };
+        let restarted = host
+            .set_sandbox("everything", Some(sandbox.clone()))
+            .await
+            .unwrap();
+        assert!(!restarted, "not running here, so nothing to restart");
+        assert_eq!(host.settings().servers[0].sandbox, Some(sandbox));
+        assert!(matches!(
+            host.set_sandbox("remote", None).await,
+            Err(ServerChangeError::Remote(_))
+        ));
+        assert!(matches!(
+            host.set_sandbox("nope", None).await,
+            Err(ServerChangeError::Unknown(_))
+        ));
+        let trust = toolgate_settings::TrustMarks {
+            reads_untrusted: Some(true),
+            review_results: vec!["*".into()],
+            ..Default::default()
+        };
+        host.set_trust("everything", trust.clone()).await.unwrap();
+        let Loaded::Found(saved) = toolgate_settings::file::load(host.settings_path()).unwrap()
+        else {
+            panic!("saved")
+        };
+        assert_eq!(saved.servers[0].trust, trust);
     }
 
     #[tokio::test]

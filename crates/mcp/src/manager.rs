@@ -452,6 +452,23 @@ impl ServerManager {
         }
     }
 
+    /// Changes what the gate knows of a server (its trust marks), for the next snapshot.
+    pub async fn set_trust(
+        &self,
+        id: &str,
+        trust: toolgate_settings::TrustMarks,
+    ) -> Result<(), McpError> {
+        self.entries
+            .lock()
+            .await
+            .get_mut(id)
+            .ok_or_else(|| McpError::UnknownServer(id.to_owned()))?
+            .config
+            .trust = trust;
+        self.changed(id);
+        Ok(())
+    }
+
     /// Stops every server, starting ones included: closes stdin, waits, then terminates each
     /// process group. Returns when every process is gone.
     pub async fn stop_all(&self) {
