@@ -4,6 +4,7 @@ import ConnectHosts from "./ConnectHosts";
 import Secrets from "./Secrets";
 import { memo, useCallback, useMemo, useState } from "react";
 import EditServer from "./EditServer";
+import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
 import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
@@ -129,6 +130,8 @@ function ServerCard({
   const [removing, setRemoving] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [roots, setRoots] = useState(server.roots.join("\n"));
+  const [rootsNotice, setRootsNotice] = useState<string | null>(null);
+  const badge = sandboxBadge(server.sandbox);
   const act = (op: () => Promise<void>) => {
     setProblem(null);
     op().catch((e: unknown) => setProblem(errorMessage(e)));
@@ -142,8 +145,15 @@ function ServerCard({
     <article className="card" data-testid={`server-${server.id}`}>
       <header className="row spread">
         <h2>{server.name}</h2>
-        <span className={`badge ${server.status.state}`} data-testid="server-status">
-          {statusLabel(server.status)}
+        <span className="row">
+          {badge && (
+            <span className={`badge small ${badge.tone}`} data-testid="sandbox-badge">
+              {badge.text}
+            </span>
+          )}
+          <span className={`badge ${server.status.state}`} data-testid="server-status">
+            {statusLabel(server.status)}
+          </span>
         </span>
       </header>
       <div className="row">
@@ -215,6 +225,7 @@ function ServerCard({
       )}
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
+      <SandboxPanel server={server} />
       <details className="roots">
         <summary>Folders it may work in ({server.roots.length})</summary>
         <form
@@ -224,12 +235,19 @@ function ServerCard({
               .split("\n")
               .map((r) => r.trim())
               .filter(Boolean);
-            act(() => setServerRoots(server.id, list));
+            setProblem(null);
+            setRootsNotice(null);
+            setServerRoots(server.id, list).then(setRootsNotice, (e: unknown) => setProblem(errorMessage(e)));
           }}
         >
           <label htmlFor={`roots-${server.id}`}>One absolute folder per line (offered as the server&apos;s roots)</label>
           <textarea id={`roots-${server.id}`} rows={3} value={roots} onChange={(e) => setRoots(e.target.value)} />
           <button type="submit">Save folders</button>
+          {rootsNotice && (
+            <p className="muted small" role="status" data-testid="roots-notice">
+              {rootsNotice}
+            </p>
+          )}
         </form>
       </details>
       {server.tools.length > FILTER_FROM && (
