@@ -153,9 +153,17 @@ impl Support {
     /// what stays open and what would fix it. Empty: everything asked for is enforced.
     pub fn gaps(&self, network: Network) -> Vec<String> {
         let mut gaps = Vec::new();
+        if cfg!(target_os = "macos") {
+            gaps.push(
+                "the macOS sandbox (a sandbox-exec profile) has not been verified: it may not \
+                 confine the server as described"
+                    .to_owned(),
+            );
+            return gaps;
+        }
         if !cfg!(target_os = "linux") {
             gaps.push(
-                "this platform's sandbox is not verified: the server runs unconfined".to_owned(),
+                "there is no sandbox on this platform yet: the server runs unconfined".to_owned(),
             );
             return gaps;
         }
