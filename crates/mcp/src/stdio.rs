@@ -106,9 +106,9 @@ fn arm(plan: &Plan, command: &mut tokio::process::Command) -> Result<Armed, Stri
 /// verified (see `toolgate_sandbox::macos`).
 #[cfg(target_os = "macos")]
 fn arm(plan: &Plan, command: &mut tokio::process::Command) -> Result<Armed, String> {
-    let std = command.as_std_mut();
-    let program = std::path::PathBuf::from(std.get_program());
-    let args: Vec<String> = std
+    let inner = command.as_std_mut();
+    let program = std::path::PathBuf::from(inner.get_program());
+    let args: Vec<String> = inner
         .get_args()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
@@ -118,13 +118,13 @@ fn arm(plan: &Plan, command: &mut tokio::process::Command) -> Result<Armed, Stri
         &program,
         &args,
     ));
-    for (name, value) in std.get_envs() {
+    for (name, value) in inner.get_envs() {
         match value {
             Some(value) => wrapped.env(name, value),
             None => wrapped.env_remove(name),
         };
     }
-    if let Some(dir) = std.get_current_dir() {
+    if let Some(dir) = inner.get_current_dir() {
         wrapped.current_dir(dir);
     }
     wrapped.process_group(0).kill_on_drop(true);
