@@ -167,6 +167,14 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
         60,
     )
     .await?;
+    // Confined by default, and the card says how.
+    wait_text(
+        c,
+        "[data-testid=server-everything] [data-testid=sandbox-badge]",
+        "sandboxed · network none",
+        10,
+    )
+    .await?;
     click(c, "[data-testid=server-everything] [data-testid=tool-echo]").await?;
     fill(
         c,
@@ -459,6 +467,53 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     )
     .await?;
 
+    // Its sandbox switched off on the card: it restarts unconfined, and the card says so in
+    // red, with the warning on the card itself.
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox] summary",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-enabled]",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=save-sandbox]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-badge]",
+        "unconfined",
+        30,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-warnings]",
+        "the sandbox is off",
+        10,
+    )
+    .await?;
+    c.execute(
+        "document.querySelector('[data-testid=server-canary-server]').scrollIntoView()",
+        vec![],
+    )
+    .await
+    .context("scrolling to the card")?;
+    let shot = save_screenshot(c, "e2e-sandbox.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "ready",
+        30,
+    )
+    .await?;
+
     // Edited with the form: renamed, and still running with its secret.
     click(
         c,
@@ -505,6 +560,7 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     click(c, "[data-testid=run-doctor]").await?;
     wait_text(c, "[data-testid=check-node]", "✓ node", 20).await?;
     wait_text(c, "[data-testid=check-keychain]", "✓ keychain", 5).await?;
+    wait_text(c, "[data-testid=check-sandbox]", "✓ sandbox", 5).await?;
     // Start at login writes the desktop session's autostart entry, and removes it.
     let autostart = std::path::Path::new(marker).join("home/.config/autostart/Toolgate.desktop");
     click(c, "[data-testid=start-at-login]").await?;

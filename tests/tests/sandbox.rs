@@ -306,8 +306,10 @@ async fn the_reference_servers_start_and_answer_under_their_default_sandbox() {
             "the defaults, as a new server gets"
         );
     }
+    // As the host sets it up: the data folders inside a folder no server may otherwise see.
     let servers: Arc<ServerManager> = ServerManager::new(ManagerOptions {
-        server_data: Some(data.clone()),
+        server_data: Some(data.join("servers")),
+        protected: vec![data.clone()],
         ..ManagerOptions::default()
     });
     servers.start_all(&configs).await;
@@ -355,7 +357,7 @@ async fn the_reference_servers_start_and_answer_under_their_default_sandbox() {
     assert!(!created.is_error, "{}", created.text);
     let graph = call(&servers, "memory", "read_graph", json!({})).await;
     assert!(graph.text.contains("sandboxed"), "{}", graph.text);
-    assert!(data.join("memory/memory.jsonl").is_file());
+    assert!(data.join("servers/memory/memory.jsonl").is_file());
     let time = call(
         &servers,
         "time",

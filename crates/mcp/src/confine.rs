@@ -222,6 +222,8 @@ pub(crate) fn plan(
     let mut writable: Vec<PathBuf> = config.roots.clone();
     writable.extend(arg_folders);
     writable.extend(settings.write.iter().cloned());
+    // Before its own data folder joins the list: that one is inside Toolgate's folder on purpose.
+    let opened = opened_warnings(protected, &writable);
     let mut write = writable.clone();
     write.extend(runtime::DEVICES.iter().map(PathBuf::from));
     write.push(folders.temp.clone());
@@ -253,7 +255,7 @@ pub(crate) fn plan(
 
     let network = network_of(settings.network);
     let mut warnings = support().gaps(network);
-    warnings.extend(opened_warnings(protected, &writable));
+    warnings.extend(opened);
     warnings.extend(opened_warnings(protected, &settings.read));
     if let Some(cwd) = cwd.as_ref().filter(|c| !protected.allows(c)) {
         warnings.push(format!(
@@ -380,6 +382,11 @@ mod tests {
             data.join("files/tmp").to_string_lossy()
         );
         assert!(first.report.defaults && first.report.enabled);
+        assert!(
+            first.report.warnings.is_empty() || !support().gaps(Network::None).is_empty(),
+            "its data folder inside Toolgate's is no warning: {:?}",
+            first.report.warnings
+        );
         let (launcher, args) = first.fetch.expect("a fetch step without the network");
         assert_eq!(launcher, Launcher::Npx);
         assert!(args.contains(&"--package=@modelcontextprotocol/server-filesystem".to_owned()));

@@ -77,7 +77,7 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
         all
     });
     checks.push(Check {
-        name: "sandbox for local servers".into(),
+        name: "sandbox".into(),
         ok: gaps.is_empty(),
         detail: if gaps.is_empty() {
             format!(

@@ -184,9 +184,11 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
               checked={untrusted ?? server.readsUntrusted ?? false}
               onChange={(e) => setUntrusted(e.target.checked)}
             />
-            Its results can carry untrusted text (web pages, mail, issues): after one, calls that can send data out are
-            asked even where a rule allows them
+            Its results can carry untrusted text (web pages, mail, issues)
           </label>
+          <p className="muted small">
+            Once a chat has read such a result, calls that can send data out are asked even where a rule allows them.
+          </p>
           <label className="row small">
             <input
               type="checkbox"

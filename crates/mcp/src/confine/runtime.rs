@@ -121,11 +121,13 @@ impl Protected {
     }
 }
 
-/// The folder a program was installed into: `…/bin/node` → `…`, else the program's folder.
+/// The folder a program was installed into: `…/bin/node` → `…`; a version manager's shim
+/// (`~/.pyenv/shims/python3`, asdf's, rbenv's) → the manager's folder, which holds what the shim
+/// runs; else the program's own folder.
 fn install_prefix(program: &Path) -> Option<PathBuf> {
     let dir = program.parent()?;
     match dir.file_name() {
-        Some(name) if name == "bin" => dir.parent().map(Path::to_path_buf),
+        Some(name) if name == "bin" || name == "shims" => dir.parent().map(Path::to_path_buf),
         _ => Some(dir.to_path_buf()),
     }
 }
@@ -190,7 +192,17 @@ pub(crate) fn program_folders(program: &Path, host: &HostEnv) -> Vec<PathBuf> {
 /// The runtimes under the home folder, and the PATH's own folders (a launcher's `#!/usr/bin/env
 /// node` looks there).
 pub(crate) fn runtime_folders(host: &HostEnv, protected: &Protected) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = host.dirs().to_vec();
+    let mut found: Vec<PathBuf> = Vec::new();
+    for dir in host.dirs() {
+        found.push(dir.clone());
+        // Its install prefix too, where that is safe (`~/.local` is not: it holds
+        // `~/.local/share`); the caller drops what is not.
+        if let Some(prefix) = install_prefix(&dir.join("x")).filter(|p| p != dir) {
+            if protected.allows(&prefix) {
+                found.push(prefix);
+            }
+        }
+    }
     if let Some(home) = protected.home() {
         found.extend(HOME_RUNTIMES.iter().map(|p| home.join(p)));
     }
@@ -275,6 +287,22 @@ mod tests {
         assert_eq!(
             install_prefix(Path::new("/opt/tool/run.sh")),
             Some(PathBuf::from("/opt/tool"))
+        );
+        assert_eq!(
+            install_prefix(Path::new("/home/u/.pyenv/shims/python3")),
+            Some(PathBuf::from("/home/u/.pyenv"))
+        );
+        let p = Protected::new(Some("/home/u".into()), &[]);
+        let host = HostEnv::from_dirs(vec![
+            "/home/u/.local/bin".into(),
+            "/home/u/.pyenv/shims".into(),
+        ]);
+        let found = runtime_folders(&host, &p);
+        assert!(found.contains(&PathBuf::from("/home/u/.pyenv")));
+        assert!(found.contains(&PathBuf::from("/home/u/.local/bin")));
+        assert!(
+            !found.contains(&PathBuf::from("/home/u/.local")),
+            "it holds .local/share"
         );
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("node_modules/pkg/dist/index.js");
