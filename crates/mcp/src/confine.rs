@@ -209,11 +209,26 @@ pub(crate) fn plan(
     }
     let mut readable: Vec<PathBuf> = Vec::new();
     for dir in derived {
+        // The grant is made on what the path resolves to, so that is what is checked.
+        let Ok(dir) = std::fs::canonicalize(&dir) else {
+            continue;
+        };
         if protected.allows(&dir)
             && !read.iter().any(|r| dir.starts_with(r))
             && !readable.contains(&dir)
         {
             readable.push(dir);
+        }
+    }
+    // A file named on the command line is readable itself, wherever it is: the user named it
+    // (its folder comes along only where that is safe, above).
+    for file in &arg_files {
+        if !readable
+            .iter()
+            .chain(read.iter())
+            .any(|r| file.starts_with(r))
+        {
+            readable.push(file.clone());
         }
     }
     readable.extend(settings.read.iter().cloned());
@@ -257,6 +272,7 @@ pub(crate) fn plan(
     let mut warnings = support().gaps(network);
     warnings.extend(opened);
     warnings.extend(opened_warnings(protected, &settings.read));
+    warnings.extend(opened_warnings(protected, &arg_files));
     if let Some(cwd) = cwd.as_ref().filter(|c| !protected.allows(c)) {
         warnings.push(format!(
             "its working folder {} would open your home folder's private places, so it is not readable",
@@ -390,6 +406,37 @@ mod tests {
         let (launcher, args) = first.fetch.expect("a fetch step without the network");
         assert_eq!(launcher, Launcher::Npx);
         assert!(args.contains(&"--package=@modelcontextprotocol/server-filesystem".to_owned()));
+
+        // A file named on the command line is readable, not the protected folder around it.
+        let secret_config = home.join(".config/app/config.json");
+        std::fs::create_dir_all(secret_config.parent().unwrap()).unwrap();
+        std::fs::write(&secret_config, "{}").unwrap();
+        let mut with_file = config.clone();
+        if let Transport::Stdio { args, .. } = &mut with_file.transport {
+            args.push(format!("--config={}", secret_config.display()));
+        }
+        let named = plan(
+            &with_file,
+            Path::new("/usr/bin/npx"),
+            &host,
+            Some(&data),
+            &protected,
+        )
+        .unwrap()
+        .expect("on");
+        assert!(named.confinement.reads(&secret_config));
+        assert!(!named
+            .confinement
+            .reads(&home.join(".config/app/other.json")));
+        assert!(
+            named
+                .report
+                .warnings
+                .iter()
+                .any(|w| w.contains("config.json")),
+            "{:?}",
+            named.report.warnings
+        );
 
         // The user opens the whole home folder: allowed, and said.
         config.sandbox = Some(SandboxSettings {

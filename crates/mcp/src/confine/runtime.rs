@@ -81,11 +81,13 @@ pub(crate) struct Protected {
 }
 
 impl Protected {
-    /// The home folder's sensitive places, plus `extra` (Toolgate's own data folder).
+    /// The home folder's sensitive places, plus `extra` (Toolgate's own data folder). Each is
+    /// taken as the kernel will see it, symlinks resolved, where it exists.
     pub fn new(home: Option<PathBuf>, extra: &[PathBuf]) -> Self {
-        let mut folders: Vec<PathBuf> = extra.to_vec();
+        let home = home.map(|h| resolved(&h));
+        let mut folders: Vec<PathBuf> = extra.iter().map(|p| resolved(p)).collect();
         if let Some(home) = &home {
-            folders.extend(PROTECTED_IN_HOME.iter().map(|p| home.join(p)));
+            folders.extend(PROTECTED_IN_HOME.iter().map(|p| resolved(&home.join(p))));
         }
         Self { home, folders }
     }
@@ -97,6 +99,7 @@ impl Protected {
 
     /// The protected places a grant of `path` would open (the home folder itself counts).
     pub fn opened_by(&self, path: &Path) -> Vec<PathBuf> {
+        let path = &resolved(path);
         let mut opened: Vec<PathBuf> = self
             .folders
             .iter()
@@ -111,14 +114,21 @@ impl Protected {
         opened
     }
 
-    /// Whether a derived grant of `path` is safe to make.
+    /// Whether a derived grant of `path` is safe to make: an absolute path (a relative one
+    /// would be taken from Toolgate's own working folder), neither `/` nor anything that
+    /// contains or lies in a protected place, symlinks resolved.
     pub fn allows(&self, path: &Path) -> bool {
-        path != Path::new("/") && self.opened_by(path).is_empty()
+        path.is_absolute() && resolved(path) != Path::new("/") && self.opened_by(path).is_empty()
     }
 
     pub fn home(&self) -> Option<&Path> {
         self.home.as_deref()
     }
+}
+
+/// `path` as the kernel resolves it (symlinks followed), or as given when it does not exist.
+pub(crate) fn resolved(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The folder a program was installed into: `…/bin/node` → `…`; a version manager's shim
@@ -269,6 +279,19 @@ mod tests {
             !p.allows(Path::new("/home/u/.ssh/keys")),
             "inside a protected folder"
         );
+        assert!(
+            !p.allows(Path::new(".")),
+            "relative: Toolgate's own working folder"
+        );
+        assert!(!p.allows(Path::new("bin")));
+        // A symlink to the home folder is the home folder.
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::os::unix::fs::symlink(&home, dir.path().join("innocent")).unwrap();
+        let q = Protected::new(Some(home.clone()), &[]);
+        assert!(!q.allows(&dir.path().join("innocent")));
+        assert!(!q.opened_by(&dir.path().join("innocent")).is_empty());
         assert_eq!(
             p.opened_by(Path::new("/home/u")).first(),
             Some(&PathBuf::from("/home/u"))
