@@ -143,21 +143,29 @@ pub(crate) struct Folders {
     pub owned_temp: Option<tempfile::TempDir>,
 }
 
-/// Makes the server's data folder (`<root>/<id>`) and an empty temporary folder in it, or a
-/// temporary folder of its own when there is no data root.
+/// How long a temporary folder a killed Toolgate left in a data folder is kept.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Makes the server's data folder (`<root>/<id>`) and a fresh temporary folder for this start
+/// in it (`tmp/run-…`, removed when the server stops; the app and the CLI may run the same
+/// server at once, so each start has its own), or a temporary folder of its own when there is
+/// no data root.
 pub(crate) fn folders(root: Option<&Path>, id: &str) -> Result<Folders, String> {
     match root {
         Some(root) => {
             let data = root.join(id);
-            let temp = data.join("tmp");
-            // A fresh TMPDIR per start: nothing a previous run left is carried over.
-            let _ = std::fs::remove_dir_all(&temp);
-            std::fs::create_dir_all(&temp)
+            let temps = data.join("tmp");
+            std::fs::create_dir_all(&temps)
                 .map_err(|e| format!("could not make its data folder {}: {e}", data.display()))?;
+            sweep_stale(&temps);
+            let owned = tempfile::Builder::new()
+                .prefix("run-")
+                .tempdir_in(&temps)
+                .map_err(|e| format!("could not make a temporary folder for it: {e}"))?;
             Ok(Folders {
                 data: Some(data),
-                temp,
-                owned_temp: None,
+                temp: owned.path().to_path_buf(),
+                owned_temp: Some(owned),
             })
         }
         None => {
@@ -170,6 +178,25 @@ pub(crate) fn folders(root: Option<&Path>, id: &str) -> Result<Folders, String> 
                 temp: owned.path().to_path_buf(),
                 owned_temp: Some(owned),
             })
+        }
+    }
+}
+
+/// Removes the temporary folders of starts more than a day old: only a Toolgate that was
+/// killed leaves one behind.
+fn sweep_stale(temps: &Path) {
+    let Ok(entries) = std::fs::read_dir(temps) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP);
+        if old {
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }
@@ -393,9 +420,10 @@ mod tests {
             data.join("files/npm-cache").to_string_lossy()
         );
         assert_eq!(first.env["npm_config_offline"], "true");
-        assert_eq!(
-            first.env["TMPDIR"],
-            data.join("files/tmp").to_string_lossy()
+        assert!(
+            first.env["TMPDIR"].starts_with(&*data.join("files/tmp/run-").to_string_lossy()),
+            "{}",
+            first.env["TMPDIR"]
         );
         assert!(first.report.defaults && first.report.enabled);
         assert!(
