@@ -23,8 +23,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use toolgate_catalog::Entry;
+use toolgate_catalog::{Catalog, Entry};
+use toolgate_history::AuditDecision;
 use toolgate_mcp::{Launch, ServerSnapshot};
+
+use crate::Agent;
 
 /// The untrusted content one conversation (or one client's connection) has read.
 #[derive(Debug, Default)]
@@ -130,5 +133,34 @@ pub(crate) fn source(entry: &Entry, facts: &Facts) -> Option<String> {
         ))
     } else {
         None
+    }
+}
+
+impl Agent {
+    /// A conversation resumed after a restart: the calls that ran in it are in the audit log,
+    /// so what untrusted content it read is known again (counting results later withheld at
+    /// review too, which can only make the gate ask more).
+    pub(crate) fn recall_exposure(&self, catalog: &Catalog, facts: &Facts) {
+        let (Some(history), Some(conversation)) = (&self.audit.history, &self.audit.conversation)
+        else {
+            return;
+        };
+        let filter = toolgate_history::AuditFilter {
+            conversation_id: Some(conversation.clone()),
+            decision: Some(AuditDecision::Allowed),
+            ..toolgate_history::AuditFilter::default()
+        };
+        let Ok(rows) = history.audit(&filter) else {
+            return;
+        };
+        for row in rows {
+            let found = catalog
+                .entries_for_server(&row.entry.server_id)
+                .find(|e| e.tool.name == row.entry.tool);
+            if let Some(what) = found.and_then(|e| source(e, facts)) {
+                self.exposure.mark(what);
+                return;
+            }
+        }
     }
 }

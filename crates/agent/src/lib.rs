@@ -971,59 +971,8 @@ impl Agent {
             ),
             Err(e) => self.audit.finish(audit, millis, None, Some(&e.to_string())),
         }
-        let outcome = match outcome {
-            Ok(output) => {
-                match self
-                    .reviewed(entry, call, output, &offer.facts, options, on_event)
-                    .await
-                {
-                    review::Reviewed::Pass(output) => Ok(output),
-                    review::Reviewed::Withheld(told) => {
-                        on_event(TurnEvent::ToolFinished {
-                            call_id: call.id.clone(),
-                            is_error: true,
-                            output: told.clone(),
-                            images: Vec::new(),
-                        });
-                        return CallOutcome::Refused(told);
-                    }
-                }
-            }
-            Err(e) => Err(e),
-        };
-        if outcome.is_ok() {
-            if let Some(what) = exposure::source(entry, &offer.facts) {
-                self.exposure.mark(what);
-            }
-        }
-        CallOutcome::Ran(outcome)
-    }
-
-    /// A conversation resumed after a restart: the calls that ran in it are in the audit log,
-    /// so what untrusted content it read is known again (counting results later withheld at
-    /// review too, which can only make the gate ask more).
-    fn recall_exposure(&self, catalog: &Catalog, facts: &exposure::Facts) {
-        let (Some(history), Some(conversation)) = (&self.audit.history, &self.audit.conversation)
-        else {
-            return;
-        };
-        let filter = toolgate_history::AuditFilter {
-            conversation_id: Some(conversation.clone()),
-            decision: Some(AuditDecision::Allowed),
-            ..toolgate_history::AuditFilter::default()
-        };
-        let Ok(rows) = history.audit(&filter) else {
-            return;
-        };
-        for row in rows {
-            let found = catalog
-                .entries_for_server(&row.entry.server_id)
-                .find(|e| e.tool.name == row.entry.tool);
-            if let Some(what) = found.and_then(|e| exposure::source(e, facts)) {
-                self.exposure.mark(what);
-                return;
-            }
-        }
+        self.after_run(offer, entry, call, outcome, options, on_event)
+            .await
     }
 
     /// What the model gets back from a call that ran, announced to the UI.

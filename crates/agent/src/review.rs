@@ -10,12 +10,12 @@
 
 use serde_json::{json, Value};
 use toolgate_history::{AuditDecision, DecidedBy};
-use toolgate_mcp::ToolOutput;
+use toolgate_mcp::{McpError, ToolOutput};
 
 use crate::approval::Decided;
 use crate::exposure::Facts;
 use crate::gate::{Decision, PendingCall, RequestKind};
-use crate::{Agent, TurnEvent, TurnOptions};
+use crate::{Agent, CallOutcome, Offer, TurnEvent, TurnOptions};
 
 /// What the model gets after a review.
 pub(crate) enum Reviewed {
@@ -46,6 +46,43 @@ fn edited(output: &ToolOutput, text: String) -> ToolOutput {
 }
 
 impl Agent {
+    /// What becomes of a call's outcome before the model (or client) gets it: reviewed when
+    /// the user asked to, and noted as untrusted content when it is (a withheld result is not).
+    pub(crate) async fn after_run(
+        &self,
+        offer: &Offer,
+        entry: &toolgate_catalog::Entry,
+        call: &toolgate_llm::ToolCall,
+        outcome: Result<ToolOutput, McpError>,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> CallOutcome {
+        let outcome = match outcome {
+            Ok(output) => match self
+                .reviewed(entry, call, output, &offer.facts, options, on_event)
+                .await
+            {
+                Reviewed::Pass(output) => Ok(output),
+                Reviewed::Withheld(told) => {
+                    on_event(TurnEvent::ToolFinished {
+                        call_id: call.id.clone(),
+                        is_error: true,
+                        output: told.clone(),
+                        images: Vec::new(),
+                    });
+                    return CallOutcome::Refused(told);
+                }
+            },
+            Err(e) => Err(e),
+        };
+        if outcome.is_ok() {
+            if let Some(what) = crate::exposure::source(entry, &offer.facts) {
+                self.exposure.mark(what);
+            }
+        }
+        CallOutcome::Ran(outcome)
+    }
+
     /// Holds `output` for review when the user asked to review this tool's results.
     pub(crate) async fn reviewed(
         &self,

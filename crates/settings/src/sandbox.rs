@@ -247,6 +247,7 @@ impl ServerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProviderKind, ProviderSettings, Settings};
 
     fn stdio(command: &str, args: &[&str]) -> ServerConfig {
         ServerConfig::stdio("s", command, args.iter().copied())
@@ -334,5 +335,52 @@ mod tests {
         assert!(local.trust.reviews("read_mail") && !local.trust.reviews("send"));
         local.trust.review_results = vec!["*".into()];
         assert!(local.trust.reviews("send"));
+    }
+
+    #[test]
+    fn version_2_servers_get_a_sandbox_written_out_and_new_ones_get_the_defaults() {
+        let s = Settings::from_json(serde_json::json!({
+            "version": 2,
+            "servers": [
+                {"id": "fs", "name": "Files", "transport": "stdio", "command": "npx",
+                 "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/notes"]},
+                {"id": "mine", "name": "Mine", "transport": "stdio", "command": "python3", "args": ["s.py"]},
+                {"id": "web", "name": "Remote", "transport": "http", "url": "https://x.example"}
+            ],
+            "provider": ProviderSettings::defaults_for(ProviderKind::Anthropic),
+        }))
+        .expect("a version 2 file still reads");
+        assert_eq!(s.version, 3);
+        let fs = s.servers[0].sandbox.clone().expect("written out");
+        assert!(fs.enabled);
+        assert_eq!(fs.network, NetworkAccess::None);
+        let mine = s.servers[1].sandbox.clone().expect("written out");
+        assert_eq!(
+            mine.network,
+            NetworkAccess::Any,
+            "an unknown server keeps its network"
+        );
+        assert!(s.servers[2].sandbox.is_none(), "a remote server has none");
+
+        // Version 3 without a sandbox: the defaults, which confine an unknown server fully.
+        let mut fresh = s.clone();
+        fresh.servers[1].sandbox = None;
+        let back = Settings::from_json(serde_json::to_value(&fresh).unwrap()).unwrap();
+        assert!(back.servers[1].sandbox.is_none());
+        let applied = back.servers[1].sandbox_settings().expect("stdio");
+        assert!(applied.enabled && applied.network == NetworkAccess::None);
+
+        let mut bad = back.clone();
+        bad.servers[0].sandbox = Some(SandboxSettings {
+            write: vec!["relative/dir".into()],
+            ..SandboxSettings::default()
+        });
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("servers[0].sandbox.write[0]:"));
+        let typo = serde_json::json!({"enabled": true, "netwrok": "any"});
+        assert!(serde_json::from_value::<SandboxSettings>(typo).is_err());
     }
 }
