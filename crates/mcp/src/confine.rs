@@ -280,7 +280,7 @@ pub(crate) fn plan(
     let offline = settings.network != NetworkAccess::Any;
     let launcher = Launcher::of(program);
     if let Some(launcher) = launcher {
-        extra.extend(launcher.cache_env(&private, offline));
+        extra.extend(launcher.cache_env(&private, offline, protected.home()));
     }
     if ServerKind::of(config) == ServerKind::Memory {
         // Its default file is inside its own package, which is read-only here.

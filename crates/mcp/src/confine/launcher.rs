@@ -30,14 +30,26 @@ impl Launcher {
     }
 
     /// Where its private cache goes, relative to the data folder, by environment variable.
-    /// A variable the user set in the server's env wins.
-    pub fn cache_env(self, data: &Path, offline: bool) -> BTreeMap<String, String> {
+    /// A variable the user set in the server's env wins. `home` is the user's home folder,
+    /// whose `~/.npmrc` names the registry npm uses (the sandbox keeps the file itself closed:
+    /// it may hold tokens).
+    pub fn cache_env(
+        self,
+        data: &Path,
+        offline: bool,
+        home: Option<&Path>,
+    ) -> BTreeMap<String, String> {
         let at = |sub: &str| data.join(sub).to_string_lossy().into_owned();
         let mut env = BTreeMap::new();
         match self {
             Launcher::Npx => {
                 env.insert("npm_config_cache".into(), at("npm-cache"));
                 env.insert("npm_config_update_notifier".into(), "false".into());
+                if let Some(registry) = home.and_then(npm_registry) {
+                    // The fetch step and the server must ask the same registry, or the server
+                    // finds nothing in the cache the fetch step filled.
+                    env.insert("npm_config_registry".into(), registry);
+                }
                 if offline {
                     env.insert("npm_config_offline".into(), "true".into());
                 }
@@ -61,6 +73,15 @@ impl Launcher {
             Launcher::Uvx => uvx_fetch(args),
         }
     }
+}
+
+/// The `registry=` line of `~/.npmrc`, if any (never its tokens).
+fn npm_registry(home: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(home.join(".npmrc")).ok()?;
+    text.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "registry").then(|| value.trim().to_owned())
+    })
 }
 
 /// `npx [-y] [-p PKG]… CMD-OR-PKG [ARGS]` → `--yes --package=PKG… -c true`.
@@ -184,8 +205,17 @@ mod tests {
         );
         assert_eq!(Launcher::of(Path::new("/usr/bin/npx")), Some(Launcher::Npx));
         assert_eq!(Launcher::of(Path::new("/usr/bin/node")), None);
-        let env = Launcher::Uvx.cache_env(Path::new("/d"), true);
+        let env = Launcher::Uvx.cache_env(Path::new("/d"), true, None);
         assert_eq!(env["UV_CACHE_DIR"], "/d/uv-cache");
         assert_eq!(env["UV_OFFLINE"], "1");
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".npmrc"),
+            "//npm.corp.example/:_authToken=secret\nregistry = https://npm.corp.example/\n",
+        )
+        .unwrap();
+        let env = Launcher::Npx.cache_env(Path::new("/d"), false, Some(home.path()));
+        assert_eq!(env["npm_config_registry"], "https://npm.corp.example/");
+        assert!(!env.values().any(|v| v.contains("secret")));
     }
 }
