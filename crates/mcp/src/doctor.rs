@@ -76,6 +76,22 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
         }
         all
     });
+    // Root's capabilities reach past Landlock's guard on other processes' /proc entries.
+    #[cfg(target_os = "linux")]
+    let root = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let root = false;
+    let mut gaps = gaps;
+    if root {
+        gaps.push(
+            "Toolgate runs as root, whose capabilities let a confined server read other \
+             processes' environments (where secrets are)"
+                .to_owned(),
+        );
+    }
     checks.push(Check {
         name: "sandbox".into(),
         ok: gaps.is_empty(),
@@ -90,7 +106,7 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
             format!("{}; not enforced: {}", support.summary(), gaps.join("; "))
         },
         fix: (!gaps.is_empty()).then(|| {
-            "Run Linux 5.13 or later with Landlock enabled (it is in the kernel's lsm= list on \
+            "Run Toolgate as your own user, not root. Run Linux 5.13 or later with Landlock enabled (it is in the kernel's lsm= list on \
              Debian 12, Ubuntu 22.04, Fedora 35 and later) and seccomp; Linux 5.9 or later for \
              \"loopback only\". Until then each server's card says what is not confined."
                 .into()

@@ -235,3 +235,61 @@ r = libc.syscall(250, 0, -3)\nprint(r, ctypes.get_errno())"; // keyctl(KEYCTL_GE
     }
     assert_ne!(SETUP_FAILED, 0);
 }
+
+#[test]
+fn another_processs_environment_and_memory_are_closed_to_a_confined_process() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    if !supported() {
+        return;
+    }
+    // As a desktop user runs it: the target (standing for Toolgate, or another server with
+    // its secrets in its environment) and the confined reader share one unprivileged uid.
+    // Run as root (as CI is), both drop to `nobody`: root's capabilities open every process's
+    // /proc entries whatever Landlock says, which the docs tell users not to rely on.
+    let as_root = std::fs::metadata("/proc/self").map(|m| m.uid()).ok() == Some(0);
+    let drop_to_nobody = |command: &mut Command| {
+        if as_root {
+            command.uid(65534).gid(65534);
+        }
+    };
+    let mut target = Command::new("sleep");
+    target
+        .arg("30")
+        .env("TOOLGATE_TEST_SECRET", "sk-in-the-environment");
+    drop_to_nobody(&mut target);
+    let mut target = target.spawn().expect("sleep");
+    let base = tempfile::tempdir().expect("tmp");
+    let c = confined(base.path(), Network::None);
+    let code = "import sys\nfor f in ('environ', 'maps', 'mem'):\n    try:\n        open('/proc/%s/%s' % (sys.argv[1], f), 'rb').read(1)\n        print(f, 'read')\n    except PermissionError:\n        print(f, 'refused')";
+    let reader = || {
+        let mut command = Command::new(python());
+        command
+            .arg("-c")
+            .arg(code)
+            .arg(target.id().to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        drop_to_nobody(&mut command);
+        command
+    };
+    // Unconfined, the same program reads it: the refusals below are the sandbox's.
+    let open = reader().output().expect("ran");
+    assert!(
+        String::from_utf8_lossy(&open.stdout).starts_with("environ read"),
+        "{}",
+        String::from_utf8_lossy(&open.stdout)
+    );
+    let prepared = prepare(&c, &Support::probe()).expect("prepared");
+    let mut command = reader();
+    let armed = prepared.arm(&mut command).expect("armed");
+    let child = command.spawn().expect("spawned");
+    let _guard = armed.started("test").expect("started");
+    let out = child.wait_with_output().expect("ran");
+    let _ = target.kill();
+    let _ = target.wait();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "environ refused\nmaps refused\nmem refused"
+    );
+}
