@@ -115,7 +115,8 @@ pub struct Support {
     pub landlock_abi: u32,
     /// seccomp filters can be installed.
     pub seccomp: bool,
-    /// seccomp user notifications and `pidfd_getfd` exist (Linux 5.9+): "loopback only".
+    /// seccomp user notifications and `pidfd_getfd` exist (Linux 5.9+), and Yama lets Toolgate
+    /// reach its own servers' memory: "loopback only".
     pub notify: bool,
     /// Linux is the only platform whose sandbox is verified here.
     pub verified: bool,
@@ -182,7 +183,8 @@ impl Support {
             )),
             Network::Loopback if !self.notify => gaps.push(
                 "\"loopback only\" needs seccomp user notifications and pidfd_getfd (Linux \
-                 5.9 or later): the network is closed entirely instead"
+                 5.9 or later), and a Yama ptrace_scope of 0 or 1: the network is closed \
+                 entirely instead"
                     .to_owned(),
             ),
             _ => {}

@@ -57,10 +57,14 @@ pub(crate) fn probe() -> Support {
     // SAFETY: no pointers; fd -1 is never valid.
     let getfd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, -1, 0, 0) } == -1
         && io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+    // The loopback guard reads a server's memory and takes its sockets, which Yama's
+    // ptrace_scope 2 and 3 forbid even to the server's own parent.
+    let yama_allows = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .map_or(true, |v| v.trim().parse::<u32>().map_or(true, |n| n < 2));
     Support {
         landlock_abi: u32::try_from(landlock).unwrap_or(0),
         seccomp,
-        notify: seccomp && available(libc::SECCOMP_RET_USER_NOTIF) && getfd,
+        notify: seccomp && available(libc::SECCOMP_RET_USER_NOTIF) && getfd && yama_allows,
         verified: true,
     }
 }
