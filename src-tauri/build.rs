@@ -55,6 +55,8 @@ fn main() {
         "undo_host",
         "set_server_sandbox",
         "set_server_trust",
+        "sign_in_server",
+        "sign_out_server",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

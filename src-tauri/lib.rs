@@ -4,6 +4,7 @@
 mod commands;
 mod confinement;
 mod notify;
+mod sign_in;
 mod state;
 mod tray;
 
@@ -212,6 +213,8 @@ pub fn run() {
             commands::undo_host,
             confinement::set_server_sandbox,
             confinement::set_server_trust,
+            sign_in::sign_in_server,
+            sign_in::sign_out_server,
         ])
         .build(tauri::generate_context!());
 

@@ -28,6 +28,7 @@ use toolgate_settings::ServerConfig;
 
 pub mod bench;
 pub mod fixtures;
+pub mod oauth;
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that
 /// fails to cancel still ends).

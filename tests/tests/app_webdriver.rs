@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
+#[path = "app_webdriver/sign_in.rs"]
+mod sign_in;
+use sign_in::signs_in_to_a_remote_server;
+
 use toolgate_tests::{
     fixtures::anthropic, fixtures::anthropic_stream, free_port, processes_with, repo_root,
     wait_until_none, ProcField, Scripted, ScriptedProvider,
@@ -69,6 +73,8 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         .env("XDG_CACHE_HOME", data_home.join("cache"))
         // A home of its own too: the autostart entry goes to $HOME/.config/autostart.
         .env("HOME", data_home.join("home"))
+        // The stand-in browser first, so a sign-in opens it.
+        .env("PATH", toolgate_tests::oauth::path_with_browser())
         .stdout(Stdio::null())
         // The app's own log goes here, to be scanned for secrets with its other files.
         .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
@@ -153,7 +159,12 @@ async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Result<()> {
+async fn scenario(
+    c: &Client,
+    provider: &ScriptedProvider,
+    marker: &str,
+    remote: &toolgate_tests::oauth::OAuthServers,
+) -> Result<Vec<String>> {
     // First run: the welcome screen asks for a provider key.
     wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
     record_payloads(c).await?;
@@ -592,8 +603,13 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     cursor_connected_from_the_window_and_undone(c, marker)
         .await
         .context("connecting Cursor")?;
-    assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
-    Ok(())
+    let tokens = signs_in_to_a_remote_server(c, remote)
+        .await
+        .context("signing in to a remote server")?;
+    let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret_reached_the_web_view(c, &secrets).await?;
+    Ok(tokens)
 }
 
 /// Where the test puts a Cursor config before the app starts: Cursor runs its own copy of the
@@ -933,6 +949,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let _ = std::fs::remove_dir_all(&data_home);
     std::fs::create_dir_all(data_home.join("home"))?;
     write_cursor_config(&data_home.to_string_lossy())?;
+    let remote = toolgate_tests::oauth::OAuthServers::start(3600);
     let (_driver, port) = start_driver(&data_home)?;
     let mut caps = serde_json::Map::new();
     caps.insert("browserName".into(), json!("wry"));
@@ -946,9 +963,9 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .await
         .context("opening a WebDriver session on the app")?;
 
-    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy()).await;
-    if outcome.is_ok() {
-        outcome = second_launch_only_focuses(&data_home);
+    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy(), &remote).await;
+    if let Ok(tokens) = outcome {
+        outcome = second_launch_only_focuses(&data_home).map(|()| tokens);
     }
     let marker = data_home.to_string_lossy().into_owned();
     let running = app_processes(&marker);
@@ -962,7 +979,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         }
     }
     let _ = client.close().await;
-    outcome?;
+    let tokens = outcome?;
     assert!(
         running.len() >= 2,
         "the app and its server were found running: {running:?}"
@@ -994,7 +1011,10 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         "the key must never reach the settings file"
     );
     assert!(settings.contains(&provider.anthropic_base_url()));
-    assert_no_secret_in_files(&data_home, &[KEY, IMPORTED_TOKEN, SERVER_SECRET])?;
+    // The remote server's access and refresh tokens are only in the keychain too.
+    let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret_in_files(&data_home, &secrets)?;
     assert!(
         settings.contains("${secret:API_TOKEN}"),
         "the imported server refers to its secret"

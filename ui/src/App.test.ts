@@ -51,6 +51,9 @@ const servers: ServerSnapshot[] = [
     resources: [{ uri: "demo://readme", name: "Readme", description: "How it works", mimeType: "text/plain" }],
     prompts: [{ name: "simple", description: "A prompt", arguments: ["topic"] }],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
   },
   {
     id: "broken",
@@ -63,6 +66,9 @@ const servers: ServerSnapshot[] = [
     resources: [],
     prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
   },
 ];
 

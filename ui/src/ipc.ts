@@ -9,7 +9,17 @@ export type ServerStatus =
   | { state: "starting" }
   | { state: "ready" }
   | { state: "restarting"; attempt: number; retryInMs: number; reason: string }
-  | { state: "failed"; reason: string };
+  | { state: "failed"; reason: string }
+  | { state: "signIn"; reason: string; again: boolean };
+
+/** A remote server's sign-in as the window may see it: never a token. */
+export interface SignedInInfo {
+  issuer: string;
+  /** Seconds since 1970 when the access token expires (renewed before then when renewable). */
+  expiresAt: number | null;
+  renewable: boolean;
+  scopes: string[];
+}
 
 export interface ToolInfo {
   name: string;
@@ -56,6 +66,11 @@ export interface ServerSnapshot {
   sendsOut?: boolean;
   /** Tools whose results the user reviews before the model sees them ("*": every tool). */
   reviewResults?: string[];
+  signedIn: SignedInInfo | null;
+  /** The scopes a call was refused for; signing in again can grant them. */
+  needsScope: string | null;
+  /** Tools the server listed that Toolgate refuses, and why. */
+  refusedTools: { name: string; reason: string }[];
 }
 
 /** How far a confined server reaches on the network. */
@@ -325,6 +340,20 @@ export const toolCatalog = () => invoke<ToolCatalogView>("tool_catalog");
 
 export const restartServer = (serverId: string) => invoke<void>("restart_server", { serverId });
 
+/** Signs in to a remote server in the system browser; `onUrl` gets the address it opened. */
+export function signInServer(
+  serverId: string,
+  extraScopes: string[],
+  onUrl: (url: string) => void,
+): Promise<SignedInInfo> {
+  const channel = new Channel<string>();
+  channel.onmessage = onUrl;
+  return invoke<SignedInInfo>("sign_in_server", { serverId, extraScopes, onUrl: channel });
+}
+
+/** Signs out of a remote server; resolves to notes (a revocation the server did not confirm). */
+export const signOutServer = (serverId: string) => invoke<string[]>("sign_out_server", { serverId });
+
 export const callTool = (serverId: string, tool: string, args: unknown) =>
   invoke<ToolOutput>("call_tool", { serverId, tool, arguments: args });
 
@@ -345,7 +374,7 @@ export type SecretLocation = "env" | "header";
 /** What an import would do (or did); never holds a secret's value. */
 export interface ImportReport {
   format: "mcpServers" | "vsCode" | "serverMap" | "singleServer";
-  added: { id: string; name: string; transport: "stdio" | "http"; enabled: boolean }[];
+  added: { id: string; name: string; transport: "stdio" | "http" | "sse"; enabled: boolean }[];
   renamed: { name: string; wantedId: string; id: string; clash: "existingServer" | "importedServer" }[];
   skipped: {
     name: string;

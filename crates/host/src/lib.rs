@@ -15,6 +15,10 @@
 //! servers get, whether first-run defaults are written, whether anyone can answer the gate. The
 //! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
 
+mod sign_in;
+pub use sign_in::SIGN_IN_WAIT;
+pub use toolgate_oauth::SignedInInfo;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 

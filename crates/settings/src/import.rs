@@ -206,6 +206,8 @@ pub struct ImportReport {
 pub enum TransportKind {
     Stdio,
     Http,
+    /// The older HTTP+SSE transport.
+    Sse,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -756,7 +758,8 @@ fn plan(
             name: config.name.clone(),
             transport: match config.transport {
                 Transport::Stdio { .. } => TransportKind::Stdio,
-                Transport::Http { .. } => TransportKind::Http,
+                Transport::Http { sse: false, .. } => TransportKind::Http,
+                Transport::Http { sse: true, .. } => TransportKind::Sse,
             },
             enabled: config.enabled,
         });
@@ -802,28 +805,31 @@ fn merge(
     let mut renamed = Vec::new();
     for index in order {
         let read = &reads[index];
-        let (transport, enabled, call_timeout_secs, allow_env, inputs_used) = match &read.kind {
-            ReadKind::Server {
-                transport,
-                enabled,
-                call_timeout_secs,
-                allow_env,
-                inputs_used,
-            } => (
-                transport,
-                *enabled,
-                *call_timeout_secs,
-                allow_env,
-                inputs_used,
-            ),
-            ReadKind::Unsupported { transport } => {
-                let reason = SkipReason::UnsupportedTransport {
-                    transport: transport.clone(),
-                };
-                skip(index, read, reason, &mut skipped, warnings);
-                continue;
-            }
-        };
+        let (transport, enabled, call_timeout_secs, allow_env, inputs_used, oauth) =
+            match &read.kind {
+                ReadKind::Server {
+                    transport,
+                    enabled,
+                    call_timeout_secs,
+                    allow_env,
+                    inputs_used,
+                    oauth,
+                } => (
+                    transport,
+                    *enabled,
+                    *call_timeout_secs,
+                    allow_env,
+                    inputs_used,
+                    oauth,
+                ),
+                ReadKind::Unsupported { transport } => {
+                    let reason = SkipReason::UnsupportedTransport {
+                        transport: transport.clone(),
+                    };
+                    skip(index, read, reason, &mut skipped, warnings);
+                    continue;
+                }
+            };
         let same_endpoint = |t: &Transport| endpoint(t) == endpoint(transport);
         let reason = if let Some(s) = existing
             .servers
@@ -896,6 +902,7 @@ fn merge(
         let mut config = ServerConfig::with_transport(id, read.name.clone(), transport.clone());
         config.enabled = enabled;
         config.allow_env.clone_from(allow_env);
+        config.oauth = oauth.as_deref().cloned();
         if let Some(secs) = call_timeout_secs {
             config.call_timeout_secs = secs;
             config.max_call_timeout_secs = config.max_call_timeout_secs.max(secs);
@@ -1090,12 +1097,13 @@ fn same_server(existing: &Transport, imported: &Transport) -> bool {
             },
         ) => command == c2 && args == a2 && cwd == d2 && same_values(env, e2),
         (
-            Transport::Http { url, headers },
+            Transport::Http { url, headers, sse },
             Transport::Http {
                 url: u2,
                 headers: h2,
+                sse: s2,
             },
-        ) => url == u2 && same_values(headers, h2),
+        ) => url == u2 && sse == s2 && same_values(headers, h2),
         _ => false,
     }
 }
@@ -1128,7 +1136,7 @@ fn map_strings(config: &mut ServerConfig, mut f: impl FnMut(&str) -> String) {
                 *dir = PathBuf::from(f(&dir.to_string_lossy()));
             }
         }
-        Transport::Http { url, headers } => {
+        Transport::Http { url, headers, .. } => {
             *url = f(url);
             for value in headers.values_mut() {
                 *value = f(value);

@@ -39,6 +39,9 @@ const server = (sandbox: SandboxReport | null): ServerSnapshot => ({
   readsUntrusted: false,
   sendsOut: false,
   reviewResults: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 });
 
 const stored: ServerConfig = {

@@ -5,6 +5,7 @@ import Secrets from "./Secrets";
 import { memo, useCallback, useMemo, useState } from "react";
 import EditServer from "./EditServer";
 import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
+import SignIn from "./SignIn";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
 import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
@@ -51,6 +52,8 @@ export function statusLabel(status: ServerStatus): string {
       return `failed: ${status.reason}`;
     case "restarting":
       return `restarting (attempt ${status.attempt}) after: ${status.reason}`;
+    case "signIn":
+      return status.again ? "sign in again" : "sign in required";
     default:
       return status.state;
   }
@@ -222,6 +225,16 @@ function ServerCard({
         <p className="error small" role="alert">
           {problem}
         </p>
+      )}
+      <SignIn server={server} />
+      {server.refusedTools.length > 0 && (
+        <ul className="small" data-testid="refused-tools" aria-label={`Tools of ${server.name} that Toolgate refuses`}>
+          {server.refusedTools.map((t) => (
+            <li key={t.name}>
+              <code>{t.name}</code> refused: {t.reason}
+            </li>
+          ))}
+        </ul>
       )}
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
