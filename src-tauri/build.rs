@@ -55,6 +55,12 @@ fn main() {
         "undo_host",
         "set_server_sandbox",
         "set_server_trust",
+        "detect_local_models",
+        "preview_rule",
+        "save_rule",
+        "open_log_folder",
+        "ui_state",
+        "set_ui_state",
         "sign_in_server",
         "sign_out_server",
     ];

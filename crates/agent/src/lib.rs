@@ -20,6 +20,7 @@ mod gate;
 mod record;
 mod requests;
 mod review;
+mod rules;
 mod tools;
 pub mod tray;
 
@@ -42,6 +43,7 @@ pub use exposure::Exposure;
 pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{ModelSource, ServerRequestGate};
+pub use rules::{bind_edited, BindError};
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;
 

@@ -77,6 +77,7 @@ mod arguments;
 pub mod condition;
 mod decide;
 pub mod fingerprint;
+mod preview;
 mod rule;
 mod settings;
 mod subject;
@@ -87,6 +88,7 @@ pub use decide::{
     decide, decide_for_client, decide_in, Basis, Changed, Context, Decision, Verdict,
 };
 pub use fingerprint::{server_fingerprint, tool_fingerprint, ServerEndpoint};
+pub use preview::{PastRequest, ELICITATION_METHOD, SAMPLING_METHOD};
 pub use rule::{Binding, ChangeKind, Effect, Rule, Scope, Target};
 pub use settings::{DefaultDecision, PolicyError, PolicySettings, RuleProblem};
 pub use subject::{Annotations, Subject, ToolCall};

@@ -1235,7 +1235,13 @@ fn the_report_reads_well() {
     assert_eq!(report["format"], json!("vsCode"));
     assert_eq!(
         report["added"][3],
-        json!({"id": "old", "name": "old", "transport": "sse", "enabled": true})
+        json!({
+            "id": "old",
+            "name": "old",
+            "transport": "sse",
+            "enabled": true,
+            "runs": "https://old.example.com/sse"
+        })
     );
     assert_eq!(
         report["inputs"][0],
@@ -1251,7 +1257,13 @@ fn the_report_reads_well() {
     let rendered: Value = report["added"][0].clone();
     assert_eq!(
         rendered,
-        json!({"id": "copilot", "name": "copilot", "transport": "http", "enabled": true})
+        json!({
+            "id": "copilot",
+            "name": "copilot",
+            "transport": "http",
+            "enabled": true,
+            "runs": "https://api.githubcopilot.com/mcp/"
+        })
     );
 }
 

@@ -16,12 +16,16 @@ pub(super) async fn signs_in_to_a_remote_server(
     remote: &toolgate_tests::oauth::OAuthServers,
 ) -> Result<Vec<String>> {
     click(c, "[data-testid=tab-servers]").await?;
-    click(c, "[data-testid=add-server] summary").await?;
+    click(c, "[data-testid=add-server-button]").await?;
+    click(c, "[data-testid=add-tab-form]").await?;
     fill(c, "#add-name", "Remote").await?;
     click(c, "#add-kind option[value=http]").await?;
     fill(c, "#add-url", &remote.url).await?;
     click(c, "[data-testid=add-check]").await?;
     click(c, "[data-testid=add-confirm]").await?;
+    wait_text(c, "[role=status]", "Added Remote", 10).await?;
+    click(c, "[data-testid=add-server-close]").await?;
+    click(c, "[data-testid=server-row-remote]").await?;
     let card = "[data-testid=server-remote]";
     wait_text(
         c,
@@ -58,6 +62,14 @@ pub(super) async fn signs_in_to_a_remote_server(
         &format!("{card} [data-testid=try-result]"),
         "Echo: signed in from the window",
         20,
+    )
+    .await?;
+    // The card's sign-in state in view (the detail pane scrolls on its own).
+    c.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'start'})",
+        vec![serde_json::json!(format!(
+            "{card} [data-testid=sign-in-state]"
+        ))],
     )
     .await?;
     let shot = save_screenshot(c, "e2e-sign-in.png").await?;

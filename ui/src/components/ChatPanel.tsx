@@ -1,4 +1,5 @@
-import { useRef, useState } from "react";
+import { useEffect, useImperativeHandle, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import {
   answerAll,
   answerApproval,
@@ -18,8 +19,11 @@ import {
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
+import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
+import { dismiss, isDismissed, remember, remembered } from "../uiState";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
@@ -38,11 +42,28 @@ export type Item =
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
 
+/** What the window's shell asks of the chat (the command palette, Ctrl+N). */
+export interface ChatHandle {
+  newChat: () => void;
+}
+
 interface Props {
   provider: ProviderView | null;
   servers: ServerSnapshot[];
   onOpenProvider: () => void;
+  /** Where the conversation list goes (the window's sidebar); beside the chat when absent. */
+  listHost?: HTMLElement | null;
+  /** Brings the chat on screen (a conversation was opened from the sidebar). */
+  onShow?: () => void;
+  /** The provider changed (a model picked in the header, a local server chosen). */
+  onProvider?: (view: ProviderView) => void;
+  /** Opens adding servers from another app's file or JSON. */
+  onImportFrom?: () => void;
+  ref?: React.Ref<ChatHandle>;
 }
+
+/** The key a chat's draft and server choices are remembered under: its id, or `new`. */
+const chatKey = (id: string | null) => id ?? "new";
 
 /** Turns stored messages back into what the chat shows. */
 export function itemsFromMessages(messages: Message[]): Item[] {
@@ -88,13 +109,46 @@ export function itemsFromMessages(messages: Message[]): Item[] {
   return items;
 }
 
-export default function ChatPanel({ provider, servers, onOpenProvider }: Props) {
+export default function ChatPanel({
+  provider,
+  servers,
+  onOpenProvider,
+  listHost,
+  onShow,
+  onProvider,
+  onImportFrom,
+  ref,
+}: Props) {
   const [items, setItems] = useState<Item[]>([]);
-  const [text, setText] = useState("");
+  const [text, setText] = useState(() => remembered().drafts?.new ?? "");
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
   const input = useRef<HTMLTextAreaElement>(null);
+  const [welcomed, setWelcomed] = useState(() => isDismissed("first-run"));
+  // Servers switched off for this chat, remembered with it.
+  const [serversOff, setServersOff] = useState<string[]>(() => remembered().chatServers?.new ?? []);
+  // The draft in the box is kept (per chat) until it is sent.
+  const draftFor = useRef(chatKey(null));
+  useEffect(() => {
+    if ((remembered().drafts?.[draftFor.current] ?? "") === text) return;
+    const drafts = { ...remembered().drafts };
+    if (text) drafts[draftFor.current] = text;
+    else delete drafts[draftFor.current];
+    remember("drafts", drafts);
+  }, [text]);
+  const showChat = (id: string | null, off?: string[]) => {
+    draftFor.current = chatKey(id);
+    setText(remembered().drafts?.[chatKey(id)] ?? "");
+    setServersOff(off ?? remembered().chatServers?.[chatKey(id)] ?? []);
+  };
+  const chooseServers = (off: string[]) => {
+    setServersOff(off);
+    const all = { ...remembered().chatServers };
+    if (off.length) all[chatKey(current)] = off;
+    else delete all[chatKey(current)];
+    remember("chatServers", all);
+  };
 
   const toolCount = servers
     .filter((s) => s.status.state === "ready")
@@ -210,13 +264,23 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     setBusy(true);
     setItems((all) => [...all, { type: "user", text: message }]);
     try {
-      await sendMessage(message, onEvent);
+      await sendMessage(message, onEvent, { serversOff });
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
       setBusy(false);
-      // The first message of a new chat creates its stored conversation.
-      currentConversation().then(setCurrent, () => undefined);
+      // The first message of a new chat creates its stored conversation, which keeps the
+      // chat's choice of servers.
+      currentConversation().then((id) => {
+        if (id && !current) {
+          draftFor.current = chatKey(id);
+          const all = { ...remembered().chatServers };
+          delete all.new;
+          if (serversOff.length) all[id] = serversOff;
+          remember("chatServers", all);
+        }
+        setCurrent(id);
+      }, () => undefined);
       setListVersion((v) => v + 1);
       input.current?.focus();
     }
@@ -227,6 +291,8 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       const messages = await openConversation(id);
       setItems(itemsFromMessages(messages));
       setCurrent(id);
+      showChat(id);
+      onShow?.();
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     }
@@ -266,11 +332,22 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     await resetConversation();
     setItems([]);
     setCurrent(null);
+    showChat(null, []);
     setListVersion((v) => v + 1);
+    input.current?.focus();
   };
 
-  return (
-    <div className="chat-layout">
+  // Not while a turn runs: Stop it first (a new chat waits for the turn to end).
+  useImperativeHandle(ref, () => ({ newChat: () => void (busy ? undefined : clear()) }));
+
+  const usage = items.reduce(
+    (sum, it) =>
+      it.type === "assistant" && it.usage
+        ? { inputTokens: sum.inputTokens + it.usage.inputTokens, outputTokens: sum.outputTokens + it.usage.outputTokens }
+        : sum,
+    { inputTokens: 0, outputTokens: 0 },
+  );
+  const list = (
     <Conversations
       version={listVersion}
       current={current}
@@ -280,25 +357,39 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         if (id === current) {
           setItems([]);
           setCurrent(null);
+          showChat(null, []);
         }
       }}
     />
+  );
+
+  return (
+    <div className="chat-layout">
+    {listHost ? createPortal(list, listHost) : list}
     <div className="panel chat">
-      {provider && !provider.keySet && (
-        <div className="welcome" data-testid="first-run">
-          <h2>Welcome to Toolgate</h2>
-          <p>
-            To chat with a model, add a provider and its API key. The key is kept in your OS keychain,
-            nowhere else.
-          </p>
-          <p className="muted">
-            Your MCP servers already work without a key: {toolCount} tools are ready under Servers &amp;
-            tools, where you can call them by hand.
-          </p>
-          <button type="button" onClick={onOpenProvider} data-testid="open-provider">
-            Add a provider key
-          </button>
-        </div>
+      <ChatHeader
+        provider={provider}
+        servers={servers}
+        serversOff={serversOff}
+        onServersOff={chooseServers}
+        usage={usage}
+        busy={busy}
+        onProvider={onProvider}
+      />
+      {provider && provider.keyNeeded && !provider.keySet && !welcomed && (
+        <FirstRun
+          onDismiss={() => {
+            dismiss("first-run");
+            setWelcomed(true);
+          }}
+          toolCount={toolCount}
+          onOpenProvider={onOpenProvider}
+          onProvider={(view) => {
+            onProvider?.(view);
+            input.current?.focus();
+          }}
+          onImportFrom={onImportFrom}
+        />
       )}
       <ol className="messages" aria-live="polite" aria-busy={streaming} aria-label="Messages">
         {items.map((item, i) => (
@@ -388,9 +479,6 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
             Send
           </button>
         )}
-        <button type="button" onClick={clear} disabled={busy}>
-          New chat
-        </button>
       </form>
     </div>
     </div>
