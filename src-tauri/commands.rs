@@ -48,7 +48,7 @@ command_error! {
     tauri::Error => "internal",
 }
 
-type Result<T> = std::result::Result<T, CommandError>;
+pub(crate) type Result<T> = std::result::Result<T, CommandError>;
 
 /// Runs a keychain operation off the async runtime: Secret Service calls block.
 async fn keychain<T: Send + 'static>(
@@ -189,6 +189,7 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
 pub async fn send_message(
     state: State<'_, AppState>,
     text: String,
+    attachments: Option<Vec<crate::content::Attachment>>,
     on_event: Channel<TurnEvent>,
     servers_off: Option<Vec<String>>,
 ) -> Result<String> {
@@ -208,6 +209,8 @@ pub async fn send_message(
         entry.exclude.push("*".into());
     }
     let (provider, settings) = state.host.provider().await?;
+    // The title is the user's own words; the model also gets the attached resources.
+    let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target());
     let mut conversation = state.conversation.lock().await;
@@ -249,7 +252,7 @@ pub async fn send_message(
             &provider,
             &settings.model,
             &mut conversation.messages,
-            &text,
+            &sent,
             &options,
             &emit,
         )

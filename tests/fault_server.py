@@ -22,7 +22,8 @@ MODE (default `ok`):
                 Only the sandbox stands between them and the rest of the computer;
                 stderr gets `posted <url>` for every post that left.
 
-Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS).
+Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS); with FAULT_RICH_SCHEMA set,
+also `lookup`, whose schema has `$schema`, `$defs`, `additionalProperties` and a top-level `anyOf`.
 tools/list returns at most PAGE_SIZE tools per page, so a host that ignores
 nextCursor misses tools. stderr gets `recv <method>` for every message and
 `cancelled <id>` for every notifications/cancelled, which tests read to prove
@@ -84,6 +85,19 @@ NAIVE_TOOLS = [
 ]
 if mode == "naive":
     TOOLS.extend(NAIVE_TOOLS)
+if os.environ.get("FAULT_RICH_SCHEMA"):
+    # A schema as servers write them: a draft named, definitions, a closed object, and a
+    # top-level cross-field rule ("id or path") that some providers refuse.
+    TOOLS.append({"name": "lookup", "description": "Looks a thing up by id or by path.",
+                  "inputSchema": {
+                      "$schema": "https://json-schema.org/draft/2020-12/schema",
+                      "type": "object",
+                      "properties": {"id": {"type": "string"}, "path": {"type": "string"},
+                                     "opts": {"$ref": "#/$defs/opts"}},
+                      "$defs": {"opts": {"type": "object", "properties": {"deep": {"type": "boolean"}},
+                                         "additionalProperties": False}},
+                      "anyOf": [{"required": ["id"]}, {"required": ["path"]}],
+                      "additionalProperties": False}})
 LATE_TOOL = {"name": "late_tool", "description": "Appears after start-up (list-changed mode).",
              "inputSchema": {"type": "object"}}
 

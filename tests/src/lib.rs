@@ -5,6 +5,8 @@
 //! next reply of a script and recording what it was sent. A request with `"stream": true` gets a
 //! scripted server-sent event stream, framed as each API frames it. Product code reaches it only
 //! through its normal base-URL setting. [`fixtures`] builds replies in the documented shapes.
+//! A request the real API would refuse (a tool schema it does not take, a structured-output
+//! field of the other format) is refused with that API's 400 and message ([`wire`]).
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.
@@ -29,6 +31,7 @@ use toolgate_settings::ServerConfig;
 pub mod bench;
 pub mod fixtures;
 pub mod oauth;
+pub mod wire;
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that
 /// fails to cancel still ends).
@@ -260,7 +263,16 @@ async fn answer(
     Json(body): Json<Value>,
 ) -> Response {
     let wants_stream = body["stream"] == json!(true);
+    // A request the real API would refuse is refused here too, before any scripted reply.
+    let refusal = if uri.path().ends_with("/chat/completions") {
+        wire::openai_refusal(&body)
+    } else {
+        wire::anthropic_refusal(&body)
+    };
     record(&script, &uri, &headers, body);
+    if let Some(refusal) = refusal {
+        return (StatusCode::BAD_REQUEST, Json(refusal)).into_response();
+    }
     let next = lock(&script.replies).pop_front();
     let Some(reply) = next else {
         return script_error("the test script has no more replies");
@@ -514,6 +526,48 @@ pub fn filesystem_server(id: &str, root: &std::path::Path) -> ServerConfig {
 pub fn fault_server(id: &str, mode: &str) -> ServerConfig {
     let script = fault_server_script().to_string_lossy().into_owned();
     ServerConfig::stdio(id, "python3", [script, mode.to_owned()])
+}
+
+/// `@modelcontextprotocol/server-basic-vanillajs`, the MCP Apps example (its `get-time` tool
+/// links the `ui://get-time/mcp-app.html` app), over stdio.
+pub fn apps_server(id: &str) -> ServerConfig {
+    let entry = example_servers_dir()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    assert!(
+        entry.is_file(),
+        "{} is missing: run the README's test command",
+        entry.display()
+    );
+    ServerConfig::stdio(
+        id,
+        "node",
+        [entry.to_string_lossy().into_owned(), "--stdio".into()],
+    )
+}
+
+/// `tests/modern_server.py`: a 2026-07-28 server on the official Python SDK (multi-round
+/// questions, a task, live lists, a template and a prompt), logging what it sees to `log`.
+pub fn modern_server(id: &str, log: &std::path::Path) -> ServerConfig {
+    let python = python_server_bin("python");
+    let script = repo_root().join("tests/modern_server.py");
+    let mut config = ServerConfig::stdio(
+        id,
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned()],
+    );
+    if let toolgate_settings::Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("MODERN_LOG".into(), log.to_string_lossy().into_owned());
+    }
+    config
+}
+
+/// The lines of a JSON Lines log, parsed (missing file: none).
+pub fn json_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// The parent pid of a process, from `/proc/<pid>/stat`.

@@ -111,6 +111,7 @@ fn app_processes(marker: &str) -> Vec<u32> {
     processes_with("toolgate-app", ProcField::Cmdline)
         .into_iter()
         .chain(processes_with("server-everything", ProcField::Cmdline))
+        .chain(processes_with("server-basic-vanillajs", ProcField::Cmdline))
         .filter(|pid| of_this_test.contains(pid))
         .collect()
 }

@@ -29,6 +29,7 @@ fn request() -> ChatRequest {
             input_schema: json!({"type": "object", "properties": {"location": {"type": "string"}}}),
         }],
         max_tokens: 256,
+        response_schema: None,
     }
 }
 

@@ -44,6 +44,18 @@ export interface PromptInfo {
   name: string;
   description: string | null;
   arguments: string[];
+  /** Each argument with what the server says of it, for the form that fills the prompt. */
+  argumentInfo?: { name: string; description: string | null; required: boolean }[];
+}
+
+/** A resource template: an RFC 6570 URI template, filled in to read a resource. */
+export interface ResourceTemplateInfo {
+  uriTemplate: string;
+  name: string;
+  description: string | null;
+  mimeType: string | null;
+  /** The template's variables, in order. */
+  variables: string[];
 }
 
 export interface ServerSnapshot {
@@ -55,6 +67,7 @@ export interface ServerSnapshot {
   protocolVersion: string | null;
   tools: ToolInfo[];
   resources: ResourceInfo[];
+  resourceTemplates?: ResourceTemplateInfo[];
   prompts: PromptInfo[];
   /** The folders the server is offered as its roots. */
   roots: string[];
@@ -203,6 +216,11 @@ export interface PendingCall {
   reason?: string;
   /** The connected client that asks (another host, through the gateway), e.g. `claude-code`. */
   client?: string;
+  /**
+   * A page the server asks the user to open (URL-mode elicitation). Approving opens it in the
+   * browser, in the backend; the window never navigates to it.
+   */
+  link?: { url: string; domain: string };
 }
 
 /** An image from a tool's result, base64; the window shows PNG, JPEG, GIF and WebP only. */
@@ -229,9 +247,19 @@ export type TurnEvent =
       progress: number;
       total: number | null;
       message: string | null;
+      /** Set when the server runs the call as a task (polled until it ends; Stop cancels it). */
+      task?: { id: string; status: string };
     }
   | { kind: "retrying"; attempt: number; delayMs: number; reason: string }
-  | { kind: "toolFinished"; callId: string; isError: boolean; output: string; images?: ShownImage[] }
+  | {
+      kind: "toolFinished";
+      callId: string;
+      isError: boolean;
+      output: string;
+      images?: ShownImage[];
+      /** The server's MCP App that shows this result, when the tool links one. */
+      app?: ToolApp;
+    }
   | { kind: "toolDenied"; callId: string; reason: string | null }
   | { kind: "finished"; text: string; usage: Usage }
   | { kind: "failed"; message: string };
@@ -492,6 +520,8 @@ export type ServerConfig = {
   protocolVersion?: string | null;
   sandbox?: SandboxSettings | null;
   trust?: TrustMarks;
+  /** What each tools/call tells this server in `_meta` (off when absent). Never a secret. */
+  toolContext?: { conversationId?: boolean; meta?: Record<string, unknown> };
 } & (
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string | null }
   | { transport: "http"; url: string; headers: Record<string, string> }
@@ -621,17 +651,69 @@ export interface ReadResourceResult {
 export const readResource = (serverId: string, uri: string) =>
   invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
+/** Fills a resource template with `values` and reads the resource; the URI it made too. */
+export const readResourceTemplate = (serverId: string, template: string, values: Record<string, string>) =>
+  invoke<{ uri: string; result: ReadResourceResult }>("read_resource_template", { serverId, template, values });
+
+/** A prompt's content, as MCP's GetPromptResult: the server's words, untrusted text. */
+export interface PromptResult {
+  description?: string;
+  messages: { role: "user" | "assistant"; content: { type: string; text?: string; resource?: { uri: string; text?: string } } }[];
+}
+
+/** Gets one of a server's prompts filled with `arguments`. */
+export const getPrompt = (serverId: string, name: string, args: Record<string, string>) =>
+  invoke<PromptResult>("get_prompt", { serverId, name, arguments: args });
+
+/** A tool result shown in its server's MCP App (a `ui://` resource). */
+export interface ToolApp {
+  serverId: string;
+  resourceUri: string;
+  arguments: unknown;
+  /** The whole CallToolResult, for the app. */
+  result: unknown;
+}
+
+/** An app document the backend serves (its id on the `mcpapp:` scheme). */
+export interface AppView {
+  id: string;
+  prefersBorder: boolean;
+}
+
+/** Reads a tool's app and registers it to be served with the policy it declared. */
+export const loadApp = (serverId: string, uri: string) => invoke<AppView>("load_app", { serverId, uri });
+/** Forgets an app no longer on screen. */
+export const closeApp = (id: string) => invoke<void>("close_app", { id });
+/** A tool call the app makes: its own server only, through the gate. Returns a CallToolResult. */
+export const appCallTool = (id: string, name: string, args: unknown) =>
+  invoke<unknown>("app_call_tool", { id, name, arguments: args ?? {} });
+/** A resource the app reads: its own server only. */
+export const appReadResource = (id: string, uri: string) => invoke<unknown>("app_read_resource", { id, uri });
+
+/** A resource attached to a message: read by the backend when the message is sent. */
+export interface Attachment {
+  serverId: string;
+  uri: string;
+}
+
 /** What a turn is sent with besides its text. */
 export interface TurnInput {
   /** Servers switched off for this chat, whose tools the model is not offered. */
   serversOff?: string[];
+  /** Resources attached to the message, read by the backend when it is sent. */
+  attachments?: Attachment[];
 }
 
 /** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
 export function sendMessage(text: string, onEvent: (event: TurnEvent) => void, input: TurnInput = {}): Promise<string> {
   const channel = new Channel<TurnEvent>();
   channel.onmessage = onEvent;
-  return invoke<string>("send_message", { text, onEvent: channel, serversOff: input.serversOff ?? [] });
+  return invoke<string>("send_message", {
+    text,
+    onEvent: channel,
+    serversOff: input.serversOff ?? [],
+    attachments: input.attachments ?? [],
+  });
 }
 
 export const listConversations = (search: string | null) =>

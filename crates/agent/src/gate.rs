@@ -60,6 +60,20 @@ pub struct PendingCall {
     /// Toolgate's own chat and the servers' requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// A server's question that is a page to open (URL-mode elicitation): approving opens it
+    /// in the browser, and only that does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+}
+
+/// A page a server asks the user to open, with the domain to show prominently: the host as
+/// the browser will reach it (an international name in its ASCII form, so a look-alike is
+/// seen for what it is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Link {
+    pub url: String,
+    pub domain: String,
 }
 
 /// How far an "always" answer reaches.
@@ -150,6 +164,9 @@ impl PendingCall {
                 None => format!("{} on {}", self.tool, self.server_name),
             },
             RequestKind::Sampling => format!("{} wants to use your model", self.server_name),
+            RequestKind::Elicitation if self.link.is_some() => {
+                format!("{} asks you to open a page", self.server_name)
+            }
             RequestKind::Elicitation => format!("{} asks you a question", self.server_name),
             RequestKind::ToolResult => format!("Review the result of {}", self.tool),
         };
@@ -337,6 +354,7 @@ mod tests {
             }),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 
@@ -444,6 +462,7 @@ mod tests {
             input_schema: serde_json::json!({}),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 
@@ -475,6 +494,7 @@ mod tests {
     fn a_connected_clients_call_is_announced_with_its_name() {
         let call = PendingCall {
             client: Some("claude-code".into()),
+            link: None,
             ..request("c", RequestKind::ToolCall)
         };
         assert_eq!(

@@ -14,9 +14,13 @@
 //! cancelling the tool calls in flight and withdrawing the ones awaiting an answer. Rate limits and
 //! overloads are retried with backoff, and each retry is announced.
 
+mod answer;
 mod approval;
+pub mod apps;
+mod attach;
 mod exposure;
 mod gate;
+mod output;
 mod record;
 mod requests;
 mod review;
@@ -24,7 +28,6 @@ mod rules;
 mod tools;
 pub mod tray;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,16 +39,21 @@ use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_llm::{
     ChatRequest, ContentPart, LlmError, Message, Provider, StreamDelta, ToolCall, ToolSpec, Usage,
 };
-use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, ToolOutput};
+use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, TaskState, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
+pub use attach::{with_attachments, Attached};
 pub use exposure::Exposure;
-pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
+pub use gate::{
+    Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
+};
 pub use record::{restore, stored, title_for, HistoryRecorder};
-pub use requests::{ModelSource, ServerRequestGate};
+pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
 pub use rules::{bind_edited, BindError};
 pub use toolgate_catalog::Provider as ToolTarget;
-pub use tools::catalog_of;
+pub use tools::{catalog_of, catalog_with};
+
+use output::{call_ids, images_of, json_size, truncate, unique_call_ids};
 
 /// How a gated call ended.
 #[derive(Debug)]
@@ -72,6 +80,11 @@ pub struct TurnOptions {
     pub retry_delay: Duration,
     /// How long a call waits for the user's answer before it is denied.
     pub approval_timeout: Duration,
+    /// Makes the final answer a JSON value valid against this schema (`toolgate run --schema`):
+    /// the provider's own structured output where it has one (Anthropic, OpenAI), else the
+    /// schema given in words; either way the answer is validated, and an invalid one gets one
+    /// round to be repaired.
+    pub answer_schema: Option<Value>,
 }
 
 impl Default for TurnOptions {
@@ -83,6 +96,7 @@ impl Default for TurnOptions {
             retries: 4,
             retry_delay: Duration::from_secs(1),
             approval_timeout: Duration::from_secs(600),
+            answer_schema: None,
         }
     }
 }
@@ -131,6 +145,9 @@ pub enum TurnEvent {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
+        /// Set when the server runs the call as a task: its id and last status.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        task: Option<TaskState>,
     },
     /// The provider refused for now (rate limit, overload); the call is retried after a wait.
     #[serde(rename_all = "camelCase")]
@@ -147,6 +164,9 @@ pub enum TurnEvent {
         /// The result's images (PNG, JPEG, GIF, WebP), for the window to show.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         images: Vec<ShownImage>,
+        /// The server's MCP App that shows this result, when the tool links one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        app: Option<apps::ToolApp>,
     },
     #[serde(rename_all = "camelCase")]
     ToolDenied {
@@ -170,6 +190,9 @@ pub enum AgentError {
     /// The tool list cannot be sent: a name collision the settings forbid, or too many tools.
     #[error(transparent)]
     Tools(#[from] CatalogError),
+    /// The final answer did not match the schema asked for, even after one repair round.
+    #[error("the answer is not a JSON value valid against the schema, even after one round to repair it: {}", .0.join("; "))]
+    InvalidAnswer(Vec<String>),
 }
 
 /// The tools of a turn, the fingerprint of each server's launch for binding grants, and what
@@ -178,6 +201,34 @@ struct Offer {
     catalog: Catalog,
     fingerprints: std::collections::HashMap<String, String>,
     facts: exposure::Facts,
+    /// (server id, tool) → the `ui://` resource of the MCP App that shows its results.
+    apps: std::collections::HashMap<(String, String), String>,
+}
+
+fn offer_of(catalog: Catalog, snapshot: &[toolgate_mcp::ServerSnapshot]) -> Offer {
+    let fingerprints = snapshot
+        .iter()
+        .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
+        .collect();
+    let apps = snapshot
+        .iter()
+        .flat_map(|s| {
+            s.tools.iter().filter_map(|t| {
+                let uri = t.ui_resource.clone()?;
+                Some(((s.id.clone(), t.name.clone()), uri))
+            })
+        })
+        .collect();
+    let facts = snapshot
+        .iter()
+        .map(|s| (s.id.clone(), exposure::ServerFacts::of(s)))
+        .collect();
+    Offer {
+        catalog,
+        fingerprints,
+        facts,
+        apps,
+    }
 }
 
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
@@ -200,118 +251,6 @@ pub struct Agent {
     only: Option<std::collections::BTreeSet<String>>,
     /// The untrusted content this conversation has read (see [`Exposure`]).
     exposure: Arc<Exposure>,
-}
-
-/// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
-/// megabytes, and only their size is needed for the audit log.
-fn json_size(value: &Value) -> Option<u64> {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value).ok()?;
-    Some(count.0)
-}
-
-/// The images of a tool result, for providers that can look at them. Everything else is in the
-/// text rendering already (with a placeholder where each image was).
-fn images_of(raw: &Value) -> Vec<ContentPart> {
-    // What Anthropic and OpenAI accept in a request; anything else stays a placeholder in text.
-    const KINDS: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-    // Base64 of about 5 MB, the largest image Anthropic takes.
-    const MAX_BASE64: usize = 6_900_000;
-    raw.get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-        .filter_map(|b| {
-            let mime_type = b.get("mimeType")?.as_str()?;
-            let data = b.get("data")?.as_str()?;
-            (KINDS.contains(&mime_type) && data.len() <= MAX_BASE64).then(|| ContentPart::Image {
-                mime_type: mime_type.to_owned(),
-                data: data.to_owned(),
-            })
-        })
-        .collect()
-}
-
-/// Gives every call of a reply an id of its own in the conversation. Everything downstream (the
-/// gate's cards, the results sent back, the CLI's trace, the history) pairs a call with its
-/// outcome by this id, and a model can send two calls under one id, none, or (as some
-/// OpenAI-compatible servers do, numbering from `call_0` each round) an id an earlier call of the
-/// conversation had: the second would then be shown, answered and reported as the first. Such an
-/// id is replaced, before the reply is kept, by one that is unique in the conversation and valid
-/// for every provider (`[A-Za-z0-9_-]`), so the history sent back stays consistent with what ran.
-fn unique_call_ids(calls: &mut [ToolCall], earlier: &HashSet<String>) {
-    let mut seen: HashSet<String> = HashSet::new();
-    let in_reply: HashSet<String> = calls.iter().map(|c| c.id.clone()).collect();
-    let free = |id: &str, seen: &HashSet<String>| {
-        !id.is_empty() && !earlier.contains(id) && !seen.contains(id)
-    };
-    for (index, call) in calls.iter_mut().enumerate() {
-        if free(&call.id, &seen) {
-            seen.insert(call.id.clone());
-            continue;
-        }
-        let stem: String = call
-            .id
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-            .collect();
-        let stem = if stem.is_empty() {
-            "toolgate_call".to_owned()
-        } else {
-            stem
-        };
-        let mut n = index + 1;
-        let fresh = loop {
-            let candidate = format!("{stem}_{n}");
-            if free(&candidate, &seen) && !in_reply.contains(&candidate) {
-                break candidate;
-            }
-            n += 1;
-        };
-        tracing::warn!(
-            "the model sent call id {:?} again (or empty); call {} of its reply is now {fresh}",
-            call.id,
-            index + 1
-        );
-        seen.insert(fresh.clone());
-        call.id = fresh;
-    }
-}
-
-/// The ids of every call already in the conversation.
-fn call_ids(history: &[Message]) -> HashSet<String> {
-    history
-        .iter()
-        .filter_map(|m| match m {
-            Message::Assistant { tool_calls, .. } => Some(tool_calls),
-            _ => None,
-        })
-        .flatten()
-        .map(|c| c.id.clone())
-        .collect()
-}
-
-/// Cuts a tool result to `limit` characters, telling the model what was left out.
-fn truncate(text: String, limit: usize) -> String {
-    let total = text.chars().count();
-    if total <= limit {
-        return text;
-    }
-    let kept: String = text.chars().take(limit).collect();
-    format!(
-        "{kept}\n\n[Toolgate cut this result: it was {total} characters and the limit is {limit}. Ask for a smaller part if you need the rest.]"
-    )
 }
 
 impl Agent {
@@ -403,22 +342,11 @@ impl Agent {
         if self.audit.client.is_none() {
             catalog.check(self.target)?;
         }
-        let fingerprints = snapshot
-            .iter()
-            .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
-            .collect();
-        let facts: exposure::Facts = snapshot
-            .iter()
-            .map(|s| (s.id.clone(), exposure::ServerFacts::of(s)))
-            .collect();
+        let offer = offer_of(catalog, &snapshot);
         if self.exposure.first_recall() {
-            self.recall_exposure(&catalog, &facts);
+            self.recall_exposure(&offer.catalog, &offer.facts);
         }
-        Ok(Offer {
-            catalog,
-            fingerprints,
-            facts,
-        })
+        Ok(offer)
     }
 
     /// Adds `user_text` to `history` and runs the loop until the model answers.
@@ -492,13 +420,22 @@ impl Agent {
             })
             .collect();
         let mut usage = Usage::default();
+        // Where the provider has structured output it constrains the answer; elsewhere the
+        // schema is given in words. The answer is validated either way.
+        let native = matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi);
+        let system = match (&options.answer_schema, native) {
+            (Some(schema), false) => Some(answer::instruction(self.system.as_deref(), schema)),
+            _ => self.system.clone(),
+        };
+        let mut repaired = false;
         for _ in 0..options.max_rounds {
             let request = ChatRequest {
                 model: model.to_owned(),
-                system: self.system.clone(),
+                system: system.clone(),
                 messages: history.clone(),
                 tools: specs.clone(),
                 max_tokens: 4096,
+                response_schema: options.answer_schema.clone().filter(|_| native),
             };
             let mut reply = self.ask(provider, &request, options, on_event).await?;
             unique_call_ids(&mut reply.tool_calls, &call_ids(history));
@@ -512,11 +449,28 @@ impl Agent {
                 },
             );
             if reply.tool_calls.is_empty() {
+                let text = match &options.answer_schema {
+                    None => reply.text,
+                    Some(schema) => match answer::check(schema, &reply.text) {
+                        Ok(json) => json,
+                        Err(problems) if !repaired => {
+                            repaired = true;
+                            self.keep(
+                                history,
+                                Message::User {
+                                    text: answer::repair_request(&problems),
+                                },
+                            );
+                            continue;
+                        }
+                        Err(problems) => return Err(AgentError::InvalidAnswer(problems)),
+                    },
+                };
                 on_event(TurnEvent::Finished {
-                    text: reply.text.clone(),
+                    text: text.clone(),
                     usage,
                 });
-                return Ok(reply.text);
+                return Ok(text);
             }
             if !reply.text.is_empty() {
                 on_event(TurnEvent::AssistantText { text: reply.text });
@@ -624,7 +578,26 @@ impl Agent {
     ) -> Message {
         match self.gated(offer, call, options, on_event).await {
             CallOutcome::Refused(told) => Message::tool_text(call.id.clone(), told, true),
-            CallOutcome::Ran(outcome) => self.result_message(call, outcome, options, on_event),
+            CallOutcome::Ran(outcome) => {
+                // A tool that links an MCP App has its result shown there too.
+                let app = match &outcome {
+                    Ok(output) => offer
+                        .catalog
+                        .resolve(&call.name)
+                        .or_else(|| offer.catalog.resolve_loose(&call.name))
+                        .and_then(|entry| {
+                            let key = (entry.server_id.clone(), entry.tool.name.clone());
+                            Some(apps::ToolApp {
+                                resource_uri: offer.apps.get(&key)?.clone(),
+                                server_id: entry.server_id.clone(),
+                                arguments: call.arguments.clone(),
+                                result: output.raw.clone(),
+                            })
+                        }),
+                    Err(_) => None,
+                };
+                self.result_message(call, outcome, options, on_event, app)
+            }
         }
     }
 
@@ -737,6 +710,7 @@ impl Agent {
             input_schema: entry.tool.input_schema.clone(),
             reason,
             client: self.audit.client.clone(),
+            link: None,
         };
         let arguments = match verdict.decision {
             toolgate_policy::Decision::Deny => {
@@ -941,6 +915,7 @@ impl Agent {
         let call_options = CallOptions {
             cancel: Some(options.cancel.child_token()),
             progress: Some(progress),
+            conversation: self.audit.conversation.clone(),
             ..CallOptions::default()
         };
         let running = self.servers.call_tool_with(
@@ -953,12 +928,13 @@ impl Agent {
         let outcome = loop {
             tokio::select! {
                 outcome = &mut running => break outcome,
-                Some(CallProgress { progress, total, message }) = updates.recv() => {
+                Some(CallProgress { progress, total, message, task }) = updates.recv() => {
                     on_event(TurnEvent::ToolProgress {
                         call_id: call.id.clone(),
                         progress,
                         total,
                         message,
+                        task,
                     });
                 }
             }
@@ -984,6 +960,7 @@ impl Agent {
         outcome: Result<ToolOutput, McpError>,
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+        app: Option<apps::ToolApp>,
     ) -> Message {
         let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
@@ -1016,6 +993,7 @@ impl Agent {
             is_error,
             output: content.clone(),
             images: shown,
+            app,
         });
         let mut parts = vec![ContentPart::text(content)];
         parts.extend(images);
@@ -1024,61 +1002,5 @@ impl Agent {
             content: parts,
             is_error,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.to_owned(),
-            name: "echo".to_owned(),
-            arguments: serde_json::json!({}),
-        }
-    }
-
-    #[test]
-    fn repeated_and_empty_call_ids_are_made_unique_and_the_first_keeps_its_own() {
-        let mut calls = vec![
-            call("same"),
-            call("same"),
-            call(""),
-            call("same_2"),
-            call(""),
-        ];
-        unique_call_ids(&mut calls, &HashSet::new());
-        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids[0], "same");
-        assert_eq!(
-            ids[3], "same_2",
-            "an id the model chose is kept when it is unique"
-        );
-        let distinct: HashSet<&str> = ids.iter().copied().collect();
-        assert_eq!(distinct.len(), ids.len(), "{ids:?}");
-        assert!(ids.iter().all(|id| !id.is_empty()
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')));
-        let mut clean = vec![call("a"), call("b")];
-        unique_call_ids(&mut clean, &HashSet::new());
-        assert_eq!(
-            clean,
-            vec![call("a"), call("b")],
-            "unique ids are left alone"
-        );
-    }
-
-    #[test]
-    fn an_id_an_earlier_call_of_the_conversation_had_is_replaced() {
-        let earlier: HashSet<String> = ["call_0".to_owned(), "call_0_1".to_owned()].into();
-        let mut calls = vec![call("call_0"), call("call_1")];
-        unique_call_ids(&mut calls, &earlier);
-        assert_eq!(calls[1].id, "call_1");
-        assert!(
-            !earlier.contains(&calls[0].id) && calls[0].id.starts_with("call_0_"),
-            "{calls:?}"
-        );
     }
 }

@@ -69,6 +69,8 @@ impl Agent {
                         is_error: true,
                         output: told.clone(),
                         images: Vec::new(),
+                        // A withheld result shows nothing, in an app or otherwise.
+                        app: None,
                     });
                     return CallOutcome::Refused(told);
                 }
@@ -145,6 +147,7 @@ impl Agent {
                 if self.audit.client.is_some() { "the client" } else { "the model" }
             ),
             client: self.audit.client.clone(),
+            link: None,
         };
         let (held, answer) = self.gate.hold(pending);
         let id = held.id.clone();

@@ -93,6 +93,7 @@ mod tests {
                 json!({"type": "object"}),
             )],
             resources: Vec::new(),
+            resource_templates: Vec::new(),
             prompts: Vec::new(),
             roots: Vec::new(),
             signed_in: None,

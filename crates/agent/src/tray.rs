@@ -188,6 +188,7 @@ mod tests {
             input_schema: serde_json::json!({}),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 

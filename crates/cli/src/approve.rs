@@ -68,12 +68,23 @@ fn ask(gate: &Gate, call: &PendingCall) {
             "\n{} wants to use your model:\n{pretty}",
             call.server_name
         ),
-        RequestKind::Elicitation => writeln!(
-            err,
-            "\n{} asks: {}\nThe answer starts as:\n{pretty}",
-            call.server_name,
-            call.message.as_deref().unwrap_or_default()
-        ),
+        RequestKind::Elicitation => match &call.link {
+            // A page to open: the domain first and alone on its line, then the whole address.
+            Some(link) => writeln!(
+                err,
+                "\n{} asks you to open a page on\n\n    {}\n\n{}\nThe whole address: {}",
+                call.server_name,
+                link.domain,
+                call.message.as_deref().unwrap_or_default(),
+                link.url
+            ),
+            None => writeln!(
+                err,
+                "\n{} asks: {}\nThe answer starts as:\n{pretty}",
+                call.server_name,
+                call.message.as_deref().unwrap_or_default()
+            ),
+        },
         RequestKind::ToolResult => writeln!(
             err,
             "\nThe result of {} on {} ({}), held for your review:\n{}",
@@ -88,6 +99,9 @@ fn ask(gate: &Gate, call: &PendingCall) {
     }
     loop {
         let _ = match call.request {
+            RequestKind::Elicitation if call.link.is_some() => {
+                write!(err, "Open it in your browser? [o]pen, [n]o: ")
+            }
             RequestKind::Elicitation => {
                 write!(err, "Answer? [e]dit and send, [s]end as is, [n]o: ")
             }
@@ -98,9 +112,21 @@ fn ask(gate: &Gate, call: &PendingCall) {
             _ => write!(err, "Allow? [y]es, [n]o, [a]lways, [e]dit: "),
         };
         let _ = err.flush();
-        let answer = read_line();
+        let line = read_line();
+        if call.link.is_some() {
+            // Only an explicit "open" opens it; there is nothing to edit.
+            let decision = match line.as_str() {
+                "o" | "open" => Decision::Approve,
+                "n" | "no" => Decision::Deny {
+                    reason: Some("not opened".to_owned()),
+                },
+                _ => continue,
+            };
+            let _ = gate.answer(&call.id, decision);
+            return;
+        }
         if call.request == RequestKind::ToolResult {
-            let decision = match answer.as_str() {
+            let decision = match line.as_str() {
                 "p" | "pass" | "y" | "yes" => Decision::Approve,
                 "w" | "withhold" | "n" | "no" => Decision::Deny {
                     reason: Some("withheld at the prompt".to_owned()),
@@ -126,7 +152,7 @@ fn ask(gate: &Gate, call: &PendingCall) {
                 }
             }
         }
-        let decision = match answer.as_str() {
+        let decision = match line.as_str() {
             "y" | "yes" | "s" | "send" => Decision::Approve,
             "a" | "always" if call.request != RequestKind::Elicitation => Decision::Allow {
                 reach: if call.request == RequestKind::ToolCall {

@@ -72,6 +72,11 @@ enum Command {
         /// Allow tools matching this glob (model-facing or own name) for this run only.
         #[arg(long, value_name = "GLOB")]
         approve: Vec<String>,
+        /// A JSON Schema file: the answer must be one JSON value valid against it, printed
+        /// alone on stdout (the provider's structured output where it has one; otherwise
+        /// asked for, checked, and sent back once to be repaired).
+        #[arg(long, value_name = "FILE")]
+        schema: Option<PathBuf>,
     },
     /// Add servers from another host's config: Claude Desktop, Cursor, .mcp.json or VS Code's
     /// mcp.json. Values that look like secrets are moved to the keychain.
@@ -272,7 +277,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             goal,
             json,
             approve,
-        } => run::run(ctx, &goal, &approve, json).await,
+            schema,
+        } => run::run(ctx, &goal, &approve, json, schema.as_deref()).await,
         Command::Import {
             file,
             dry_run,

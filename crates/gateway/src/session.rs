@@ -484,8 +484,11 @@ impl ServerHandler for Session {
             .await
             .into_iter()
             .filter_map(|(shown, _, p)| {
-                let arguments: Vec<Value> =
-                    p.arguments.iter().map(|a| json!({ "name": a })).collect();
+                let arguments: Vec<Value> = p
+                    .argument_info
+                    .iter()
+                    .map(|a| json!({ "name": a.name, "description": a.description, "required": a.required }))
+                    .collect();
                 serde_json::from_value::<Prompt>(json!({
                     "name": shown,
                     "description": p.description,

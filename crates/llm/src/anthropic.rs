@@ -25,6 +25,22 @@ pub struct Request<'a> {
     pub tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
+    /// Structured output: `{"format": {"type": "json_schema", "schema": …}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OutputConfig<'a> {
+    pub format: OutputFormat<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OutputFormat<'a> {
+    /// Always `json_schema`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub schema: &'a Value,
 }
 
 #[derive(Debug, Serialize)]
@@ -210,6 +226,12 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
             })
             .collect(),
         stream: false,
+        output_config: request.response_schema.as_ref().map(|schema| OutputConfig {
+            format: OutputFormat {
+                kind: "json_schema",
+                schema,
+            },
+        }),
     }
 }
 
@@ -296,6 +318,7 @@ mod tests {
                 input_schema: json!({"type": "object"}),
             }],
             max_tokens: 100,
+            response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
         assert_eq!(
@@ -372,6 +395,7 @@ mod tests {
             }],
             tools: vec![],
             max_tokens: 10,
+            response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
         assert_eq!(

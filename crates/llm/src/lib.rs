@@ -110,6 +110,10 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
+    /// Constrains the final answer to JSON valid against this schema, with the provider's own
+    /// structured output (Anthropic's `output_config.format`, OpenAI's `response_format`). Set
+    /// only for providers that have it; others are asked in words (see `toolgate-agent`).
+    pub response_schema: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

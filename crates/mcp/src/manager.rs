@@ -6,6 +6,8 @@
 
 mod calls;
 mod connect;
+mod listen;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,8 +32,8 @@ use crate::logs::ServerLog;
 use crate::orphans::{self, Registry};
 use crate::stdio::{self, StdioProcess};
 use crate::types::{
-    CallOptions, PromptInfo, ResourceInfo, ServerEvent, ServerSnapshot, ServerStatus, ToolInfo,
-    ToolOutput,
+    CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot,
+    ServerStatus, ToolInfo, ToolOutput,
 };
 use crate::McpError;
 
@@ -89,6 +91,7 @@ struct Entry {
     protocol_version: Option<String>,
     tools: Vec<ToolInfo>,
     resources: Vec<ResourceInfo>,
+    resource_templates: Vec<ResourceTemplateInfo>,
     prompts: Vec<PromptInfo>,
     conn: Option<Conn>,
     /// A start in progress, so a stop can cut it short and wait for its process to be gone.
@@ -162,6 +165,7 @@ impl Entry {
         self.status = status;
         self.tools.clear();
         self.resources.clear();
+        self.resource_templates.clear();
         self.prompts.clear();
         let starting = self.starting.take();
         if let Some(s) = &starting {
@@ -294,6 +298,7 @@ impl ServerManager {
             protocol_version: None,
             tools: Vec::new(),
             resources: Vec::new(),
+            resource_templates: Vec::new(),
             prompts: Vec::new(),
             conn: None,
             starting: None,
@@ -394,6 +399,7 @@ impl ServerManager {
                 entry.protocol_version = listed.protocol_version;
                 entry.tools = listed.tools;
                 entry.resources = listed.resources;
+                entry.resource_templates = listed.resource_templates;
                 entry.prompts = listed.prompts;
                 entry.session = connected.session.clone();
                 entry.status = ServerStatus::Ready;
@@ -563,6 +569,7 @@ impl ServerManager {
                 protocol_version: e.protocol_version.clone(),
                 tools: e.tools.clone(),
                 resources: e.resources.clone(),
+                resource_templates: e.resource_templates.clone(),
                 prompts: e.prompts.clone(),
                 roots: e.roots.read().unwrap_or_else(|p| p.into_inner()).clone(),
                 signed_in: e.session.as_ref().and_then(toolgate_oauth::Session::info),
@@ -640,6 +647,7 @@ impl ServerManager {
             entry.conn = None;
             entry.tools.clear();
             entry.resources.clear();
+            entry.resource_templates.clear();
             entry.prompts.clear();
             if uptime >= STABLE_AFTER {
                 entry.crashes = 0;
@@ -701,10 +709,21 @@ impl ServerManager {
                 .list_all_tools()
                 .await
                 .map(|t| Lists::Tools(t.into_iter().map(ToolInfo::from).collect())),
-            ListKind::Resources => peer
-                .list_all_resources()
-                .await
-                .map(|r| Lists::Resources(r.into_iter().map(ResourceInfo::from).collect())),
+            ListKind::Resources => match peer.list_all_resources().await {
+                Ok(r) => {
+                    // Templates are resources too: a server that changed one list may have
+                    // changed the other; one that cannot list templates simply has none.
+                    let templates = peer.list_all_resource_templates().await.unwrap_or_default();
+                    Ok(Lists::Resources(
+                        r.into_iter().map(ResourceInfo::from).collect(),
+                        templates
+                            .into_iter()
+                            .map(ResourceTemplateInfo::from)
+                            .collect(),
+                    ))
+                }
+                Err(e) => Err(e),
+            },
             ListKind::Prompts => peer
                 .list_all_prompts()
                 .await
@@ -727,7 +746,10 @@ impl ServerManager {
                     tracing::info!(server = %id, tools = t.len(), "tool list changed");
                     entry.tools = t;
                 }
-                Lists::Resources(r) => entry.resources = r,
+                Lists::Resources(r, t) => {
+                    entry.resources = r;
+                    entry.resource_templates = t;
+                }
                 Lists::Prompts(p) => entry.prompts = p,
             }
         }
@@ -748,10 +770,23 @@ async fn supervise(
         service,
         process,
         mut list_changed,
+        list_sender,
+        listening,
         ..
     } = connected;
     let started = Instant::now();
     let peer = service.peer().clone();
+    // 2026-07-28 servers tell of list changes only on a stream we open; it lives as long as
+    // this connection.
+    let _listening = listening.map(|(filter, first)| {
+        calls::AbortOnDrop::new(tokio::spawn(listen::listen_for_changes(
+            id.clone(),
+            peer.clone(),
+            filter,
+            first,
+            list_sender,
+        )))
+    });
     let cancel = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
@@ -821,6 +856,6 @@ fn launch_of(config: &ServerConfig) -> crate::types::Launch {
 
 enum Lists {
     Tools(Vec<ToolInfo>),
-    Resources(Vec<ResourceInfo>),
+    Resources(Vec<ResourceInfo>, Vec<ResourceTemplateInfo>),
     Prompts(Vec<PromptInfo>),
 }

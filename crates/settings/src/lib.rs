@@ -24,8 +24,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 pub mod reference;
+mod tool_context;
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use sandbox::{NetworkAccess, SandboxSettings, ServerKind, TrustMarks};
+pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
 
@@ -142,6 +144,9 @@ pub struct ServerConfig {
     /// review ([`TrustMarks`]).
     #[serde(default, skip_serializing_if = "TrustMarks::is_default")]
     pub trust: TrustMarks,
+    /// What Toolgate tells this server about each call in the call's `_meta` (off unless set).
+    #[serde(default, skip_serializing_if = "ToolContext::is_off")]
+    pub tool_context: ToolContext,
     /// How Toolgate signs in to a remote server that asks for OAuth, when the defaults (dynamic
     /// registration, the scopes the server names) are not enough. Never holds a token: those
     /// live in the keychain only.
@@ -351,6 +356,7 @@ impl ServerConfig {
             protocol_version: None,
             sandbox: None,
             trust: TrustMarks::default(),
+            tool_context: ToolContext::default(),
             oauth: None,
         }
     }
@@ -377,6 +383,7 @@ impl ServerConfig {
 
     /// Checks this entry alone; `at` names a field for the error, e.g. `servers[2].command`.
     fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        self.tool_context.check(at)?;
         if let Some(version) = &self.protocol_version {
             if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
                 return Err(invalid(

@@ -4,6 +4,7 @@ import {
   answerAll,
   answerApproval,
   currentConversation,
+  type Attachment,
   type Decision,
   errorMessage,
   openConversation,
@@ -15,14 +16,17 @@ import {
   type ProviderView,
   type ServerSnapshot,
   type ShownImage,
+  type ToolApp,
   type TurnEvent,
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import ChatExtras from "./ChatExtras";
 import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
 import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
+import McpApp from "./McpApp";
 import { dismiss, isDismissed, remember, remembered } from "../uiState";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
@@ -38,6 +42,8 @@ export type Item =
       /** The result's images, shown under its text. */
       images?: ShownImage[];
       progress?: string;
+      /** The server's MCP App that shows the result. */
+      app?: ToolApp;
     }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
@@ -121,6 +127,7 @@ export default function ChatPanel({
 }: Props) {
   const [items, setItems] = useState<Item[]>([]);
   const [text, setText] = useState(() => remembered().drafts?.new ?? "");
+  const [attachments, setAttachments] = useState<(Attachment & { label: string })[]>([]);
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
@@ -222,6 +229,14 @@ export default function ChatPanel({
         updateTool(event.callId, { state: "running" });
         break;
       case "toolProgress": {
+        if (event.task) {
+          // A task has no share done, only a status and the server's message.
+          const status = event.task.status.replace("_", " ");
+          updateTool(event.callId, {
+            progress: `running as a task on the server: ${status}${event.message ? ` (${event.message})` : ""}`,
+          });
+          break;
+        }
         const share =
           event.total !== null && event.total > 0
             ? `${Math.round((100 * event.progress) / event.total)}%`
@@ -244,6 +259,7 @@ export default function ChatPanel({
           state: event.isError ? "failed" : "done",
           output: event.output,
           images: event.images,
+          app: event.app,
         });
         break;
       case "toolDenied":
@@ -260,11 +276,17 @@ export default function ChatPanel({
   const send = async () => {
     const message = text.trim();
     if (!message || busy) return;
+    const attached = attachments;
     setText("");
+    setAttachments([]);
     setBusy(true);
-    setItems((all) => [...all, { type: "user", text: message }]);
+    const shown = attached.length > 0 ? `${message}\n\n(attached: ${attached.map((a) => a.label).join(", ")})` : message;
+    setItems((all) => [...all, { type: "user", text: shown }]);
     try {
-      await sendMessage(message, onEvent, { serversOff });
+      await sendMessage(message, onEvent, {
+        serversOff,
+        attachments: attached.map(({ serverId, uri }) => ({ serverId, uri })),
+      });
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
@@ -417,6 +439,7 @@ export default function ChatPanel({
                 onAnswer={(decision) => answer(item.call, decision)}
               />
             )}
+            {item.type === "tool" && item.app && <McpApp app={item.app} serverName={item.call.serverName} />}
             {item.type === "notice" && (
               <p className="muted" role="status" data-testid="chat-notice">
                 {item.text}
@@ -441,6 +464,35 @@ export default function ChatPanel({
           </button>
         </div>
       )}
+      {attachments.length > 0 && (
+        <ul className="attachments plain row wrap" aria-label="Attached resources" data-testid="attachments">
+          {attachments.map((a, i) => (
+            <li key={`${a.serverId}|${a.uri}`} className="badge">
+              {a.label}{" "}
+              <button
+                type="button"
+                className="link"
+                aria-label={`Remove ${a.label}`}
+                onClick={() => setAttachments((all) => all.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ChatExtras
+        servers={servers}
+        onAttach={(a) =>
+          setAttachments((all) =>
+            all.some((b) => b.serverId === a.serverId && b.uri === a.uri) ? all : [...all, a],
+          )
+        }
+        onInsert={(inserted) => {
+          setText((current) => (current.trim() ? `${current}\n\n${inserted}` : inserted));
+          input.current?.focus();
+        }}
+      />
       <form
         className="composer"
         onSubmit={(e) => {

@@ -23,7 +23,7 @@ use crate::client::{Client, ListKind};
 use crate::confine::{self, SandboxReport};
 use crate::logs::ServerLog;
 use crate::stdio::{self, StdioProcess, StdioSpec};
-use crate::types::{PromptInfo, ResourceInfo, ToolInfo};
+use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
 
 /// Largest HTTP response or SSE event accepted: tool results can be large.
 const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
@@ -35,6 +35,14 @@ pub(super) struct Connected {
     pub service: Service,
     pub process: Option<StdioProcess>,
     pub list_changed: mpsc::UnboundedReceiver<ListKind>,
+    /// Feeds `list_changed`, for the `subscriptions/listen` stream of a 2026-07-28 connection.
+    pub list_sender: mpsc::UnboundedSender<ListKind>,
+    /// On a 2026-07-28 connection whose lists can change: what to listen for, and the stream
+    /// opened before the first listing (or why it could not be).
+    pub listening: Option<(
+        rmcp::model::SubscriptionFilter,
+        Result<rmcp::service::Subscription, ServiceError>,
+    )>,
     /// A remote server's sign-in, when it has one.
     pub session: Option<toolgate_oauth::Session>,
 }
@@ -235,6 +243,19 @@ impl ServerManager {
             }
             return Err(with_last_words(reason, exit, log).into());
         };
+        // Listening starts before the listing, so a change in between is not missed.
+        let listening = match super::listen::filter_for(service.peer()) {
+            Some(filter) => {
+                let opened = tokio::select! {
+                    opened = tokio::time::timeout(timeout, super::listen::open(&config.id, service.peer(), &filter)) => {
+                        opened.unwrap_or(Err(ServiceError::Timeout { timeout }))
+                    }
+                    () = cancel.cancelled() => Err(ServiceError::Cancelled { reason: None }),
+                };
+                Some((filter, opened))
+            }
+            None => None,
+        };
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
                 Ok(Ok(listed)) => Ok(listed),
@@ -249,6 +270,8 @@ impl ServerManager {
                     service,
                     process,
                     list_changed,
+                    list_sender: tx,
+                    listening,
                     session,
                 },
                 listed,
@@ -567,6 +590,7 @@ pub(super) struct Listed {
     pub protocol_version: Option<String>,
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
+    pub resource_templates: Vec<ResourceTemplateInfo>,
     pub prompts: Vec<PromptInfo>,
 }
 
@@ -586,6 +610,16 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
     } else {
         Vec::new()
     };
+    let templates = if capabilities.resources.is_some() {
+        peer.list_all_resource_templates()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::info!("listing resource templates failed: {e}");
+                Vec::new()
+            })
+    } else {
+        Vec::new()
+    };
     let prompts = if capabilities.prompts.is_some() {
         peer.list_all_prompts().await.unwrap_or_else(|e| {
             tracing::info!("listing prompts failed: {e}");
@@ -602,6 +636,10 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
         protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()),
         tools: tools.into_iter().map(ToolInfo::from).collect(),
         resources: resources.into_iter().map(ResourceInfo::from).collect(),
+        resource_templates: templates
+            .into_iter()
+            .map(ResourceTemplateInfo::from)
+            .collect(),
         prompts: prompts.into_iter().map(PromptInfo::from).collect(),
     })
 }
