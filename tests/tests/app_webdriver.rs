@@ -12,6 +12,9 @@
 #[path = "app_webdriver/shell.rs"]
 mod shell;
 
+#[path = "app_webdriver/apps.rs"]
+mod apps;
+
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -662,6 +665,9 @@ async fn scenario(
     let tokens = signs_in_to_a_remote_server(c, remote)
         .await
         .context("signing in to a remote server")?;
+    apps::an_app_shows_its_result_and_its_calls_pass_the_gate(c)
+        .await
+        .context("an MCP App")?;
     let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
     secrets.extend(tokens.iter().map(String::as_str));
     assert_no_secret_reached_the_web_view(c, &secrets).await?;
@@ -1018,6 +1024,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     ])
     .await;
     provider.set_models(&["llama3.2:latest", "qwen3:8b"]);
+    provider.push(apps::replies());
 
     // Installed from the .deb (the README's test command does that): it is in the desktop menu.
     if app_binary().starts_with("/usr/bin") {
@@ -1143,13 +1150,16 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .into_iter()
         .filter(|r| r.path != "/v1/models")
         .collect();
-    assert_eq!(sent.len(), 13, "one request per model round");
+    assert_eq!(sent.len(), 15, "one request per model round");
+    // The last two are the MCP App step's, after an imported server also offers `echo`.
+    let app_round = sent[13].body["tools"].to_string();
+    assert!(app_round.contains("\"get-time\""), "{app_round}");
     // The first run's chat went to "Ollama" in the OpenAI format, with no key at all.
     assert_eq!(sent[0].path, "/v1/chat/completions");
     assert!(!sent[0].headers.contains_key("authorization"));
     assert_eq!(sent[0].body["model"], "llama3.2:latest");
     // From the second on, a tool is switched off.
-    for request in &sent[1..] {
+    for request in &sent[1..13] {
         let tools: Vec<&str> = request.body["tools"]
             .as_array()
             .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
