@@ -263,6 +263,8 @@ pub(crate) fn plan(
 
     let mut writable: Vec<PathBuf> = config.roots.clone();
     writable.extend(arg_folders);
+    let (env_places, env_refused) = runtime::env_paths(env.iter(), protected);
+    writable.extend(env_places);
     writable.extend(settings.write.iter().cloned());
     // Before its own data folder joins the list: that one is inside Toolgate's folder on purpose.
     let opened = opened_warnings(protected, &writable);
@@ -300,6 +302,13 @@ pub(crate) fn plan(
     warnings.extend(opened);
     warnings.extend(opened_warnings(protected, &settings.read));
     warnings.extend(opened_warnings(protected, &arg_files));
+    warnings.extend(env_refused.iter().map(|p| {
+        format!(
+            "its environment names {}, whose folder is not open to it (it would open your home \
+             folder's private places); add a folder for it on the card",
+            p.display()
+        )
+    }));
     if let Some(cwd) = cwd.as_ref().filter(|c| !protected.allows(c)) {
         warnings.push(format!(
             "its working folder {} would open your home folder's private places, so it is not readable",

@@ -247,6 +247,46 @@ pub(crate) fn command_line_paths(args: &[String]) -> (Vec<PathBuf>, Vec<PathBuf>
     (folders, files)
 }
 
+/// Variables whose value is a path but not a place for the server's data.
+const NOT_DATA: &[&str] = &[
+    "HOME", "PATH", "PWD", "OLDPWD", "SHELL", "TMPDIR", "TMP", "TEMP",
+];
+
+/// The places the server's environment names (`MEMORY_FILE_PATH=/x/memory.jsonl`,
+/// `LOG_FILE=…`, `DATA_DIR=…`), all of which it may change: like a folder on its command line,
+/// the user configured it for the server. An existing folder or file is granted itself; a file
+/// still to be made, its folder, but only where `protected` allows that folder (a
+/// `~/memory.json` does not open the home folder). Returns the grants and the values left out.
+pub(crate) fn env_paths<'a>(
+    env: impl IntoIterator<Item = (&'a String, &'a String)>,
+    protected: &Protected,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut granted = Vec::new();
+    let mut refused = Vec::new();
+    for (name, value) in env {
+        if NOT_DATA.iter().any(|n| n.eq_ignore_ascii_case(name)) || value.contains("${") {
+            continue;
+        }
+        let path = Path::new(value.trim());
+        if !path.is_absolute() || path == Path::new("/") {
+            continue;
+        }
+        let place = if path.exists() {
+            Some(path)
+        } else {
+            path.parent().filter(|f| f.is_dir())
+        };
+        if let Some(place) = place {
+            if protected.allows(place) {
+                granted.push(place.to_path_buf());
+            } else {
+                refused.push(path.to_path_buf());
+            }
+        }
+    }
+    (granted, refused)
+}
+
 /// What a file on the command line needs around it: the package it belongs to (the folder
 /// holding its `node_modules`), else its own folder.
 pub(crate) fn file_folder(file: &Path) -> Option<PathBuf> {
@@ -299,6 +339,38 @@ mod tests {
         assert!(p
             .opened_by(Path::new("/home/u"))
             .contains(&PathBuf::from("/home/u/.ssh")));
+    }
+
+    #[test]
+    fn places_named_in_the_environment_are_granted_but_never_the_home_folder_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        let p = Protected::new(Some(home.clone()), &[]);
+        let env: Vec<(String, String)> = vec![
+            ("DATA_DIR".into(), data.to_string_lossy().into_owned()),
+            (
+                "LOG_FILE".into(),
+                data.join("new.log").to_string_lossy().into_owned(),
+            ),
+            (
+                "MEMORY_FILE_PATH".into(),
+                home.join("memory.json").to_string_lossy().into_owned(),
+            ),
+            (
+                "KEYS_DIR".into(),
+                home.join(".ssh").to_string_lossy().into_owned(),
+            ),
+            ("HOME".into(), home.to_string_lossy().into_owned()),
+            ("TOKEN".into(), "${secret:TOKEN}".into()),
+            ("MODE".into(), "fast".into()),
+        ];
+        let (granted, refused) = env_paths(env.iter().map(|(k, v)| (k, v)), &p);
+        assert_eq!(granted, vec![data.clone(), data.clone()]);
+        assert_eq!(refused, vec![home.join("memory.json"), home.join(".ssh")]);
     }
 
     #[test]
