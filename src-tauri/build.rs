@@ -53,6 +53,8 @@ fn main() {
         "preview_host",
         "connect_host",
         "undo_host",
+        "set_server_sandbox",
+        "set_server_trust",
         "read_resource_template",
         "get_prompt",
         "load_app",

@@ -3,6 +3,7 @@
 
 mod apps;
 mod commands;
+mod confinement;
 mod content;
 mod notify;
 mod shell_commands;
@@ -227,6 +228,8 @@ pub fn run() {
             commands::preview_host,
             commands::connect_host,
             commands::undo_host,
+            confinement::set_server_sandbox,
+            confinement::set_server_trust,
             content::read_resource_template,
             content::get_prompt,
             apps::load_app,

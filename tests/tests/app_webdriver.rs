@@ -213,6 +213,14 @@ async fn scenario(
         60,
     )
     .await?;
+    // Confined by default, and the card says how.
+    wait_text(
+        c,
+        "[data-testid=server-everything] [data-testid=sandbox-badge]",
+        "sandboxed · network none",
+        10,
+    )
+    .await?;
     click(c, "[data-testid=server-everything] [data-testid=tool-echo]").await?;
     fill(
         c,
@@ -520,6 +528,53 @@ async fn scenario(
     )
     .await?;
 
+    // Its sandbox switched off on the card: it restarts unconfined, and the card says so in
+    // red, with the warning on the card itself.
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox] summary",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-enabled]",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=save-sandbox]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-badge]",
+        "unconfined",
+        30,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-warnings]",
+        "the sandbox is off",
+        10,
+    )
+    .await?;
+    c.execute(
+        "document.querySelector('[data-testid=server-canary-server]').scrollIntoView()",
+        vec![],
+    )
+    .await
+    .context("scrolling to the card")?;
+    let shot = save_screenshot(c, "e2e-sandbox.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "ready",
+        30,
+    )
+    .await?;
+
     // Edited with the form: renamed, and still running with its secret.
     click(
         c,
@@ -567,6 +622,9 @@ async fn scenario(
     shell::open_settings(c, "diagnostics").await?;
     wait_text(c, "[data-testid=check-node]", "✓ node", 20).await?;
     wait_text(c, "[data-testid=check-keychain]", "✓ keychain", 5).await?;
+    // Passed where the kernel has it all and the app does not run as root (CI runs as root,
+    // which the check names as a gap).
+    wait_text(c, "[data-testid=check-sandbox]", "Landlock ABI", 5).await?;
     wait_text(c, "[data-testid=versions]", "Tauri", 5).await?;
     let shot = save_screenshot(c, "e2e-diagnostics.png").await?;
     eprintln!("screenshot saved: {}", shot.display());

@@ -71,11 +71,56 @@ export interface ServerSnapshot {
   prompts: PromptInfo[];
   /** The folders the server is offered as its roots. */
   roots: string[];
+  /** A local server's sandbox: what it may change and reach, and what is not enforced. */
+  sandbox?: SandboxReport | null;
+  /** Its results bring text from outside into a chat (the user's mark, or what it is). */
+  readsUntrusted?: boolean;
+  /** Its calls can send data out of this computer. */
+  sendsOut?: boolean;
+  /** Tools whose results the user reviews before the model sees them ("*": every tool). */
+  reviewResults?: string[];
   signedIn: SignedInInfo | null;
   /** The scopes a call was refused for; signing in again can grant them. */
   needsScope: string | null;
   /** Tools the server listed that Toolgate refuses, and why. */
   refusedTools: { name: string; reason: string }[];
+}
+
+/** How far a confined server reaches on the network. */
+export type NetworkAccess = "none" | "loopback" | "any";
+
+/** A local server's sandbox as it applies (or will, at its next start). */
+export interface SandboxReport {
+  enabled: boolean;
+  network: NetworkAccess;
+  /** Folders it may change: its roots, folders on its command line, its data folder, extras. */
+  writable: string[];
+  /** Folders beyond the system it may read: its program and runtime, its files, extras. */
+  readable: string[];
+  dataDir: string | null;
+  /** What is not confined, in words: shown as a warning. */
+  warnings: string[];
+  /** The settings are the defaults for what the server is. */
+  defaults: boolean;
+  /** How it is confined, e.g. "Landlock and seccomp". */
+  mechanism: string;
+}
+
+/** A local server's sandbox as the user sets it. */
+export interface SandboxSettings {
+  enabled: boolean;
+  network: NetworkAccess;
+  /** Extra folders it may read. */
+  read?: string[];
+  /** Extra folders it may change. */
+  write?: string[];
+}
+
+/** What the gate should know of a server; an absent mark takes the default for what it is. */
+export interface TrustMarks {
+  readsUntrusted?: boolean | null;
+  sendsOut?: boolean | null;
+  reviewResults?: string[];
 }
 
 export type HiddenReason =
@@ -146,8 +191,11 @@ export interface SecretView {
   hint: string | null;
 }
 
-/** What waits at the gate: a model's tool call, or a server's own request. */
-export type RequestKind = "toolCall" | "sampling" | "elicitation";
+/**
+ * What waits at the gate: a model's tool call, a server's own request, or a tool's result held
+ * for review before the model sees it (its `arguments` are `{ text }`).
+ */
+export type RequestKind = "toolCall" | "sampling" | "elicitation" | "toolResult";
 
 export interface PendingCall {
   id: string;
@@ -470,6 +518,8 @@ export type ServerConfig = {
   allowEnv?: string[];
   /** Pins the protocol era; absent or null: discover first, then initialize. */
   protocolVersion?: string | null;
+  sandbox?: SandboxSettings | null;
+  trust?: TrustMarks;
   /** What each tools/call tells this server in `_meta` (off when absent). Never a secret. */
   toolContext?: { conversationId?: boolean; meta?: Record<string, unknown> };
 } & (
@@ -500,9 +550,20 @@ export const serverLog = (serverId: string) => invoke<string[]>("server_log", { 
 export const setToolEnabled = (serverId: string, tool: string, enabled: boolean) =>
   invoke<void>("set_tool_enabled", { serverId, tool, enabled });
 
-/** The folders the server may work in (absolute paths). */
+/**
+ * The folders the server may work in (absolute paths). Returns a notice when the server was
+ * restarted to apply them to its sandbox.
+ */
 export const setServerRoots = (serverId: string, roots: string[]) =>
-  invoke<void>("set_server_roots", { serverId, roots });
+  invoke<string | null>("set_server_roots", { serverId, roots });
+
+/** Saves a local server's sandbox (null: the defaults); returns a notice when it restarted. */
+export const setServerSandbox = (serverId: string, sandbox: SandboxSettings | null) =>
+  invoke<string | null>("set_server_sandbox", { serverId, sandbox });
+
+/** Saves what the gate should know of a server; applies from its next call. */
+export const setServerTrust = (serverId: string, trust: TrustMarks) =>
+  invoke<void>("set_server_trust", { serverId, trust });
 
 export interface PresetView {
   id: string;

@@ -26,6 +26,10 @@ pub enum RequestKind {
     /// A server asks the user a question (`elicitation/create`). `arguments` are the answer
     /// (filled with the form's defaults), `input_schema` the form, and `message` the question.
     Elicitation,
+    /// A tool's result, held for the user's review before the model sees it. `arguments` are
+    /// `{"text": …}`, the result as the model would get it; approving passes it, an edit
+    /// replaces it, a denial withholds it. `message` says what the call was.
+    ToolResult,
 }
 
 /// A request held for the user's decision: usually a tool call, or a server's request.
@@ -164,6 +168,7 @@ impl PendingCall {
                 format!("{} asks you to open a page", self.server_name)
             }
             RequestKind::Elicitation => format!("{} asks you a question", self.server_name),
+            RequestKind::ToolResult => format!("Review the result of {}", self.tool),
         };
         if line.chars().count() <= 48 {
             line
@@ -201,6 +206,7 @@ impl PendingCall {
             RequestKind::ToolCall => "Toolgate: approve a tool call?",
             RequestKind::Sampling => "Toolgate: let a server use your model?",
             RequestKind::Elicitation => "Toolgate: a server asks you something",
+            RequestKind::ToolResult => "Toolgate: review a tool's result?",
         };
         let body = format!(
             "{}. Answer from the tray menu or open Toolgate.",

@@ -18,10 +18,12 @@ mod answer;
 mod approval;
 pub mod apps;
 mod attach;
+mod exposure;
 mod gate;
 mod output;
 mod record;
 mod requests;
+mod review;
 mod rules;
 mod tools;
 pub mod tray;
@@ -41,6 +43,7 @@ use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, TaskState
 
 pub use approval::{MemoryPolicy, PolicyStore};
 pub use attach::{with_attachments, Attached};
+pub use exposure::Exposure;
 pub use gate::{
     Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
 };
@@ -192,10 +195,12 @@ pub enum AgentError {
     InvalidAnswer(Vec<String>),
 }
 
-/// The tools of a turn, and the fingerprint of each server's launch for binding grants.
+/// The tools of a turn, the fingerprint of each server's launch for binding grants, and what
+/// the gate knows of each server (its way out, its untrusted output, results to review).
 struct Offer {
     catalog: Catalog,
     fingerprints: std::collections::HashMap<String, String>,
+    facts: exposure::Facts,
     /// (server id, tool) → the `ui://` resource of the MCP App that shows its results.
     apps: std::collections::HashMap<(String, String), String>,
 }
@@ -214,9 +219,14 @@ fn offer_of(catalog: Catalog, snapshot: &[toolgate_mcp::ServerSnapshot]) -> Offe
             })
         })
         .collect();
+    let facts = snapshot
+        .iter()
+        .map(|s| (s.id.clone(), exposure::ServerFacts::of(s)))
+        .collect();
     Offer {
         catalog,
         fingerprints,
+        facts,
         apps,
     }
 }
@@ -239,6 +249,8 @@ pub struct Agent {
     target: ToolTarget,
     /// The servers whose tools are offered, by id; `None`: every server.
     only: Option<std::collections::BTreeSet<String>>,
+    /// The untrusted content this conversation has read (see [`Exposure`]).
+    exposure: Arc<Exposure>,
 }
 
 impl Agent {
@@ -256,7 +268,15 @@ impl Agent {
             tools: CatalogSettings::default(),
             target: ToolTarget::Anthropic,
             only: None,
+            exposure: Arc::new(Exposure::new()),
         }
+    }
+
+    /// What the conversation has read so far, shared with the agents of its other turns (the
+    /// app builds one agent per turn) or of a connected client's other calls.
+    pub fn with_exposure(mut self, exposure: Arc<Exposure>) -> Self {
+        self.exposure = exposure;
+        self
     }
 
     /// Offers only these servers' tools (a connected client's profile).
@@ -322,7 +342,11 @@ impl Agent {
         if self.audit.client.is_none() {
             catalog.check(self.target)?;
         }
-        Ok(offer_of(catalog, &snapshot))
+        let offer = offer_of(catalog, &snapshot);
+        if self.exposure.first_recall() {
+            self.recall_exposure(&offer.catalog, &offer.facts);
+        }
+        Ok(offer)
     }
 
     /// Adds `user_text` to `history` and runs the loop until the model answers.
@@ -629,12 +653,18 @@ impl Agent {
         let subject = approval::subject(entry, fingerprint, &call.arguments);
         let conversation = self.audit.conversation.as_deref();
         let client = self.audit.client.as_deref();
-        let verdict = toolgate_policy::decide_for_client(
+        let untrusted = self.exposure.untrusted();
+        let egress = exposure::egress(entry, &offer.facts);
+        let verdict = toolgate_policy::decide_in(
             &toolgate_policy::Subject::ToolCall(subject.clone()),
             &self.policy.settings(),
-            conversation,
-            client,
-            approval::now_ms(),
+            &toolgate_policy::Context {
+                conversation_id: conversation,
+                client,
+                now_ms: approval::now_ms(),
+                untrusted: untrusted.as_deref(),
+                egress: egress.as_deref(),
+            },
         );
         let by_policy = match verdict.basis {
             toolgate_policy::Basis::Paused => DecidedBy::Pause,
@@ -711,6 +741,7 @@ impl Agent {
                 );
                 return self
                     .run(
+                        offer,
                         entry,
                         call,
                         call.arguments.clone(),
@@ -858,13 +889,17 @@ impl Agent {
             }
         };
         let (arguments, audit) = arguments;
-        self.run(entry, call, arguments, audit, options, on_event)
+        self.run(offer, entry, call, arguments, audit, options, on_event)
             .await
     }
 
     /// Runs an approved call on its server, reporting progress, and completes its audit entry.
+    /// The result is then reviewed when the user asked to, and noted as untrusted content when
+    /// it is.
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &self,
+        offer: &Offer,
         entry: &toolgate_catalog::Entry,
         call: &ToolCall,
         arguments: Value,
@@ -914,7 +949,8 @@ impl Agent {
             ),
             Err(e) => self.audit.finish(audit, millis, None, Some(&e.to_string())),
         }
-        CallOutcome::Ran(outcome)
+        self.after_run(offer, entry, call, outcome, options, on_event)
+            .await
     }
 
     /// What the model gets back from a call that ran, announced to the UI.

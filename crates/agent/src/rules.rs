@@ -103,6 +103,10 @@ mod tests {
                 command: command.into(),
                 args: Vec::new(),
             },
+            sandbox: None,
+            reads_untrusted: false,
+            sends_out: false,
+            review_results: Vec::new(),
         }
     }
 

@@ -89,6 +89,10 @@ mod tests {
                 command: "node".into(),
                 args: vec![format!("{id}.js")],
             },
+            sandbox: None,
+            reads_untrusted: false,
+            sends_out: false,
+            review_results: vec![],
         }
     }
 

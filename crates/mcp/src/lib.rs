@@ -22,6 +22,7 @@
 //! go to a [`ServerRequests`] handler the caller provides.
 
 mod client;
+pub mod confine;
 pub mod doctor;
 mod host_env;
 mod http;
@@ -35,10 +36,12 @@ pub mod templates;
 mod types;
 
 pub use client::{DeclineServerRequests, ServerRequests};
+pub use confine::SandboxReport;
 pub use host_env::HostEnv;
-pub use manager::{ManagerOptions, ServerManager};
+pub use manager::{ManagerOptions, RootsChange, ServerManager};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
+pub use toolgate_settings::NetworkAccess;
 pub use types::{
     CallOptions, CallProgress, Launch, LogLevel, PromptArgumentInfo, PromptInfo, RefusedTool,
     ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus, TaskState,

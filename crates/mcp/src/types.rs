@@ -240,6 +240,16 @@ pub struct ServerSnapshot {
     /// arguments and URLs may hold secrets.
     #[serde(skip)]
     pub launch: Launch,
+    /// A local server's sandbox: what it may change and reach, and what is not enforced. As
+    /// applied at its last start, else as its settings say.
+    pub sandbox: Option<crate::confine::SandboxReport>,
+    /// Its results bring text from outside into a chat (the user's mark, or what it is).
+    pub reads_untrusted: bool,
+    /// Its calls can send data out of this computer: remote, unconfined, with network access,
+    /// on a kernel that cannot confine its network, or marked so by the user.
+    pub sends_out: bool,
+    /// Tools whose results wait for the user's review before the model sees them (`*`: all).
+    pub review_results: Vec<String>,
 }
 
 /// A tool a server offered that Toolgate will not call, and why.

@@ -198,7 +198,17 @@ export default function ChatPanel({
       case "approvalRequested": {
         const { kind: _kind, ...call } = event;
         void _kind;
-        setItems((all) => [...all, { type: "tool", call, state: "waiting" }]);
+        setItems((all) => [
+          // A result held for review: the call's own card is done; the review card follows.
+          ...(call.request === "toolResult"
+            ? all.map((it) =>
+                it.type === "tool" && it.call.callId === call.callId && it.state === "running"
+                  ? { ...it, state: "done" as const, output: "The result waits for your review below." }
+                  : it,
+              )
+            : all),
+          { type: "tool", call, state: "waiting" },
+        ]);
         break;
       }
       case "decidedByRule": {

@@ -23,7 +23,8 @@ export default function ServerRequests() {
   const refresh = useCallback(() => {
     pendingApprovals().then(
       (all) => {
-        setWaiting(all.filter((c) => c.request !== "toolCall" || c.client));
+        // A chat's own calls and results are answered on its cards; a client's, here.
+        setWaiting(all.filter((c) => (c.request === "toolCall" || c.request === "toolResult" ? !!c.client : true)));
         setProblem(null);
       },
       (e) => setProblem(errorMessage(e)),

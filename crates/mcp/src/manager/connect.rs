@@ -20,6 +20,7 @@ use toolgate_settings::{Reference, ServerConfig, Transport};
 
 use super::ServerManager;
 use crate::client::{Client, ListKind};
+use crate::confine::{self, SandboxReport};
 use crate::logs::ServerLog;
 use crate::stdio::{self, StdioProcess, StdioSpec};
 use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
@@ -187,6 +188,7 @@ impl ServerManager {
         roots: Arc<RwLock<Vec<PathBuf>>>,
         refused: crate::http::Refused,
         cancel: &CancellationToken,
+        sandbox: &mut Option<SandboxReport>,
     ) -> Result<(Connected, Listed), Failure> {
         let (tx, list_changed) = mpsc::unbounded_channel();
         let timeout = Duration::from_secs(config.startup_timeout_secs);
@@ -204,7 +206,10 @@ impl ServerManager {
                 refused: refused.clone(),
             };
             let mode = attempts[attempt].0.clone();
-            let failed = match self.handshake(config, log, client, mode, cancel).await {
+            let failed = match self
+                .handshake(config, log, client, mode, cancel, sandbox)
+                .await
+            {
                 Ok(ok) => break ok,
                 Err(failed) => failed,
             };
@@ -297,6 +302,7 @@ impl ServerManager {
         client: Client,
         mode: ClientLifecycleMode,
         cancel: &CancellationToken,
+        sandbox: &mut Option<SandboxReport>,
     ) -> Result<Handshaken, Handshake> {
         let timeout = Duration::from_secs(config.startup_timeout_secs);
         let seconds = timeout.as_secs();
@@ -320,14 +326,33 @@ impl ServerManager {
                 // Read once, possibly slowly (the login shell): not part of this server's time.
                 let host = self.host_env().await;
                 let deadline = tokio::time::Instant::now() + timeout;
+                stdio::check_cwd(cwd.as_deref())?;
+                let program = host.resolve(command, cwd.as_deref())?;
                 let spec = StdioSpec {
                     server: &config.id,
-                    command,
+                    program: &program,
                     args,
                     env: &env,
                     cwd: cwd.as_deref(),
                 };
-                let spawned = stdio::spawn(&spec, host, log, &self.events)?;
+                let plan = confine::plan(
+                    config,
+                    &program,
+                    host,
+                    self.options.server_data.as_deref(),
+                    &self.protected,
+                )?;
+                *sandbox = match &plan {
+                    Some(plan) => {
+                        log.mark(&confine::describe(&plan.report));
+                        Some(plan.report.clone())
+                    }
+                    None => confine::unconfined_report(config),
+                };
+                if let Some(plan) = &plan {
+                    stdio::fetch(&spec, host, plan, log, timeout).await?;
+                }
+                let spawned = stdio::spawn(&spec, host, plan, log, &self.events)?;
                 self.registry().insert(&config.id, spawned.process.leader);
                 let process = spawned.process;
                 let serve = client.serve_with_lifecycle(
