@@ -632,16 +632,20 @@ async fn scenario(
     shell::open_settings(c, "general").await?;
     let autostart = std::path::Path::new(marker).join("home/.config/autostart/Toolgate.desktop");
     click(c, "[data-testid=start-at-login]").await?;
+    // The entry is created, then written: wait for a whole one.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !autostart.is_file() {
+    let entry = loop {
+        let entry = std::fs::read_to_string(&autostart).unwrap_or_default();
+        if entry.contains("Exec=") {
+            break entry;
+        }
         anyhow::ensure!(
             Instant::now() < deadline,
-            "no autostart entry at {}",
+            "no autostart entry at {}: {entry:?}",
             autostart.display()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let entry = std::fs::read_to_string(&autostart)?;
+    };
     anyhow::ensure!(entry.contains("--hidden"), "starts in the tray: {entry}");
     click(c, "[data-testid=start-at-login]").await?;
     let deadline = Instant::now() + Duration::from_secs(10);

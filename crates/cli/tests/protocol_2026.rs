@@ -18,9 +18,22 @@ use toolgate_policy::{Effect, Rule, Scope, Target};
 use toolgate_settings::Settings;
 use toolgate_tests::{json_lines, modern_server, temp_dir, TestDir};
 
+/// Toolgate's data folder in the test's folder. The server's log sits in a folder of its own
+/// beside it: the sandbox rightly keeps a server out of Toolgate's own folder and out of any
+/// folder holding it.
+fn data(dir: &Path) -> std::path::PathBuf {
+    dir.join("data")
+}
+
+fn server_log(dir: &Path) -> std::path::PathBuf {
+    dir.join("server").join("server.jsonl")
+}
+
 fn data_dir(tag: &str) -> (TestDir, Settings) {
     let dir = temp_dir(&format!("cli-2026-{tag}"));
-    let mut settings = Settings::first_run(modern_server("m", &dir.join("server.jsonl")));
+    std::fs::create_dir_all(data(&dir)).expect("data folder");
+    std::fs::create_dir_all(dir.join("server")).expect("server folder");
+    let mut settings = Settings::first_run(modern_server("m", &server_log(&dir)));
     for tool in ["book_table", "slow_report"] {
         settings.policy.rules.push(Rule::new(
             format!("allow-{tool}"),
@@ -33,7 +46,7 @@ fn data_dir(tag: &str) -> (TestDir, Settings) {
             0,
         ));
     }
-    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    toolgate_settings::file::save(&data(&dir).join("settings.json"), &settings).expect("settings");
     (dir, settings)
 }
 
@@ -42,7 +55,7 @@ fn call_at_a_terminal(dir: &Path, args: &str, typed: &[u8], editor: &Path) -> (i
     let command = format!(
         "{} --data-dir {} call {args}",
         env!("CARGO_BIN_EXE_toolgate"),
-        dir.display()
+        data(dir).display()
     );
     let mut child = Command::new("script")
         .args(["-qec", &command, "/dev/null"])
@@ -105,7 +118,7 @@ fn toolgate_call_asks_a_servers_questions_inside_the_call_at_the_terminal() {
         "{screen}"
     );
     assert!(screen.contains("sign-in answered: decline"), "{screen}");
-    let signins: Vec<Value> = json_lines(&dir.join("server.jsonl"))
+    let signins: Vec<Value> = json_lines(&server_log(&dir))
         .into_iter()
         .filter(|e| e["event"] == "signin")
         .collect();
@@ -172,7 +185,7 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
     let (dir, settings) = data_dir("gateway");
     let host = Host::open(HostOptions {
         env: Some(HostEnv::inherited()),
-        ..HostOptions::new(&*dir)
+        ..HostOptions::new(data(&dir))
     })
     .expect("host");
     host.servers.start_all(&settings.servers).await;
@@ -182,7 +195,8 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
         .await
         .iter()
         .all(|s| s.status == ServerStatus::Ready));
-    let gateway = Gateway::bind(host.clone(), toolgate_gateway::socket_path(&dir)).expect("binds");
+    let gateway =
+        Gateway::bind(host.clone(), toolgate_gateway::socket_path(&data(&dir))).expect("binds");
     let stop = gateway.stopper();
     tokio::spawn(gateway.serve());
     // The user at the window answers the server's questions.
@@ -210,7 +224,7 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
         }
     });
 
-    let mut raw = Raw::connect(&dir).await;
+    let mut raw = Raw::connect(&data(&dir)).await;
     raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "book_table", "arguments": {"people": 2}}}))
         .await;
