@@ -149,20 +149,17 @@ impl ServerManager {
             .reset_timeout_on_progress()
             .with_max_total_timeout(max_timeout);
         // Subscribed before the request goes out, so the first notification cannot be missed.
-        let events = options.progress.as_ref().map(|_| self.events.subscribe());
+        // Progress is passed on in this call's own loop below, not by a task of its own: a
+        // task per call cost more than the rest of the bookkeeping together.
+        let mut events = options.progress.map(|sink| (self.events.subscribe(), sink));
         let handle = peer
             .send_cancellable_request(request, request_options)
             .await
             .map_err(|_| exited())?;
-        let _forwarding = match (events, options.progress) {
-            (Some(events), Some(sink)) => Some(AbortOnDrop(tokio::spawn(forward_progress(
-                events,
-                server.to_owned(),
-                handle.progress_token.0.to_string(),
-                sink,
-            )))),
-            _ => None,
-        };
+        let token = events
+            .as_ref()
+            .map(|_| handle.progress_token.0.to_string())
+            .unwrap_or_default();
         let mut guard = CancelOnDrop {
             peer: Some(peer.clone()),
             id: handle.id.clone(),
@@ -173,19 +170,34 @@ impl ServerManager {
             tool: tool.to_owned(),
             seconds: max_timeout.as_secs(),
         };
-        let response = tokio::select! {
-            response = tokio::time::timeout(max_timeout + STUCK_GRACE, handle.await_response()) => {
-                match response {
-                    Ok(response) => response,
+        let waiting = tokio::time::timeout(max_timeout + STUCK_GRACE, handle.await_response());
+        tokio::pin!(waiting);
+        let response = loop {
+            tokio::select! {
+                response = &mut waiting => match response {
+                    Ok(response) => break response,
                     Err(_) => {
                         guard.send("timed out");
                         return Err(timed_out());
                     }
+                },
+                () = cancel.cancelled() => {
+                    guard.send("cancelled by the user");
+                    return Err(McpError::Cancelled { tool: tool.to_owned() });
                 }
-            }
-            () = cancel.cancelled() => {
-                guard.send("cancelled by the user");
-                return Err(McpError::Cancelled { tool: tool.to_owned() });
+                event = next_event(&mut events) => {
+                    match event {
+                        Ok(ServerEvent::Progress { server: s, token: t, progress, total, message })
+                            if s == server && t == token =>
+                        {
+                            if let Some((_, sink)) = &events {
+                                let _ = sink.send(CallProgress { progress, total, message });
+                            }
+                        }
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => events = None,
+                    }
+                }
             }
         };
         guard.peer = None;
@@ -215,39 +227,16 @@ impl ServerManager {
     }
 }
 
-/// Passes one call's progress notifications on, until the call ends (the task is aborted).
-async fn forward_progress(
-    mut events: tokio::sync::broadcast::Receiver<ServerEvent>,
-    server: String,
-    token: String,
-    sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
-) {
-    loop {
-        match events.recv().await {
-            Ok(ServerEvent::Progress {
-                server: s,
-                token: t,
-                progress,
-                total,
-                message,
-            }) if s == server && t == token => {
-                let _ = sink.send(CallProgress {
-                    progress,
-                    total,
-                    message,
-                });
-            }
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
-
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+/// The next server event for a call that forwards progress; never, for one that does not.
+async fn next_event(
+    events: &mut Option<(
+        tokio::sync::broadcast::Receiver<ServerEvent>,
+        tokio::sync::mpsc::UnboundedSender<CallProgress>,
+    )>,
+) -> Result<ServerEvent, tokio::sync::broadcast::error::RecvError> {
+    match events {
+        Some((events, _)) => events.recv().await,
+        None => std::future::pending().await,
     }
 }
 
