@@ -5,6 +5,9 @@
 //! next reply of a script and recording what it was sent. A request with `"stream": true` gets a
 //! scripted server-sent event stream, framed as each API frames it. Product code reaches it only
 //! through its normal base-URL setting. [`fixtures`] builds replies in the documented shapes.
+//! As the real services do, it refuses a malformed Anthropic request (too many cache
+//! breakpoints, only deferred tools, a `tool_reference` to a tool that is not deferred) and
+//! reports prompt caching in each reply's usage ([`wire`]).
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.
@@ -28,6 +31,7 @@ use toolgate_settings::ServerConfig;
 
 pub mod bench;
 pub mod fixtures;
+pub mod wire;
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that
 /// fails to cancel still ends).
@@ -157,6 +161,7 @@ struct Script {
     replies: Mutex<VecDeque<Scripted>>,
     received: Mutex<Vec<Recorded>>,
     models: Mutex<Vec<String>>,
+    cache: Mutex<wire::PromptCache>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -259,18 +264,43 @@ async fn answer(
     Json(body): Json<Value>,
 ) -> Response {
     let wants_stream = body["stream"] == json!(true);
+    let openai = uri.path().ends_with("/chat/completions");
+    if !openai {
+        if let Some(why) = wire::check_anthropic(&body) {
+            record(&script, &uri, &headers, body);
+            let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": why}});
+            return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+        }
+    }
+    let cache = {
+        let mut cache = lock(&script.cache);
+        if openai {
+            cache.openai(&body)
+        } else {
+            cache.anthropic(&body)
+        }
+    };
+    // Only a request that uses the cache gets its figures: Anthropic's with breakpoints, and
+    // OpenAI's that shares a cached prefix. Others keep the scripted usage as it is.
+    let caching = if openai {
+        cache.read > 0
+    } else {
+        cache.read + cache.written > 0 || body.to_string().contains("\"cache_control\"")
+    };
     record(&script, &uri, &headers, body);
     let next = lock(&script.replies).pop_front();
-    let Some(reply) = next else {
+    let Some(mut reply) = next else {
         return script_error("the test script has no more replies");
     };
+    if caching {
+        with_cache_usage(&mut reply, openai, cache);
+    }
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = match reply.stream {
         Some(_) if !wants_stream => {
             return script_error("the script has a stream, but the request did not ask for one")
         }
         Some(stream) => {
-            let openai = uri.path().ends_with("/chat/completions");
             let mut response = (status, sse_body(stream, openai)).into_response();
             response.headers_mut().insert(
                 axum::http::header::CONTENT_TYPE,
@@ -289,6 +319,34 @@ async fn answer(
         }
     }
     response
+}
+
+/// Puts what the prompt cache did into the reply's usage, where each API reports it.
+fn with_cache_usage(reply: &mut Scripted, openai: bool, cache: wire::CacheUse) {
+    let patch = |usage: &mut Value| {
+        if openai {
+            wire::openai_usage(usage, cache);
+        } else {
+            wire::anthropic_usage(usage, cache);
+        }
+    };
+    if let Some(usage) = reply.body.get_mut("usage").filter(|u| u.is_object()) {
+        patch(usage);
+    }
+    for event in reply.stream.iter_mut().flat_map(|s| s.events.iter_mut()) {
+        let SseEvent::Json(data) = event else {
+            continue;
+        };
+        if openai {
+            if let Some(usage) = data.get_mut("usage").filter(|u| u.is_object()) {
+                patch(usage);
+            }
+        } else if data["type"] == "message_start" {
+            if let Some(usage) = data["message"].get_mut("usage") {
+                patch(usage);
+            }
+        }
+    }
 }
 
 fn script_error(message: &str) -> Response {

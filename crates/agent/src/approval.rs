@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use toolgate_catalog::Entry;
-use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History};
+use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History, Pending};
 use toolgate_mcp::Launch;
 use toolgate_policy::{
     server_fingerprint, tool_fingerprint, Annotations, PolicySettings, Rule, Scope, ServerEndpoint,
@@ -59,9 +59,23 @@ pub(crate) fn launch_fingerprint(launch: &Launch) -> String {
     }
 }
 
+/// The fingerprint of what a tool is (its name, description and inputs), to bind grants to it.
+pub(crate) fn tool_print(entry: &Entry) -> String {
+    tool_fingerprint(
+        &entry.tool.name,
+        &entry.tool.description,
+        &entry.tool.input_schema,
+    )
+}
+
 /// The policy's view of a call: which server and tool (by original name), the arguments, the
 /// tool's hints, and the fingerprints its grants are bound to.
-pub(crate) fn subject(entry: &Entry, server_fingerprint: &str, arguments: &Value) -> PolicyCall {
+pub(crate) fn subject(
+    entry: &Entry,
+    server_fingerprint: &str,
+    tool_fingerprint: &str,
+    arguments: &Value,
+) -> PolicyCall {
     let annotations = entry.annotations();
     PolicyCall {
         server_id: entry.server_id.clone(),
@@ -72,11 +86,7 @@ pub(crate) fn subject(entry: &Entry, server_fingerprint: &str, arguments: &Value
             destructive: annotations.destructive_hint == Some(true),
         },
         server_fingerprint: server_fingerprint.to_owned(),
-        tool_fingerprint: tool_fingerprint(
-            &entry.tool.name,
-            &entry.tool.description,
-            &entry.tool.input_schema,
-        ),
+        tool_fingerprint: tool_fingerprint.to_owned(),
     }
 }
 
@@ -138,8 +148,20 @@ pub(crate) struct Decided<'a> {
     pub reason: Option<String>,
 }
 
+/// The id of a decision once it is committed; `None` (logged) when it could not be written: the
+/// user's answer stands regardless.
+pub(crate) async fn committed(pending: Option<Pending<i64>>) -> Option<i64> {
+    pending?
+        .await
+        .map_err(|e| tracing::error!("could not write the audit log: {e}"))
+        .ok()
+}
+
 impl Audit {
-    pub fn record(&self, d: Decided<'_>) -> Option<i64> {
+    /// Queues a decision on the history's writer thread. Await the [`Pending`] (through
+    /// [`committed`]) to know it is committed, as an allowed call must before it is sent; drop
+    /// it to let it be written on its own (a failure is logged).
+    pub fn record(&self, d: Decided<'_>) -> Option<Pending<i64>> {
         let history = self.history.as_ref()?;
         let mut entry = AuditEntry::new(
             d.call.server_id.clone(),
@@ -153,10 +175,7 @@ impl Audit {
         entry.original_arguments = d.original.cloned();
         entry.rule_id = d.rule_id;
         entry.reason = d.reason;
-        history
-            .record_audit(&entry)
-            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
-            .ok()
+        Some(history.queue_audit(&entry))
     }
 
     /// A call refused before any rule or person could decide it (an unknown tool, arguments
@@ -175,16 +194,15 @@ impl Audit {
         entry.conversation_id = self.conversation.clone();
         entry.client = self.client.clone();
         entry.reason = Some(reason);
-        if let Err(e) = history.record_audit(&entry) {
-            tracing::error!("could not write the audit log: {e}");
-        }
+        // Not waited for: the call never runs. A failure is logged by the writer.
+        drop(history.queue_audit(&entry));
     }
 
+    /// Completes an entry when its call returns. Queued, not waited for: the result goes back
+    /// at once, and the entry is committed with the next batch (a failure is logged).
     pub fn finish(&self, id: Option<i64>, millis: u64, bytes: Option<u64>, error: Option<&str>) {
         if let (Some(history), Some(id)) = (&self.history, id) {
-            if let Err(e) = history.finish_audit(id, millis, bytes, error.is_some(), error) {
-                tracing::error!("could not complete the audit entry: {e}");
-            }
+            drop(history.queue_finish_audit(id, millis, bytes, error.is_some(), error));
         }
     }
 }

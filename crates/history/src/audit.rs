@@ -5,12 +5,12 @@
 use std::io::Write;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Failure;
-use crate::{fold, Clock, History, HistoryError, SystemClock};
+use crate::{fold, Clock, History, HistoryError, Pending, SystemClock};
 
 /// What the approval gate decided about a request.
 ///
@@ -215,14 +215,52 @@ impl History {
     /// [`History::finish_audit`].
     ///
     /// Called when the decision is made, before an allowed call is sent: the entry is committed
-    /// to disk before this returns, so even a crash during the call leaves it in the log.
+    /// before this returns, so even a crash during the call leaves it in the log. Async code
+    /// awaits [`History::queue_audit`] instead.
     pub fn record_audit(&self, entry: &AuditEntry) -> Result<i64, HistoryError> {
+        self.queue_audit(entry).wait()
+    }
+
+    /// [`History::record_audit`] without blocking: the entry is queued on the writer thread, and
+    /// the [`Pending`] resolves to its id once it is committed (with whatever else was queued
+    /// meanwhile: one commit for many calls).
+    pub fn queue_audit(&self, entry: &AuditEntry) -> Pending<i64> {
         let arguments = entry.arguments.to_string();
         let original_arguments = entry.original_arguments.as_ref().map(Value::to_string);
         let search_text = audit_search_text(entry);
         // SQLite integers are i64; saturate, as `add_usage` does, rather than fail the call.
         let clamp = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
-        self.run(|conn| {
+        let row = (
+            entry.decided_at,
+            entry.conversation_id.clone(),
+            entry.server_id.clone(),
+            entry.tool.clone(),
+            entry.decision.as_str(),
+            entry.decided_by.as_str(),
+            entry.rule_id.clone(),
+            entry.reason.clone(),
+            clamp(entry.duration_ms),
+            clamp(entry.result_bytes),
+            entry.is_error,
+            entry.error.clone(),
+            entry.client.clone(),
+        );
+        self.writer.write(move |conn| {
+            let (
+                decided_at,
+                conversation_id,
+                server_id,
+                tool,
+                decision,
+                decided_by,
+                rule_id,
+                reason,
+                duration_ms,
+                result_bytes,
+                is_error,
+                error,
+                client,
+            ) = row;
             conn.prepare_cached(
                 "INSERT INTO audit (decided_at, conversation_id, server_id, tool, arguments,
                     original_arguments, decision, decided_by, rule_id, reason, duration_ms,
@@ -230,24 +268,24 @@ impl History {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?
             .execute(params![
-                entry.decided_at,
-                entry.conversation_id,
-                entry.server_id,
-                entry.tool,
+                decided_at,
+                conversation_id,
+                server_id,
+                tool,
                 arguments,
                 original_arguments,
-                entry.decision.as_str(),
-                entry.decided_by.as_str(),
-                entry.rule_id,
-                entry.reason,
-                clamp(entry.duration_ms),
-                clamp(entry.result_bytes),
-                entry.is_error,
-                entry.error,
+                decision,
+                decided_by,
+                rule_id,
+                reason,
+                duration_ms,
+                result_bytes,
+                is_error,
+                error,
                 search_text,
-                entry.client,
+                client,
             ])?;
-            // The mutex keeps any other insert on this connection from coming in between.
+            // Only the writer thread inserts on this connection, one write at a time.
             Ok(conn.last_insert_rowid())
         })
     }
@@ -256,8 +294,8 @@ impl History {
     /// whether it failed.
     ///
     /// An entry is finished once, and only if it was allowed (nothing else ran); otherwise this
-    /// fails with [`HistoryError::AuditNotFinishable`] and changes nothing. Committed to disk
-    /// before it returns.
+    /// fails with [`HistoryError::AuditNotFinishable`] and changes nothing. Committed before it
+    /// returns; [`History::queue_finish_audit`] does not wait.
     pub fn finish_audit(
         &self,
         id: i64,
@@ -266,16 +304,29 @@ impl History {
         is_error: bool,
         error: Option<&str>,
     ) -> Result<(), HistoryError> {
+        self.queue_finish_audit(id, duration_ms, result_bytes, is_error, error)
+            .wait()
+    }
+
+    /// [`History::finish_audit`] queued on the writer thread. Dropping the [`Pending`] is fine:
+    /// the write still happens, and a failure is logged.
+    pub fn queue_finish_audit(
+        &self,
+        id: i64,
+        duration_ms: u64,
+        result_bytes: Option<u64>,
+        is_error: bool,
+        error: Option<&str>,
+    ) -> Pending<()> {
         let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        self.run(|conn| {
-            // IMMEDIATE: the check and the update are one step, even against another process.
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let state: Option<(String, Option<i64>)> = tx
-                .query_row(
-                    "SELECT decision, duration_ms FROM audit WHERE id = ?1",
-                    [id],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
+        let (duration_ms, result_bytes) = (clamp(duration_ms), result_bytes.map(clamp));
+        let error = error.map(str::to_owned);
+        self.writer.write(move |conn| {
+            // Inside the writer's `BEGIN IMMEDIATE`: the check and the update are one step, even
+            // against another process.
+            let state: Option<(String, Option<i64>)> = conn
+                .prepare_cached("SELECT decision, duration_ms FROM audit WHERE id = ?1")?
+                .query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()?;
             let refusal = match state {
                 None => Some("there is no such entry"),
@@ -290,18 +341,11 @@ impl History {
             if let Some(reason) = refusal {
                 return Err(HistoryError::AuditNotFinishable { id, reason }.into());
             }
-            tx.execute(
+            conn.prepare_cached(
                 "UPDATE audit SET duration_ms = ?2, result_bytes = ?3, is_error = ?4, error = ?5
                  WHERE id = ?1",
-                params![
-                    id,
-                    clamp(duration_ms),
-                    result_bytes.map(clamp),
-                    is_error,
-                    error
-                ],
-            )?;
-            tx.commit()?;
+            )?
+            .execute(params![id, duration_ms, result_bytes, is_error, error])?;
             Ok(())
         })
     }

@@ -109,6 +109,18 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             CREATE INDEX audit_by_client ON audit (client, decided_at);
         ",
     },
+    Migration {
+        version: 5,
+        // Prompt caching and cost: the tokens read from and written to the provider's prompt
+        // cache, the estimated cost of the model calls whose price is known (millionths of a
+        // dollar), and how many calls had no known price. Added in place: old rows keep 0.
+        sql: "
+            ALTER TABLE conversations ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN cost_micro_usd INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+        ",
+    },
 ];
 
 /// The schema version this build writes.

@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use toolgate_agent::{Gate, ModelSource, PolicyStore, ServerRequestGate};
+use toolgate_agent::{Gate, ModelSource, Offers, PolicyStore, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError, WireFormat};
 use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
@@ -133,6 +133,9 @@ pub struct Host {
     pub history: Result<Arc<History>, String>,
     pub gate: Arc<Gate>,
     pub servers: Arc<ServerManager>,
+    /// The catalog and what derives from it, kept until the servers or the tool settings
+    /// change: shared by every turn of the app or the CLI and every call of the gateway.
+    pub offers: Arc<Offers>,
     /// What the user must be told about this start (a file that could not be read and where it
     /// was kept), once.
     pub notices: Vec<String>,
@@ -217,6 +220,7 @@ impl Host {
                 history,
                 gate,
                 servers,
+                offers: Arc::default(),
                 notices,
                 grants: Mutex::default(),
             }
