@@ -2,7 +2,9 @@ import { useRef, useState } from "react";
 import {
   answerAll,
   answerApproval,
+  type ConversationSummary,
   currentConversation,
+  listConversations,
   type Decision,
   errorMessage,
   openConversation,
@@ -25,7 +27,7 @@ type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
 export type Item =
   | { type: "user"; text: string }
-  | { type: "assistant"; text: string; usage?: Usage; streaming?: boolean }
+  | { type: "assistant"; text: string; usage?: Usage; cost?: number | null; streaming?: boolean }
   | {
       type: "tool";
       call: PendingCall;
@@ -42,6 +44,29 @@ interface Props {
   provider: ProviderView | null;
   servers: ServerSnapshot[];
   onOpenProvider: () => void;
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** A cost in millionths of a dollar, as `≈ $0.0123` (small amounts keep four decimals). */
+export function dollars(micro: number): string {
+  const value = micro / 1_000_000;
+  return `≈ $${value >= 1 ? value.toFixed(2) : value.toFixed(4)}`;
+}
+
+/** A turn's or a conversation's tokens and cost, in one line. */
+export function describeUsage(usage: Usage, cost: number | null | undefined, unpriced = 0): string {
+  const parts = [`${count(usage.inputTokens)} in`, `${count(usage.outputTokens)} out`];
+  if (usage.cacheReadTokens > 0) parts.push(`${count(usage.cacheReadTokens)} cache read`);
+  if (usage.cacheWriteTokens > 0) parts.push(`${count(usage.cacheWriteTokens)} cache write`);
+  let text = `${parts.join(" · ")} tokens`;
+  if (cost !== null && cost !== undefined) {
+    text += ` · ${dollars(cost)}`;
+    if (unpriced > 0) text += ` (+ ${unpriced} model call${unpriced === 1 ? "" : "s"} of unknown price)`;
+  } else if (cost === null) {
+    text += " · cost unknown for this model";
+  }
+  return text;
 }
 
 /** Turns stored messages back into what the chat shows. */
@@ -94,7 +119,19 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
+  /** The conversation's totals, as the history last had them. */
+  const [totals, setTotals] = useState<ConversationSummary | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
+
+  const refreshTotals = async (id: string | null) => {
+    if (!id) return setTotals(null);
+    try {
+      const all = await listConversations(null);
+      setTotals(all.find((c) => c.id === id) ?? null);
+    } catch {
+      setTotals(null);
+    }
+  };
 
   const toolCount = servers
     .filter((s) => s.status.state === "ready")
@@ -112,10 +149,10 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
 
   // The text of a round arrives in pieces into one "streaming" item, which the round's whole
   // text then replaces (so what stays on screen is exactly what the model said).
-  const settleText = (text: string, usage?: Usage) =>
+  const settleText = (text: string, usage?: Usage, cost?: number | null) =>
     setItems((all) => {
       const last = all[all.length - 1];
-      const done: Item = { type: "assistant", text, usage };
+      const done: Item = { type: "assistant", text, usage, cost };
       if (last?.type === "assistant" && last.streaming) return [...all.slice(0, -1), done];
       return text || usage ? [...all, done] : all;
     });
@@ -185,8 +222,38 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       case "toolDenied":
         updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
         break;
+      case "toolsSearched": {
+        const names = event.found.map((f) => f.name);
+        setItems((all) => [
+          ...all,
+          {
+            type: "notice",
+            text:
+              names.length > 0
+                ? `Searched the tools for “${event.query}”: loaded ${names.join(", ")}.`
+                : `Searched the tools for “${event.query}”: nothing found.`,
+          },
+        ]);
+        break;
+      }
+      case "usage":
+        // Added to the conversation's totals as each model call ends (the backend saves them).
+        setTotals((t) =>
+          t
+            ? {
+                ...t,
+                inputTokens: t.inputTokens + event.usage.inputTokens,
+                outputTokens: t.outputTokens + event.usage.outputTokens,
+                cacheReadTokens: t.cacheReadTokens + event.usage.cacheReadTokens,
+                cacheWriteTokens: t.cacheWriteTokens + event.usage.cacheWriteTokens,
+                costMicroUsd: t.costMicroUsd + (event.costMicroUsd ?? 0),
+                unpricedCalls: t.unpricedCalls + (event.costMicroUsd === null ? 1 : 0),
+              }
+            : t,
+        );
+        break;
       case "finished":
-        settleText(event.text, event.usage);
+        settleText(event.text, event.usage, event.costMicroUsd);
         break;
       case "failed":
         break; // The command's rejection carries the same message; shown once, below.
@@ -206,7 +273,10 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     } finally {
       setBusy(false);
       // The first message of a new chat creates its stored conversation.
-      currentConversation().then(setCurrent, () => undefined);
+      currentConversation().then((id) => {
+        setCurrent(id);
+        void refreshTotals(id);
+      }, () => undefined);
       setListVersion((v) => v + 1);
       input.current?.focus();
     }
@@ -217,6 +287,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       const messages = await openConversation(id);
       setItems(itemsFromMessages(messages));
       setCurrent(id);
+      void refreshTotals(id);
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     }
@@ -256,6 +327,7 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     await resetConversation();
     setItems([]);
     setCurrent(null);
+    setTotals(null);
     setListVersion((v) => v + 1);
   };
 
@@ -300,8 +372,8 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
                   <Markdown text={item.text} />
                 </div>
                 {item.usage && (
-                  <span className="muted small">
-                    {item.usage.inputTokens} in · {item.usage.outputTokens} out tokens
+                  <span className="muted small" data-testid="turn-usage">
+                    {describeUsage(item.usage, item.cost)}
                   </span>
                 )}
               </>
@@ -329,6 +401,16 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           </li>
         ))}
       </ol>
+      {totals && totals.inputTokens + totals.outputTokens > 0 && (
+        <p className="muted small" data-testid="conversation-usage">
+          This conversation:{" "}
+          {describeUsage(
+            totals,
+            totals.costMicroUsd > 0 || totals.unpricedCalls === 0 ? totals.costMicroUsd : null,
+            totals.unpricedCalls,
+          )}
+        </p>
+      )}
       {waiting > 1 && (
         <div className="row" data-testid="answer-all">
           <span className="muted">{waiting} calls are waiting:</span>
