@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use toolgate_catalog::Entry;
-use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History, Pending};
+use toolgate_history::{AuditDecision, AuditEntry, AuditRef, DecidedBy, History, Pending};
 use toolgate_mcp::Launch;
 use toolgate_policy::{
     server_fingerprint, tool_fingerprint, Annotations, PolicySettings, Rule, Scope, ServerEndpoint,
@@ -148,21 +148,27 @@ pub(crate) struct Decided<'a> {
     pub reason: Option<String>,
 }
 
-/// The id of a decision once it is committed; `None` (logged) when it could not be written: the
-/// user's answer stands regardless.
-pub(crate) async fn committed(pending: Option<Pending<i64>>) -> Option<i64> {
-    pending?
-        .await
-        .map_err(|e| tracing::error!("could not write the audit log: {e}"))
-        .ok()
-}
-
 impl Audit {
-    /// Queues a decision on the history's writer thread. Await the [`Pending`] (through
-    /// [`committed`]) to know it is committed, as an allowed call must before it is sent; drop
-    /// it to let it be written on its own (a failure is logged).
+    /// Writes the decision to allow a call, before the call is sent: into the history's audit
+    /// journal (in the operating system when this returns, so it survives the app being
+    /// killed), and queued for the database, with no commit on the call's path. `None` (logged)
+    /// when it could not be written: the user's answer stands regardless.
+    pub fn allowed(&self, d: Decided<'_>) -> Option<AuditRef> {
+        let history = self.history.as_ref()?;
+        history
+            .journal_audit(self.entry(d))
+            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
+            .ok()
+    }
+
+    /// Queues a decision that runs nothing (a refusal, a time-out) on the history's writer
+    /// thread, without waiting (a failure is logged).
     pub fn record(&self, d: Decided<'_>) -> Option<Pending<i64>> {
         let history = self.history.as_ref()?;
+        Some(history.queue_audit(&self.entry(d)))
+    }
+
+    fn entry(&self, d: Decided<'_>) -> AuditEntry {
         let mut entry = AuditEntry::new(
             d.call.server_id.clone(),
             d.call.tool.clone(),
@@ -175,7 +181,7 @@ impl Audit {
         entry.original_arguments = d.original.cloned();
         entry.rule_id = d.rule_id;
         entry.reason = d.reason;
-        Some(history.queue_audit(&entry))
+        entry
     }
 
     /// A call refused before any rule or person could decide it (an unknown tool, arguments
@@ -198,11 +204,18 @@ impl Audit {
         drop(history.queue_audit(&entry));
     }
 
-    /// Completes an entry when its call returns. Queued, not waited for: the result goes back
-    /// at once, and the entry is committed with the next batch (a failure is logged).
-    pub fn finish(&self, id: Option<i64>, millis: u64, bytes: Option<u64>, error: Option<&str>) {
-        if let (Some(history), Some(id)) = (&self.history, id) {
-            drop(history.queue_finish_audit(id, millis, bytes, error.is_some(), error));
+    /// Completes an entry when its call returns. Queued, not waited for and not woken for: the
+    /// result goes back at once, and the entry is committed with the writer's next batch (a
+    /// failure is logged).
+    pub fn finish(
+        &self,
+        entry: Option<&AuditRef>,
+        millis: u64,
+        bytes: Option<u64>,
+        error: Option<&str>,
+    ) {
+        if let (Some(history), Some(entry)) = (&self.history, entry) {
+            history.finish_audit_later(entry, millis, bytes, error.is_some(), error);
         }
     }
 }

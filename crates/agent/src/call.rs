@@ -154,16 +154,20 @@ impl Agent {
             .get(&entry.server_id)
             .map(String::as_str)
             .unwrap_or("");
-        let subject = approval::subject(
+        let asked = toolgate_policy::Subject::ToolCall(approval::subject(
             entry,
             fingerprint,
             &offer.tool_print(entry),
             &call.arguments,
-        );
+        ));
+        // The policy's view of the call, borrowed from the subject the decision takes.
+        let toolgate_policy::Subject::ToolCall(subject) = &asked else {
+            return error("Toolgate could not describe this call to the approval rules.".into());
+        };
         let conversation = self.audit.conversation.as_deref();
         let client = self.audit.client.as_deref();
         let verdict = toolgate_policy::decide_for_client(
-            &toolgate_policy::Subject::ToolCall(subject.clone()),
+            &asked,
             &self.policy.settings(),
             conversation,
             client,
@@ -174,11 +178,24 @@ impl Agent {
             toolgate_policy::Basis::Rule => DecidedBy::Rule,
             _ => DecidedBy::Default,
         };
-        // Queues the decision on the history's writer; an allowed call awaits its commit
-        // (`approval::committed`) before it is sent, a refusal does not wait.
+        // An allowed call's decision is in the audit journal before the call is sent (no
+        // database commit on its path); a decision that runs nothing is only queued.
+        let allowed = |by, arguments: &Value, original, reason: Option<String>| {
+            self.audit.allowed(approval::Decided {
+                call: subject,
+                arguments,
+                original,
+                decision: AuditDecision::Allowed,
+                by,
+                rule_id: (by == DecidedBy::Rule)
+                    .then(|| verdict.rule_id.clone())
+                    .flatten(),
+                reason,
+            })
+        };
         let write = |decision, by, arguments: &Value, original, reason: Option<String>| {
             self.audit.record(approval::Decided {
-                call: &subject,
+                call: subject,
                 arguments,
                 original,
                 decision,
@@ -239,14 +256,12 @@ impl Agent {
                     call: shown(verdict.reason.clone()),
                     allowed: true,
                 });
-                let audit = approval::committed(write(
-                    AuditDecision::Allowed,
+                let audit = allowed(
                     by_policy,
                     &call.arguments,
                     None,
                     Some(verdict.reason.clone()),
-                ))
-                .await;
+                );
                 return self
                     .run(
                         entry,
@@ -330,7 +345,7 @@ impl Agent {
                 };
                 if let Some((allow, reach, lasting)) = remembered {
                     let rule = approval::rule_for(
-                        &subject,
+                        subject,
                         allow,
                         reach,
                         lasting,
@@ -373,25 +388,16 @@ impl Agent {
                         );
                     }
                     Decision::ApproveEdited { arguments } => {
-                        let audit = approval::committed(write(
-                            AuditDecision::Allowed,
+                        let audit = allowed(
                             DecidedBy::User,
                             &arguments,
                             Some(&call.arguments),
                             Some("approved with edited arguments".to_owned()),
-                        ))
-                        .await;
+                        );
                         (arguments, audit)
                     }
                     Decision::Approve | Decision::Allow { .. } => {
-                        let audit = approval::committed(write(
-                            AuditDecision::Allowed,
-                            DecidedBy::User,
-                            &call.arguments,
-                            None,
-                            None,
-                        ))
-                        .await;
+                        let audit = allowed(DecidedBy::User, &call.arguments, None, None);
                         (call.arguments.clone(), audit)
                     }
                 }
@@ -408,7 +414,7 @@ impl Agent {
         entry: &toolgate_catalog::Entry,
         call: &ToolCall,
         arguments: Value,
-        audit: Option<i64>,
+        audit: Option<toolgate_history::AuditRef>,
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> CallOutcome {
@@ -445,12 +451,14 @@ impl Agent {
         let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match &outcome {
             Ok(output) => self.audit.finish(
-                audit,
+                audit.as_ref(),
                 millis,
                 json_size(&output.raw),
                 output.is_error.then_some("the tool reported an error"),
             ),
-            Err(e) => self.audit.finish(audit, millis, None, Some(&e.to_string())),
+            Err(e) => self
+                .audit
+                .finish(audit.as_ref(), millis, None, Some(&e.to_string())),
         }
         CallOutcome::Ran(outcome)
     }
@@ -466,12 +474,14 @@ impl Agent {
         let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
             Ok(output) => {
-                shown = images_of(&output.raw)
-                    .into_iter()
+                let images = images_of(&output.raw);
+                shown = images
+                    .iter()
                     .filter_map(|part| match part {
-                        ContentPart::Image { mime_type, data } => {
-                            Some(ShownImage { mime_type, data })
-                        }
+                        ContentPart::Image { mime_type, data } => Some(ShownImage {
+                            mime_type: mime_type.clone(),
+                            data: data.clone(),
+                        }),
                         _ => None,
                     })
                     .collect();
@@ -481,7 +491,7 @@ impl Agent {
                     // Endpoints that copy OpenAI's API often serve text-only models, which fail
                     // on an image; only providers known to take images get them.
                     if matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi) {
-                        images_of(&output.raw)
+                        images
                     } else {
                         Vec::new()
                     },

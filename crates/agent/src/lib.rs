@@ -190,6 +190,32 @@ pub enum AgentError {
     Tools(#[from] CatalogError),
 }
 
+/// What a turn sends besides the conversation.
+struct Prepared {
+    offer: Arc<offer::Offer>,
+    tools: search::TurnTools,
+    system: Option<String>,
+}
+
+/// One round's request.
+fn request(
+    model: &str,
+    system: &Option<String>,
+    history: &[Message],
+    tools: &search::TurnTools,
+    offer: &offer::Offer,
+) -> ChatRequest {
+    ChatRequest {
+        model: model.to_owned(),
+        system: system.clone(),
+        messages: history.to_vec(),
+        tools: tools.specs(offer),
+        max_tokens: 4096,
+        // Breakpoints for Anthropic; OpenAI caches the same stable prefix by itself.
+        cache: true,
+    }
+}
+
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
 /// mid-turn loses nothing already shown. Awaited before the turn goes on; it must not block an
 /// async worker (the history's writes are queued to its writer thread).
@@ -366,12 +392,11 @@ impl Agent {
             },
         )
         .await;
-        let offer = self.offer().await?;
-        let mut tools = search::plan(&offer, &self.tools, self.target)?;
-        let system = match (&self.system, tools.note()) {
-            (Some(system), Some(note)) => Some(format!("{system}\n\n{note}")),
-            (system, note) => system.clone().or(note),
-        };
+        let Prepared {
+            offer,
+            mut tools,
+            system,
+        } = self.prepare().await?;
         let format = match self.target {
             ToolTarget::Anthropic => WireFormat::Anthropic,
             _ => WireFormat::OpenAi,
@@ -379,15 +404,7 @@ impl Agent {
         let mut usage = Usage::default();
         let mut cost = Some(0u64);
         for _ in 0..options.max_rounds {
-            let request = ChatRequest {
-                model: model.to_owned(),
-                system: system.clone(),
-                messages: history.clone(),
-                tools: tools.specs(&offer),
-                max_tokens: 4096,
-                // Breakpoints for Anthropic; OpenAI caches the same stable prefix by itself.
-                cache: true,
-            };
+            let request = request(model, &system, history, &tools, &offer);
             let mut reply = self.ask(provider, &request, options, on_event).await?;
             ids::unique_call_ids(&mut reply.tool_calls, &ids::call_ids(history));
             let call_cost = toolgate_llm::pricing::cost_micro_usd(format, model, &reply.usage);
@@ -452,6 +469,40 @@ impl Agent {
             }
         }
         Err(AgentError::TooManyRounds(options.max_rounds))
+    }
+
+    /// What a turn needs before its first request: the offer (kept from an earlier turn when
+    /// nothing changed), the tools the turn sends, and the system prompt.
+    async fn prepare(&self) -> Result<Prepared, AgentError> {
+        let offer = self.offer().await?;
+        let tools = search::plan(&offer, &self.tools, self.target)?;
+        let system = match (&self.system, tools.note()) {
+            (Some(system), Some(note)) => Some(format!("{system}\n\n{note}")),
+            (system, note) => system.clone().or(note),
+        };
+        Ok(Prepared {
+            offer,
+            tools,
+            system,
+        })
+    }
+
+    /// The request a turn's first round sends for `history` (which ends with the user's
+    /// message), built exactly as [`Self::run_turn`] builds it: for the benchmarks, which measure
+    /// a turn's own cost (the catalog and the request) without a model.
+    pub async fn first_request(
+        &self,
+        model: &str,
+        history: &[Message],
+    ) -> Result<ChatRequest, AgentError> {
+        let prepared = self.prepare().await?;
+        Ok(request(
+            model,
+            &prepared.system,
+            history,
+            &prepared.tools,
+            &prepared.offer,
+        ))
     }
 
     /// One model call, streamed (text deltas go to the UI as they arrive), retried with backoff

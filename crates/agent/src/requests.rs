@@ -199,7 +199,13 @@ impl ServerRequestGate {
     fn finish(&self, id: Option<i64>, started: Instant, bytes: Option<u64>, error: Option<&str>) {
         if let (Some(history), Some(id)) = (&self.history, id) {
             let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            drop(history.queue_finish_audit(id, millis, bytes, error.is_some(), error));
+            drop(history.queue_finish_audit(
+                &toolgate_history::AuditRef::Id(id),
+                millis,
+                bytes,
+                error.is_some(),
+                error,
+            ));
         }
     }
 

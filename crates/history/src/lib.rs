@@ -53,12 +53,13 @@
 //!
 //! - **Recorded when decided, completed when the call returns.** [`History::record_audit`]
 //!   writes the decision before an allowed call is sent, and [`History::finish_audit`] adds its
-//!   duration, result size and error when it returns. The agent awaits the decision's commit
-//!   ([`History::queue_audit`]) before the call goes out, and queues the completion without
-//!   waiting ([`History::queue_finish_audit`]), so a call costs at most one commit on its path,
-//!   shared with the other calls deciding at that moment. A crash in the middle of a call still
-//!   leaves the decision in the file: an allowed entry without a duration is a call still
-//!   running, or one that never came back.
+//!   duration, result size and error when it returns. On a call's path the agent uses
+//!   [`History::journal_audit`]: the decision is appended to this process's audit journal (one
+//!   file write, in the operating system when it returns; `journal.rs`) and inserted with the
+//!   writer's next batch, and [`History::finish_audit_later`] completes it the same way, so no
+//!   database commit is on a call's path. A crash or kill in the middle of a call still leaves
+//!   the decision: in the file, or in the journal, which the next [`History::open`] replays. An
+//!   allowed entry without a duration is a call still running, or one that never came back.
 //! - **Each part is written once.** Nothing changes an entry's decision, arguments or reason
 //!   after `record_audit`; `finish_audit` fills in the outcome once, and only for an allowed
 //!   entry (nothing else ran). That keeps a bug in the caller from rewriting the log. It is not
@@ -84,6 +85,7 @@
 
 mod audit;
 mod error;
+mod journal;
 mod recover;
 mod schema;
 #[cfg(test)]
@@ -91,6 +93,7 @@ mod tests;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -100,12 +103,12 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::audit::{AuditDecision, AuditEntry, AuditFilter, AuditRow, DecidedBy};
+pub use crate::audit::{AuditDecision, AuditEntry, AuditFilter, AuditRef, AuditRow, DecidedBy};
 use crate::error::Failure;
 pub use crate::error::HistoryError;
 pub use crate::schema::SCHEMA_VERSION;
 use crate::writer::Writer;
-pub use crate::writer::{Pending, SYNC_INTERVAL};
+pub use crate::writer::{Pending, LAZY_DELAY, SYNC_INTERVAL};
 
 /// Where timestamps come from.
 pub trait Clock: Send + Sync {
@@ -203,6 +206,12 @@ pub struct History {
     writer: Writer,
     /// The connection reads use: its own for a file, the writer's for an in-memory database.
     reader: Arc<Mutex<Connection>>,
+    /// This process's audit journal, for a file (see `journal.rs`).
+    journal: Option<Arc<journal::Journal>>,
+    /// Keys for [`History::journal_audit`] in an in-memory history, which has no journal.
+    memory_keys: AtomicU64,
+    /// Audit entries found in killed processes' journals when this history was opened.
+    recovered: usize,
     path: PathBuf,
     clock: Arc<dyn Clock>,
 }
@@ -271,6 +280,12 @@ impl History {
         self
     }
 
+    /// How many audit entries the journals of killed processes held that were not yet in the
+    /// database, inserted when this history was opened (see [`History::journal_audit`]).
+    pub fn recovered_entries(&self) -> usize {
+        self.recovered
+    }
+
     /// The file this history lives in (`:memory:` for [`History::open_in_memory`]).
     pub fn path(&self) -> &Path {
         &self.path
@@ -279,6 +294,25 @@ impl History {
     fn set_up(conn: Connection, path: PathBuf) -> Result<Self, HistoryError> {
         let conn = prepare(conn, &path).map_err(|e| e.into_public(&path))?;
         let file = path != Path::new(":memory:");
+        let mut recovered = 0;
+        let journal = if file {
+            // What killed processes left in their journals goes in first.
+            recovered = journal::recover(&conn, &path).map_err(|e| e.into_public(&path))?;
+            if recovered > 0 {
+                tracing::warn!(
+                    entries = recovered,
+                    "audit entries a stopped Toolgate had not yet saved were recovered"
+                );
+            }
+            let journal = journal::Journal::create(&path).map_err(|source| HistoryError::Io {
+                action: "create the audit journal beside",
+                path: path.clone(),
+                source,
+            })?;
+            Some(Arc::new(journal))
+        } else {
+            None
+        };
         let writes = Arc::new(Mutex::new(conn));
         let reader = if file {
             // Reads get a connection of their own: in WAL mode they never wait for a write.
@@ -290,8 +324,11 @@ impl History {
             writes.clone()
         };
         Ok(History {
-            writer: Writer::start(writes, &path, file),
+            writer: Writer::start(writes, &path, file, journal.clone()),
             reader,
+            journal,
+            memory_keys: AtomicU64::new(1),
+            recovered,
             path,
             clock: Arc::new(SystemClock),
         })
@@ -491,7 +528,7 @@ impl History {
         &self,
         op: impl FnOnce(&mut Connection) -> Result<T, Failure>,
     ) -> Result<T, HistoryError> {
-        self.writer.progress().settle();
+        self.writer.settle();
         // A panic inside an operation dropped its transaction, which rolled it back, so the
         // connection behind a poisoned lock is as good as any.
         let mut conn = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
@@ -500,7 +537,7 @@ impl History {
 
     /// Waits until every write queued so far is committed.
     pub fn flush(&self) {
-        self.writer.progress().settle();
+        self.writer.settle();
     }
 
     #[cfg(test)]

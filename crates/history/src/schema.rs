@@ -121,6 +121,18 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             ALTER TABLE conversations ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
         ",
     },
+    Migration {
+        version: 6,
+        // The audit journal's key (`journal.rs`): an entry written to a process's journal
+        // before its call went out carries it, so the journal of a killed process can be
+        // replayed without inserting an entry twice. NULL for entries written otherwise; the
+        // index holds only the keyed ones.
+        sql: "
+            ALTER TABLE audit ADD COLUMN journal_key TEXT;
+            CREATE UNIQUE INDEX audit_by_journal_key ON audit (journal_key)
+                WHERE journal_key IS NOT NULL;
+        ",
+    },
 ];
 
 /// The schema version this build writes.

@@ -1440,7 +1440,7 @@ fn a_read_sees_every_write_queued_before_it_even_one_nobody_waited_for() {
         .wait()
         .expect("record");
     // Dropped: the completion happens on its own.
-    drop(history.queue_finish_audit(id, 12, Some(3), false, None));
+    drop(history.queue_finish_audit(&AuditRef::Id(id), 12, Some(3), false, None));
     let rows = history.audit(&AuditFilter::default()).expect("audit");
     assert_eq!(rows[0].entry.duration_ms, Some(12));
 }
@@ -1469,4 +1469,94 @@ fn everything_queued_is_committed_when_the_history_is_dropped() {
     drop(history);
     let reopened = History::open(&path).expect("reopen");
     assert_eq!(reopened.messages(&conv).expect("messages").len(), 50);
+}
+
+// ---- the audit journal ----
+
+#[test]
+fn a_journaled_decision_is_in_the_log_and_completed_by_its_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = History::open(&dir.path().join("history.db")).expect("open");
+    let first = history
+        .journal_audit(entry("s", "t", json!({"n": 1}), 1))
+        .expect("journal");
+    let second = history
+        .journal_audit(entry("s", "t", json!({"n": 2}), 2))
+        .expect("journal");
+    assert_ne!(first, second);
+    history
+        .queue_finish_audit(&second, 5, Some(10), false, None)
+        .wait()
+        .expect("finish by key");
+    let err = history
+        .queue_finish_audit(&second, 6, None, false, None)
+        .wait()
+        .expect_err("finished once");
+    assert!(
+        matches!(err, HistoryError::AuditNotFinishable { .. }),
+        "{err}"
+    );
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].entry.duration_ms, Some(5));
+    assert_eq!(rows[1].entry.duration_ms, None);
+    // Closing with everything committed leaves no journal behind.
+    drop(history);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".journal"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_dead_process_journal_is_replayed_once_and_a_live_one_left_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    drop(History::open(&path).expect("create"));
+    let line = |key: &str, n: i64| {
+        serde_json::to_string(&json!({"key": key, "entry": entry("s", "t", json!({"n": n}), n)}))
+            .expect("json")
+    };
+    // One entry was committed before the kill: it is in the table already.
+    {
+        let history = History::open(&path).expect("open");
+        let committed = entry("s", "t", json!({"n": 1}), 1);
+        history.with_raw(|conn| {
+            crate::audit::insert_audit(conn, &committed, Some("dead-1"), false).expect("insert");
+        });
+    }
+    // The killed process's journal: that entry, another whole line, and a line cut short,
+    // whose call never went out.
+    let dead = dir.path().join("history.db-audit-dead-0.journal");
+    std::fs::write(
+        &dead,
+        format!(
+            "{}\n{}\n{{\"key\": \"cut",
+            line("dead-1", 1),
+            line("dead-2", 2)
+        ),
+    )
+    .expect("journal");
+    // A live process's journal: its lock is held, so it is not touched.
+    let live = dir.path().join("history.db-audit-live-0.journal");
+    std::fs::write(&live, format!("{}\n", line("live-1", 9))).expect("journal");
+    let held = std::fs::File::open(&live).expect("open");
+    held.try_lock().expect("lock");
+
+    let history = History::open(&path).expect("reopen");
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    let ns: Vec<i64> = rows
+        .iter()
+        .map(|r| r.entry.arguments["n"].as_i64().unwrap_or(0))
+        .collect();
+    assert_eq!(
+        ns,
+        [2, 1],
+        "each whole line once, the cut one never, the live one not yet"
+    );
+    assert!(!dead.exists(), "a replayed journal is deleted");
+    assert!(live.exists(), "a live process's journal is left alone");
 }

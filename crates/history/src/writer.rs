@@ -32,12 +32,16 @@ use futures::channel::oneshot;
 use rusqlite::Connection;
 
 use crate::error::Failure;
+use crate::journal::Journal;
 use crate::HistoryError;
 
 /// How long after a commit the disk is synced at the latest (plus the sync itself).
 pub const SYNC_INTERVAL: Duration = Duration::from_millis(50);
 /// Writes taken into one transaction at most, so one batch never holds the lock for long.
 const MAX_BATCH: usize = 512;
+/// How long a write nobody waits for may sit in the queue before the writer commits it: the
+/// writer is not woken for each (see [`Writer::write_lazily`]).
+pub const LAZY_DELAY: Duration = Duration::from_millis(5);
 
 /// One queued write: runs its statements (or, given no connection, does not run because the
 /// transaction could not start) and says how to answer its caller once the batch's commit is
@@ -135,23 +139,34 @@ impl Progress {
 /// drop.
 pub(crate) struct Writer {
     queue: Option<Sender<Job>>,
+    /// Writes nobody waits for, taken by the writer when it wakes: at the latest
+    /// [`LAZY_DELAY`] after the first, or with the next write someone waits for.
+    lazy: Arc<Mutex<Vec<Job>>>,
     progress: Arc<Progress>,
     thread: Option<JoinHandle<()>>,
     path: PathBuf,
+    /// Removed once everything is committed, on drop.
+    journal: Option<Arc<Journal>>,
 }
 
 impl Writer {
     /// Starts the thread on `conn` (shared with reads for an in-memory database). `path` is the
     /// database file, whose WAL the syncer syncs; `None` for an in-memory database.
-    pub(crate) fn start(conn: Arc<Mutex<Connection>>, path: &Path, file: bool) -> Writer {
+    pub(crate) fn start(
+        conn: Arc<Mutex<Connection>>,
+        path: &Path,
+        file: bool,
+        journal: Option<Arc<Journal>>,
+    ) -> Writer {
         let (queue, jobs) = std::sync::mpsc::channel::<Job>();
         let progress = Arc::new(Progress::default());
-        let syncer = file.then(|| Syncer::start(wal_path(path)));
+        let syncer = file.then(|| Syncer::start(wal_path(path), journal.clone()));
+        let lazy: Arc<Mutex<Vec<Job>>> = Arc::default();
         let thread = {
-            let progress = progress.clone();
+            let (progress, lazy) = (progress.clone(), lazy.clone());
             std::thread::Builder::new()
                 .name("toolgate-history-writer".into())
-                .spawn(move || run(&conn, &jobs, &progress, syncer))
+                .spawn(move || run(&conn, &jobs, &lazy, &progress, syncer))
                 .map_err(|e| tracing::error!("could not start the history writer: {e}"))
                 .ok()
         };
@@ -160,14 +175,21 @@ impl Writer {
         }
         Writer {
             queue: thread.is_some().then_some(queue),
+            lazy,
             progress,
             thread,
             path: path.to_owned(),
+            journal,
         }
     }
 
-    pub(crate) fn progress(&self) -> &Progress {
-        &self.progress
+    /// Waits until every write queued before this call is committed (or the writer stopped),
+    /// waking the writer for the lazy ones.
+    pub(crate) fn settle(&self) {
+        if !lock(&self.lazy).is_empty() {
+            drop(self.write(|_| Ok(())));
+        }
+        self.progress.settle();
     }
 
     /// Queues `op`; its answer comes once the batch it lands in is committed.
@@ -175,6 +197,58 @@ impl Writer {
         &self,
         op: impl FnOnce(&Connection) -> Result<T, Failure> + Send + 'static,
     ) -> Pending<T> {
+        self.write_then(op, |_| {})
+    }
+
+    /// [`Self::write`], calling `after` on the writer thread with whether `op` succeeded and was
+    /// committed.
+    pub(crate) fn write_then<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<T, Failure> + Send + 'static,
+        after: impl FnOnce(bool) + Send + 'static,
+    ) -> Pending<T> {
+        let (job, pending) = self.job(op, after);
+        self.progress.queued.fetch_add(1, Ordering::AcqRel);
+        let sent = self.queue.as_ref().map(|q| q.send(job));
+        if !matches!(sent, Some(Ok(()))) {
+            // The thread is gone; the answer channel is dropped with the job.
+            self.progress.finished(1);
+        }
+        pending
+    }
+
+    /// Queues a write nobody waits for without waking the writer: it is committed with the
+    /// next batch, at the latest [`LAZY_DELAY`] later. For the writes of a call's path whose
+    /// safety does not hang on the commit (an audit decision already in the journal, a
+    /// completion): a wake-up per write cost more than the write.
+    pub(crate) fn write_lazily(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<(), Failure> + Send + 'static,
+        after: impl FnOnce(bool) + Send + 'static,
+    ) {
+        let (job, pending) = self.job(op, after);
+        drop(pending);
+        if self.queue.is_none() {
+            return;
+        }
+        self.progress.queued.fetch_add(1, Ordering::AcqRel);
+        let backlog = {
+            let mut lazy = lock(&self.lazy);
+            lazy.push(job);
+            lazy.len()
+        };
+        if backlog >= MAX_BATCH {
+            // Enough for a batch: no reason to wait for the timer.
+            drop(self.write(|_| Ok(())));
+        }
+    }
+
+    /// A job for `op`, and what its caller awaits.
+    fn job<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&Connection) -> Result<T, Failure> + Send + 'static,
+        after: impl FnOnce(bool) + Send + 'static,
+    ) -> (Job, Pending<T>) {
         let (tell, answer) = oneshot::channel();
         let path = self.path.clone();
         let job: Job = Box::new(move |conn| {
@@ -188,6 +262,7 @@ impl Writer {
                         (_, Err(e)) => Err(e.copy().into_public(&path)),
                         (None, Ok(())) => Err(HistoryError::WriterStopped),
                     };
+                    after(result.is_ok());
                     if let Err(Err(e)) = tell.send(result) {
                         // Nobody waited: the failure would otherwise go unseen.
                         tracing::error!("a history write failed: {e}");
@@ -195,13 +270,7 @@ impl Writer {
                 }),
             }
         });
-        self.progress.queued.fetch_add(1, Ordering::AcqRel);
-        let sent = self.queue.as_ref().map(|q| q.send(job));
-        if !matches!(sent, Some(Ok(()))) {
-            // The thread is gone; the answer channel is dropped with the job.
-            self.progress.finished(1);
-        }
-        Pending { answer }
+        (job, Pending { answer })
     }
 }
 
@@ -212,6 +281,9 @@ impl Drop for Writer {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+        if let Some(journal) = &self.journal {
+            journal.remove();
+        }
     }
 }
 
@@ -221,20 +293,46 @@ fn wal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// The writer's loop: a batch per wake-up, until the queue is closed and empty.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The writer's loop: a batch per wake-up (a write someone waits for, or the lazy writes'
+/// timer), until the queue is closed and everything is committed.
 fn run(
     conn: &Mutex<Connection>,
     jobs: &Receiver<Job>,
+    lazy: &Mutex<Vec<Job>>,
     progress: &Progress,
     syncer: Option<Syncer>,
 ) {
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
+    use std::sync::mpsc::RecvTimeoutError;
+    let mut open = true;
+    while open {
+        // A closed queue gives an error once it is empty: commit what is left, then stop.
+        let first = if lock(lazy).is_empty() {
+            jobs.recv().map_err(|_| open = false).ok()
+        } else {
+            match jobs.recv_timeout(LAZY_DELAY) {
+                Ok(job) => Some(job),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    None
+                }
+            }
+        };
+        // The lazy writes first: each was queued before the wake-up that takes it.
+        let mut batch = std::mem::take(&mut *lock(lazy));
+        batch.extend(first);
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
                 Ok(job) => batch.push(job),
                 Err(_) => break,
             }
+        }
+        if batch.is_empty() {
+            continue;
         }
         let count = batch.len() as u64;
         {
@@ -314,6 +412,12 @@ struct Syncer {
     thread: Option<JoinHandle<()>>,
 }
 
+/// What the syncer syncs: the WAL, and the audit journal with it.
+struct Synced {
+    wal: PathBuf,
+    journal: Option<Arc<Journal>>,
+}
+
 #[derive(Default)]
 struct SyncState {
     dirty: bool,
@@ -321,13 +425,14 @@ struct SyncState {
 }
 
 impl Syncer {
-    fn start(wal: PathBuf) -> Syncer {
+    fn start(wal: PathBuf, journal: Option<Arc<Journal>>) -> Syncer {
         let state = Arc::new((Mutex::new(SyncState::default()), Condvar::new()));
+        let synced = Synced { wal, journal };
         let thread = {
             let state = state.clone();
             std::thread::Builder::new()
                 .name("toolgate-history-sync".into())
-                .spawn(move || sync_loop(&state, &wal))
+                .spawn(move || sync_loop(&state, &synced))
                 .map_err(|e| tracing::error!("could not start the history's disk sync: {e}"))
                 .ok()
         };
@@ -352,7 +457,7 @@ impl Drop for Syncer {
     }
 }
 
-fn sync_loop(state: &(Mutex<SyncState>, Condvar), wal: &Path) {
+fn sync_loop(state: &(Mutex<SyncState>, Condvar), synced: &Synced) {
     // Kept open for the life of the database: SQLite puts no locks on the WAL file, and a file
     // we never close cannot release the locks SQLite holds on others (POSIX drops every lock a
     // process holds on a file when any of its descriptors to that file closes).
@@ -369,12 +474,15 @@ fn sync_loop(state: &(Mutex<SyncState>, Condvar), wal: &Path) {
             stop
         };
         if file.is_none() {
-            file = File::open(wal).ok();
+            file = File::open(&synced.wal).ok();
         }
         if let Some(f) = &file {
             if let Err(e) = f.sync_data() {
                 tracing::warn!("could not sync the history to disk: {e}");
             }
+        }
+        if let Some(journal) = &synced.journal {
+            journal.sync();
         }
         if stop {
             return;
