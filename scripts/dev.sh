@@ -153,6 +153,8 @@ run_tests() {
   local tmp="${TMPDIR:-/tmp}" before
   before="$(ls -A "$tmp" | sort)"
   in_desktop_session cargo test --workspace --exclude toolgate --locked
+  # The app's own unit tests (what the web-view may keep in its state); no display needed.
+  cargo test -p toolgate --lib --locked
 
   step "Checking that the tests left nothing in $tmp"
   local left

@@ -53,6 +53,14 @@ fn main() {
         "preview_host",
         "connect_host",
         "undo_host",
+        "detect_local_models",
+        "preview_rule",
+        "save_rule",
+        "open_log_folder",
+        "ui_state",
+        "set_ui_state",
+        "sign_in_server",
+        "sign_out_server",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

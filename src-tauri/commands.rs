@@ -102,6 +102,8 @@ pub struct ProviderView {
     pub key_env_var: &'static str,
     /// Why the keychain could not be read, if it could not.
     pub key_error: Option<String>,
+    /// Whether the provider refuses requests without a key (a local server does not).
+    pub key_needed: bool,
 }
 
 async fn provider_view(state: &AppState, settings: ProviderSettings) -> ProviderView {
@@ -115,6 +117,7 @@ async fn provider_view(state: &AppState, settings: ProviderSettings) -> Provider
         Err(e) => (None, Some(e.message)),
     };
     ProviderView {
+        key_needed: toolgate_host::key_needed(&settings),
         settings,
         key_set: found.is_some(),
         key_source: found.as_ref().map(|k| k.source),
@@ -187,6 +190,7 @@ pub async fn send_message(
     state: State<'_, AppState>,
     text: String,
     on_event: Channel<TurnEvent>,
+    servers_off: Option<Vec<String>>,
 ) -> Result<String> {
     // Armed before anything slow (keychain, database), so an early Stop is never lost.
     let options = TurnOptions {
@@ -197,7 +201,12 @@ pub async fn send_message(
         .turns
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
-    let tools = state.settings().tools.clone();
+    let mut tools = state.settings().tools.clone();
+    // Servers switched off for this chat offer the model none of their tools.
+    for server in servers_off.unwrap_or_default() {
+        let entry = tools.servers.entry(server).or_default();
+        entry.exclude.push("*".into());
+    }
     let (provider, settings) = state.host.provider().await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target())
@@ -602,6 +611,10 @@ pub enum ImportSource {
         name: Option<String>,
     },
     ClaudeDesktop,
+    /// The servers in another AI app's config (Cursor, VS Code…), copied: its file is only read.
+    Host {
+        host: String,
+    },
 }
 
 /// Files the import can offer to read, where they exist.
@@ -626,6 +639,7 @@ fn import_plan(
 ) -> Result<toolgate_settings::import::ImportPlan> {
     use toolgate_settings::import::{plan_import, ImportOptions};
     let (text, name) = match source {
+        ImportSource::Host { host } => return host_servers(settings, host),
         ImportSource::Text { text, name } => (text.clone(), name.clone()),
         ImportSource::ClaudeDesktop => {
             let path =
@@ -647,6 +661,31 @@ fn import_plan(
         ..ImportOptions::default()
     };
     Ok(plan_import(settings, &text, &options)?)
+}
+
+/// The servers another AI app runs, planned as an import; its config is not changed.
+fn host_servers(
+    settings: &toolgate_settings::Settings,
+    id: &str,
+) -> Result<toolgate_settings::import::ImportPlan> {
+    let host = host_of(id)?;
+    let path = toolgate_hosts::config_path_here(host)
+        .filter(|p| p.is_file())
+        .ok_or_else(|| CommandError {
+            kind: "import",
+            message: format!("{} has no config on this computer", host.label()),
+        })?;
+    // The plan of a connection, of which only the import is used: nothing is written.
+    let command = toolgate_hosts::ConnectCommand {
+        command: "toolgate".into(),
+        args: Vec::new(),
+    };
+    toolgate_hosts::plan(host, &path, settings, &command)?
+        .import
+        .ok_or_else(|| CommandError {
+            kind: "import",
+            message: format!("{} runs no server Toolgate can run", host.label()),
+        })
 }
 
 /// What importing would add, rename, skip and ask for; changes nothing.
@@ -809,6 +848,7 @@ pub struct Diagnostics {
     pub data_dir: Option<String>,
     pub log_dir: Option<String>,
     pub checks: Vec<toolgate_mcp::doctor::Check>,
+    pub versions: Vec<crate::shell_commands::Version>,
 }
 
 #[tauri::command]
@@ -830,6 +870,7 @@ pub async fn diagnostics<R: Runtime>(
         data_dir: paths.app_data_dir().ok().map(|d| d.display().to_string()),
         log_dir: paths.app_log_dir().ok().map(|d| d.display().to_string()),
         checks,
+        versions: crate::shell_commands::versions(),
     })
 }
 

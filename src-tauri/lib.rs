@@ -3,8 +3,11 @@
 
 mod commands;
 mod notify;
+mod shell_commands;
+mod sign_in;
 mod state;
 mod tray;
+mod ui_state;
 
 use tauri::{Emitter, Manager, RunEvent, WindowEvent};
 
@@ -84,6 +87,10 @@ pub fn run() {
             tray::show_window(app)
         }))
         .plugin(tauri_plugin_notification::init())
+        // The window's remembered state (`ui_state.rs`); the web-view has no store permission.
+        .plugin(tauri_plugin_store::Builder::new().build())
+        // Opens the log folder for the user; the web-view has no opener permission.
+        .plugin(tauri_plugin_opener::init())
         // Started at login, Toolgate opens in the tray only (`--hidden`).
         .plugin(
             tauri_plugin_autostart::Builder::new()
@@ -127,6 +134,7 @@ pub fn run() {
                 Err(e) => tracing::error!("other hosts cannot connect to Toolgate: {e}"),
             }
 
+            ui_state::restore_window(app.handle());
             tray::create(app.handle())?;
             if std::env::args().any(|a| a == "--hidden") {
                 if let Some(window) = app.get_webview_window("main") {
@@ -151,9 +159,15 @@ pub fn run() {
         })
         .on_window_event(|window, event| {
             // Closing the window keeps Toolgate running in the tray; Quit is in the tray menu.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
+            match event {
+                WindowEvent::CloseRequested { api, .. } => {
+                    api.prevent_close();
+                    let _ = window.hide();
+                }
+                WindowEvent::Moved(_) | WindowEvent::Resized(_) => {
+                    ui_state::remember_window(window)
+                }
+                _ => {}
             }
         })
         .invoke_handler(tauri::generate_handler![
@@ -209,6 +223,14 @@ pub fn run() {
             commands::preview_host,
             commands::connect_host,
             commands::undo_host,
+            shell_commands::detect_local_models,
+            shell_commands::preview_rule,
+            shell_commands::save_rule,
+            shell_commands::open_log_folder,
+            ui_state::ui_state,
+            ui_state::set_ui_state,
+            sign_in::sign_in_server,
+            sign_in::sign_out_server,
         ])
         .build(tauri::generate_context!());
 

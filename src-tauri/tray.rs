@@ -79,6 +79,25 @@ fn act<R: Runtime>(app: &AppHandle<R>, action: Action) {
             },
         ),
         Action::Open => show_window(app),
+        Action::SignIn(server) => {
+            // The browser does the rest; the server's card and this menu follow its status.
+            let host = state.host.clone();
+            tauri::async_runtime::spawn(async move {
+                let result = host
+                    .sign_in(
+                        &server,
+                        Vec::new(),
+                        None,
+                        toolgate_host::SIGN_IN_WAIT,
+                        &|_| {},
+                        &toolgate_oauth::open_in_browser,
+                    )
+                    .await;
+                if let Err(e) = result {
+                    tracing::warn!(%server, "sign-in from the tray failed: {e}");
+                }
+            });
+        }
         Action::SetPaused(paused) => {
             if let Err(e) = state.set_paused(app, paused) {
                 tracing::error!("could not change the pause from the tray: {}", e.message);
@@ -115,8 +134,11 @@ fn server_lines(snapshot: &[toolgate_mcp::ServerSnapshot]) -> Vec<ServerLine> {
                     let short: String = reason.chars().take(60).collect();
                     format!("failed: {short}")
                 }
+                ServerStatus::SignIn { again: false, .. } => "sign in required".into(),
+                ServerStatus::SignIn { again: true, .. } => "sign in again".into(),
             },
             failed: matches!(s.status, ServerStatus::Failed { .. }),
+            sign_in: matches!(s.status, ServerStatus::SignIn { .. }).then(|| s.id.clone()),
         })
         .collect()
 }

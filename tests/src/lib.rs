@@ -31,6 +31,7 @@ use toolgate_settings::ServerConfig;
 
 pub mod bench;
 pub mod fixtures;
+pub mod oauth;
 pub mod wire;
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that

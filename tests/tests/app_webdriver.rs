@@ -2,9 +2,15 @@
 //!
 //! Run by the README's test command, which builds the app with `tauri build --debug`, starts Xvfb
 //! and a D-Bus session with an unlocked gnome-keyring, and puts `tauri-driver` on the PATH. The
-//! test gives the app a fresh data folder (a first run), points it at the scripted provider through
-//! the Provider form, stores a key in the real keychain, calls a tool by hand, sends a message,
-//! approves the tool call, and sees the final answer. A screenshot is saved in `artifacts/`.
+//! test gives the app a fresh data folder (a first run), where the scripted provider stands in for
+//! Ollama (found where `OLLAMA_HOST` says, as a user's Ollama is) and answers a first chat; then
+//! points it at the scripted provider through the Provider form, stores a key in the real
+//! keychain, calls a tool by hand, sends a message, approves the tool call, and sees the final
+//! answer; and so on through every screen (`shell.rs` has the shell's own steps). Screenshots are
+//! saved in `artifacts/`.
+
+#[path = "app_webdriver/shell.rs"]
+mod shell;
 
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -15,9 +21,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
+#[path = "app_webdriver/sign_in.rs"]
+mod sign_in;
+use sign_in::signs_in_to_a_remote_server;
+
 use toolgate_tests::{
-    fixtures::anthropic, fixtures::anthropic_stream, free_port, processes_with, repo_root,
-    wait_until_none, ProcField, Scripted, ScriptedProvider,
+    fixtures::anthropic, fixtures::anthropic_stream, fixtures::openai_stream, free_port,
+    processes_with, repo_root, wait_until_none, ProcField, Scripted, ScriptedProvider,
 };
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
@@ -50,7 +60,7 @@ fn app_binary() -> PathBuf {
     path
 }
 
-fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
+fn start_driver(data_home: &std::path::Path, ollama: &str) -> Result<(Driver, u16)> {
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "no DISPLAY: run this test through the README's test command (it starts Xvfb)"
@@ -69,6 +79,14 @@ fn start_driver(data_home: &std::path::Path) -> Result<(Driver, u16)> {
         .env("XDG_CACHE_HOME", data_home.join("cache"))
         // A home of its own too: the autostart entry goes to $HOME/.config/autostart.
         .env("HOME", data_home.join("home"))
+        // The stand-in browser first, so a sign-in opens it.
+        .env("PATH", toolgate_tests::oauth::path_with_browser())
+        // The scripted provider is where Ollama would be: the first run looks there.
+        .env("OLLAMA_HOST", ollama)
+        // Servers started without a folder of their own run here, where the set-up installed
+        // the pinned npm servers: `npx -y @modelcontextprotocol/server-filesystem` (a
+        // well-known server added in the test) then finds it without downloading it.
+        .current_dir(toolgate_tests::example_servers_dir())
         .stdout(Stdio::null())
         // The app's own log goes here, to be scanned for secrets with its other files.
         .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
@@ -97,19 +115,28 @@ fn app_processes(marker: &str) -> Vec<u32> {
         .collect()
 }
 
-async fn click(c: &Client, css: &str) -> Result<()> {
-    c.wait()
+pub(crate) async fn click(c: &Client, css: &str) -> Result<()> {
+    let element = c
+        .wait()
         .at_most(Duration::from_secs(20))
         .for_element(Locator::Css(css))
         .await
-        .with_context(|| format!("waiting for {css}"))?
+        .with_context(|| format!("waiting for {css}"))?;
+    // Panes scroll on their own (the server list beside its detail): bring it into view first.
+    c.execute(
+        "arguments[0].scrollIntoView({block: 'center'})",
+        vec![serde_json::to_value(&element)?],
+    )
+    .await
+    .with_context(|| format!("scrolling to {css}"))?;
+    element
         .click()
         .await
         .with_context(|| format!("clicking {css}"))?;
     Ok(())
 }
 
-async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
+pub(crate) async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
     let element = c
         .wait()
         .at_most(Duration::from_secs(20))
@@ -128,7 +155,7 @@ async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
 }
 
 /// Waits until the element's text contains `needle`, and returns the text.
-async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<String> {
+pub(crate) async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<String> {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut last = String::new();
     while Instant::now() < deadline {
@@ -145,18 +172,33 @@ async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<
     bail!("{css} never contained {needle:?}; last text: {last:?}")
 }
 
-async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
+pub(crate) async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     let dir = repo_root().join("artifacts");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(name);
+    // Two animation frames first, so what was just rendered has been painted.
+    c.execute_async(
+        "const done = arguments[arguments.length - 1];\n\
+         requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
+        vec![],
+    )
+    .await
+    .context("waiting for a frame")?;
     std::fs::write(&path, c.screenshot().await?)?;
     Ok(path)
 }
 
-async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Result<()> {
-    // First run: the welcome screen asks for a provider key.
+async fn scenario(
+    c: &Client,
+    provider: &ScriptedProvider,
+    marker: &str,
+    remote: &toolgate_tests::oauth::OAuthServers,
+) -> Result<Vec<String>> {
+    // First run: the welcome screen finds "Ollama" (the scripted provider), and choosing it
+    // lands in a chat that works.
     wait_text(c, "[data-testid=first-run]", "add a provider", 20).await?;
     record_payloads(c).await?;
+    shell::first_run_finds_the_local_model(c).await?;
 
     // The example server is ready with its tools, and a tool can be called by hand.
     click(c, "[data-testid=tab-servers]").await?;
@@ -192,6 +234,13 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
 
     // Point the provider at the scripted server and store a key in the keychain.
     click(c, "[data-testid=tab-provider]").await?;
+    c.wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css("#provider-kind"))
+        .await?
+        .select_by_value("anthropic")
+        .await
+        .context("choosing the Anthropic format")?;
     fill(c, "#provider-base-url", &provider.anthropic_base_url()).await?;
     fill(c, "#provider-model", "claude-sonnet-4-5").await?;
     click(c, "#provider-save").await?;
@@ -202,6 +251,7 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
 
     // Chat: the model asks for a tool, the call is held, approved, run, and the answer shows.
     click(c, "[data-testid=tab-chat]").await?;
+    click(c, "[data-testid=sidebar-new-chat]").await?;
     fill(c, "#chat-input", "Please echo a greeting").await?;
     click(c, "#chat-send").await?;
     wait_text(
@@ -310,7 +360,7 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     .await?;
 
     // The rule is listed, revocable, and the audit log has every decision.
-    click(c, "[data-testid=tab-approvals]").await?;
+    click(c, "[data-testid=tab-activity]").await?;
     wait_text(
         c,
         "[data-testid=rule]",
@@ -377,6 +427,8 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     // Import a server from a pasted snippet with a token in plain text: the token moves to the
     // keychain, and the server starts with it.
     click(c, "[data-testid=tab-servers]").await?;
+    click(c, "[data-testid=add-server-button]").await?;
+    click(c, "[data-testid=add-tab-json]").await?;
     let snippet = json!({"mcpServers": {"canary-server": {
         "command": "python3",
         "args": [toolgate_tests::fault_server_script().to_string_lossy(), "ok"],
@@ -396,6 +448,8 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     wait_text(c, "[data-testid=import-report]", "Add canary-server", 10).await?;
     click(c, "[data-testid=import-confirm]").await?;
     wait_text(c, "[data-testid=import-done]", "Imported canary-server", 10).await?;
+    click(c, "[data-testid=add-server-close]").await?;
+    click(c, "[data-testid=server-row-canary-server]").await?;
     wait_text(
         c,
         "[data-testid=server-canary-server] [data-testid=server-status]",
@@ -403,6 +457,7 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
         30,
     )
     .await?;
+    shell::open_settings(c, "secrets").await?;
     wait_text(c, "[data-testid=secret-API_TOKEN]", "set …5a5a", 10).await?;
     assert_eq!(
         server_env(marker, "API_TOKEN"),
@@ -422,6 +477,8 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     // A crash shows its reason while the server restarts, then it is back.
+    click(c, "[data-testid=tab-servers]").await?;
+    click(c, "[data-testid=server-row-canary-server]").await?;
     click(
         c,
         "[data-testid=server-canary-server] [data-testid=tool-crash]",
@@ -485,6 +542,9 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     );
 
     // Exported for other hosts, the secret stays a reference.
+    let shot = save_screenshot(c, "e2e-servers.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    shell::open_settings(c, "import").await?;
     click(c, "[data-testid=export-servers]").await?;
     wait_text(
         c,
@@ -493,19 +553,21 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
         10,
     )
     .await?;
-    let shot = save_screenshot(c, "e2e-servers.png").await?;
-    eprintln!("screenshot saved: {}", shot.display());
 
     // The provider screen, and the doctor on this machine (node is what the example needs).
     click(c, "[data-testid=tab-provider]").await?;
     wait_text(c, "#key-status", "Key set", 10).await?;
     let shot = save_screenshot(c, "e2e-provider.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
-    click(c, "[data-testid=tab-diagnostics]").await?;
-    click(c, "[data-testid=run-doctor]").await?;
+    // The diagnostics run as they open.
+    shell::open_settings(c, "diagnostics").await?;
     wait_text(c, "[data-testid=check-node]", "✓ node", 20).await?;
     wait_text(c, "[data-testid=check-keychain]", "✓ keychain", 5).await?;
+    wait_text(c, "[data-testid=versions]", "Tauri", 5).await?;
+    let shot = save_screenshot(c, "e2e-diagnostics.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
     // Start at login writes the desktop session's autostart entry, and removes it.
+    shell::open_settings(c, "general").await?;
     let autostart = std::path::Path::new(marker).join("home/.config/autostart/Toolgate.desktop");
     click(c, "[data-testid=start-at-login]").await?;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -519,8 +581,6 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     }
     let entry = std::fs::read_to_string(&autostart)?;
     anyhow::ensure!(entry.contains("--hidden"), "starts in the tray: {entry}");
-    let shot = save_screenshot(c, "e2e-diagnostics.png").await?;
-    eprintln!("screenshot saved: {}", shot.display());
     click(c, "[data-testid=start-at-login]").await?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while autostart.exists() {
@@ -534,8 +594,20 @@ async fn scenario(c: &Client, provider: &ScriptedProvider, marker: &str) -> Resu
     cursor_connected_from_the_window_and_undone(c, marker)
         .await
         .context("connecting Cursor")?;
-    assert_no_secret_reached_the_web_view(c, &[KEY, IMPORTED_TOKEN, SERVER_SECRET]).await?;
-    Ok(())
+    shell::add_a_well_known_server(c, marker)
+        .await
+        .context("adding a well-known server")?;
+    shell::edit_a_rule_with_its_preview(c)
+        .await
+        .context("editing a rule")?;
+    let tokens = signs_in_to_a_remote_server(c, remote)
+        .await
+        .context("signing in to a remote server")?;
+    let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret_reached_the_web_view(c, &secrets).await?;
+    shell::arrange_the_window(c).await?;
+    Ok(tokens)
 }
 
 /// Where the test puts a Cursor config before the app starts: Cursor runs its own copy of the
@@ -560,7 +632,7 @@ fn write_cursor_config(marker: &str) -> Result<Vec<u8>> {
 async fn cursor_connected_from_the_window_and_undone(c: &Client, marker: &str) -> Result<()> {
     let path = cursor_config(marker);
     let original = std::fs::read(&path)?;
-    click(c, "[data-testid=tab-servers]").await?;
+    shell::open_settings(c, "import").await?;
     click(c, "[data-testid=host-cursor] [data-testid=host-preview]").await?;
     wait_text(c, "[data-testid=host-plan]", "Skip everything", 10).await?;
     wait_text(
@@ -622,9 +694,14 @@ async fn another_host_calls_through_the_window(c: &Client, marker: &str) -> Resu
         .stderr(Stdio::piped())
         .spawn()
         .context("starting the TypeScript SDK client")?;
-    let card = "[data-testid=server-requests] [data-testid=approval-card]";
-    wait_text(c, card, "ts-sdk-client", 30).await?;
-    wait_text(c, card, "get-annotated-message", 5).await?;
+    // It waits above the screen in use, and in Activity, where it is answered.
+    let above = "[data-testid=server-requests] [data-testid=approval-card]";
+    wait_text(c, above, "ts-sdk-client", 30).await?;
+    wait_text(c, above, "get-annotated-message", 5).await?;
+    click(c, "[data-testid=tab-activity]").await?;
+    let card = "[data-testid=activity-waiting] [data-testid=approval-card]";
+    wait_text(c, card, "ts-sdk-client wants to run", 10).await?;
+    wait_text(c, "[data-testid=count-activity]", "1", 5).await?;
     let shot = save_screenshot(c, "e2e-gateway.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
     click(c, &format!("{card} [data-testid=approve]")).await?;
@@ -808,6 +885,21 @@ fn assert_no_secret_in_files(dir: &std::path::Path, secrets: &[&str]) -> Result<
     Ok(())
 }
 
+/// A WebDriver session on the app, which starts it.
+async fn open_session(port: u16) -> Result<Client> {
+    let mut caps = serde_json::Map::new();
+    caps.insert("browserName".into(), json!("wry"));
+    caps.insert(
+        "tauri:options".into(),
+        json!({"application": app_binary().to_string_lossy()}),
+    );
+    ClientBuilder::rustls()?
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .context("opening a WebDriver session on the app")
+}
+
 fn echo_call(id: &str, message: &str) -> Scripted {
     Scripted::ok(anthropic::tool_use(
         id,
@@ -827,6 +919,8 @@ async fn send_and_wait_for_approval(c: &Client, text: &str, shown: &str) -> Resu
 #[tokio::test]
 async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let provider = ScriptedProvider::start(vec![
+        // The first run's chat, with "Ollama": the OpenAI format, streamed.
+        Scripted::stream(openai_stream::text(&["Hello from ", "your local model."])),
         Scripted::ok(anthropic::message(
             vec![
                 anthropic::text_block("I'll ask the echo tool."),
@@ -864,6 +958,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         Scripted::ok(anthropic::text("Thanks, Ada.")),
     ])
     .await;
+    provider.set_models(&["llama3.2:latest", "qwen3:8b"]);
 
     // Installed from the .deb (the README's test command does that): it is in the desktop menu.
     if app_binary().starts_with("/usr/bin") {
@@ -875,22 +970,18 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let _ = std::fs::remove_dir_all(&data_home);
     std::fs::create_dir_all(data_home.join("home"))?;
     write_cursor_config(&data_home.to_string_lossy())?;
-    let (_driver, port) = start_driver(&data_home)?;
-    let mut caps = serde_json::Map::new();
-    caps.insert("browserName".into(), json!("wry"));
-    caps.insert(
-        "tauri:options".into(),
-        json!({"application": app_binary().to_string_lossy()}),
-    );
-    let client = ClientBuilder::rustls()?
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .context("opening a WebDriver session on the app")?;
+    let remote = toolgate_tests::oauth::OAuthServers::start(3600);
+    let ollama = provider
+        .openai_base_url()
+        .trim_end_matches("/v1")
+        .trim_start_matches("http://")
+        .to_owned();
+    let (_driver, port) = start_driver(&data_home, &ollama)?;
+    let client = open_session(port).await?;
 
-    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy()).await;
-    if outcome.is_ok() {
-        outcome = second_launch_only_focuses(&data_home);
+    let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy(), &remote).await;
+    if let Ok(tokens) = outcome {
+        outcome = second_launch_only_focuses(&data_home).map(|()| tokens);
     }
     let marker = data_home.to_string_lossy().into_owned();
     let running = app_processes(&marker);
@@ -904,7 +995,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         }
     }
     let _ = client.close().await;
-    outcome?;
+    let tokens = outcome?;
     assert!(
         running.len() >= 2,
         "the app and its server were found running: {running:?}"
@@ -915,6 +1006,23 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         wait_until_none(10, || app_processes(&marker)).await,
         Vec::<u32>::new(),
         "no app or server process outlives the session"
+    );
+
+    // Started again, the window is where and as large as it was left, on the same screen.
+    shell::single_instance_released().await?;
+    let again = tokio::time::timeout(Duration::from_secs(90), open_session(port))
+        .await
+        .context("the app did not start again within 90 s")??;
+    let restored = shell::restored_after_restart(&again).await;
+    if restored.is_err() {
+        let _ = save_screenshot(&again, "e2e-failure.png").await;
+    }
+    let _ = again.close().await;
+    restored.context("the window after a restart")?;
+    assert_eq!(
+        wait_until_none(10, || app_processes(&marker)).await,
+        Vec::<u32>::new(),
+        "no app or server process outlives the second session"
     );
 
     // The key went to the OS keychain (read back by another process) and to the provider.
@@ -936,22 +1044,53 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         "the key must never reach the settings file"
     );
     assert!(settings.contains(&provider.anthropic_base_url()));
-    assert_no_secret_in_files(&data_home, &[KEY, IMPORTED_TOKEN, SERVER_SECRET])?;
+    // The remote server's access and refresh tokens are only in the keychain too.
+    let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
+    secrets.extend(tokens.iter().map(String::as_str));
+    assert_no_secret_in_files(&data_home, &secrets)?;
     assert!(
         settings.contains("${secret:API_TOKEN}"),
         "the imported server refers to its secret"
     );
 
-    // The "always allow" answer is a rule in the settings file, bound to the echo tool.
+    // The "always allow" answer is a rule in the settings file, bound to the echo tool, and
+    // narrowed in the rule editor to one argument, keeping its binding.
     let stored: serde_json::Value = serde_json::from_str(&settings)?;
     let rules = &stored["settings"]["policy"]["rules"];
     assert_eq!(rules.as_array().map(Vec::len), Some(1), "{rules}");
     assert_eq!(rules[0]["target"]["tool"], "echo");
     assert_eq!(rules[0]["effect"], "allow");
+    assert_eq!(
+        rules[0]["conditions"],
+        json!([{"pointer": "/message", "matcher": {"kind": "glob", "value": "hello*"}}])
+    );
+    assert!(
+        rules[0]["boundTo"]["toolFingerprint"].is_string(),
+        "{rules}"
+    );
+    // The well-known server added from the list runs what the form showed.
+    let servers = &stored["settings"]["servers"];
+    let added = servers
+        .as_array()
+        .and_then(|all| all.iter().find(|s| s["id"] == "filesystem"))
+        .context("the well-known server is in the settings")?;
+    assert_eq!(added["command"], "npx");
+    assert_eq!(added["args"][1], "@modelcontextprotocol/server-filesystem");
 
-    let sent = provider.received();
-    assert_eq!(sent.len(), 12, "one request per model round");
-    for request in &sent {
+    // The first run found "Ollama" by asking for its models.
+    let received = provider.received();
+    assert!(received.iter().any(|r| r.path == "/v1/models"));
+    let sent: Vec<_> = received
+        .into_iter()
+        .filter(|r| r.path != "/v1/models")
+        .collect();
+    assert_eq!(sent.len(), 13, "one request per model round");
+    // The first run's chat went to "Ollama" in the OpenAI format, with no key at all.
+    assert_eq!(sent[0].path, "/v1/chat/completions");
+    assert!(!sent[0].headers.contains_key("authorization"));
+    assert_eq!(sent[0].body["model"], "llama3.2:latest");
+    // From the second on, a tool is switched off.
+    for request in &sent[1..] {
         let tools: Vec<&str> = request.body["tools"]
             .as_array()
             .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
@@ -962,8 +1101,8 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
             "a tool switched off was offered: {tools:?}"
         );
     }
-    assert_eq!(sent[0].headers["x-api-key"], KEY);
-    let result = &sent[1].body["messages"][2]["content"][0];
+    assert_eq!(sent[1].headers["x-api-key"], KEY);
+    let result = &sent[2].body["messages"][2]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_e2e_1");
     assert!(
         result["content"]

@@ -1,8 +1,9 @@
 // The whole window, rendered by React in jsdom against Tauri's IPC mock, with something in every
 // part (a start-up notice, a server's question, a chat turn with calls waiting and a result, the
-// conversation list, a rename, servers and a tool's form, an import preview, secrets, rules, the
-// audit log, the provider form): every control has an accessible name, ids are unique, and the
-// tab bar works from the keyboard.
+// conversation list, a rename, servers and a tool's form, the add-server dialog with an import
+// preview, secrets, rules and the rule editor, the audit log, the provider form, every settings
+// section, the command palette): every control has an accessible name, ids are unique, and the
+// sidebar works from the keyboard.
 import { afterEach, describe, expect, it } from "vitest";
 import { act, createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
@@ -19,11 +20,14 @@ import type {
   ToolCatalogView,
   ToolInfo,
   TurnEvent,
+  UiState,
 } from "./ipc";
+import { REMEMBER_DELAY_MS, resetUiState } from "./uiState";
 import { click, mount, press, settle, type } from "./testing";
 
 afterEach(() => {
   clearMocks();
+  resetUiState();
   document.body.innerHTML = "";
 });
 
@@ -51,6 +55,9 @@ const servers: ServerSnapshot[] = [
     resources: [{ uri: "demo://readme", name: "Readme", description: "How it works", mimeType: "text/plain" }],
     prompts: [{ name: "simple", description: "A prompt", arguments: ["topic"] }],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
   },
   {
     id: "broken",
@@ -63,6 +70,9 @@ const servers: ServerSnapshot[] = [
     resources: [],
     prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
   },
 ];
 
@@ -86,6 +96,7 @@ const provider: ProviderView = {
   keyHint: null,
   keyEnvVar: "ANTHROPIC_API_KEY",
   keyError: null,
+  keyNeeded: true,
 };
 
 const call = (id: string, tool: string): PendingCall => ({
@@ -110,7 +121,7 @@ const question: PendingCall = {
 
 const report: ImportReport = {
   format: "mcpServers",
-  added: [{ id: "github", name: "github", transport: "stdio", enabled: true }],
+  added: [{ id: "github", name: "github", transport: "stdio", enabled: true, runs: "npx -y github-server" }],
   renamed: [],
   skipped: [],
   rules: [],
@@ -158,11 +169,17 @@ const audit: AuditRow[] = [
   },
 ];
 
-function backend() {
+function backend(state: UiState = {}) {
   let channel: Channel<TurnEvent> | null = null;
+  const remembered: { key: string; value: unknown }[] = [];
   mockIPC(
     (cmd, args) => {
       switch (cmd) {
+        case "ui_state":
+          return state;
+        case "set_ui_state":
+          remembered.push(args as { key: string; value: unknown });
+          return;
         case "list_servers":
           return servers;
         case "tool_catalog":
@@ -221,14 +238,19 @@ function backend() {
         case "send_message":
           channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
           return new Promise(() => undefined);
+        case "preview_rule":
+          return { checked: 1, matched: audit };
+        case "detect_local_models":
+          return [{ preset: "ollama", name: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", models: ["llama3.2"] }];
       }
     },
     { shouldMockEvents: true },
   );
-  return { emit: (event: TurnEvent) => act(async () => channel?.onmessage(event)) };
+  return { emit: (event: TurnEvent) => act(async () => channel?.onmessage(event)), remembered };
 }
 
-const TABS = ["chat", "servers", "approvals", "provider", "diagnostics"];
+const TABS = ["chat", "servers", "activity", "provider", "settings"];
+const SECTIONS = ["general", "tools", "secrets", "import", "diagnostics"];
 
 /** The controls a person can reach in the part of the window that is shown. */
 function visibleControls(): HTMLElement[] {
@@ -271,39 +293,66 @@ describe("the window", () => {
     const cards = [...host.querySelectorAll("[data-testid=approval-card]")].map((card) => computeAccessibleName(card));
     expect(cards).toEqual(["Everything asks you", "echo on Everything", "delete on Everything", "echo on Everything"]);
 
-    // Servers: a tool's form, and an import preview with inputs and secrets to move.
+    // Servers: the first server's card, a tool's form, and a resource read.
     await click(host.querySelector("[data-testid=tab-servers]"));
     await click(host.querySelector("[data-testid=tool-echo]"));
-    // The tool's fields, and a resource read.
     await click(host.querySelector("[aria-label='Read Readme']"));
     await settle();
     expect(host.querySelector("[data-testid=resource-text]")?.textContent).toBe("Read me.");
+    // The server's log, open.
+    await click(host.querySelector("[data-testid=show-log]"));
+    await settle();
+    expect(host.querySelector("[data-testid=server-log]")?.textContent).toContain("Starting default");
+
+    // Activity: a rule opened in the editor, with its preview.
+    await click(host.querySelector("[data-testid=tab-activity]"));
+    await settle();
+    await click(host.querySelector("[data-testid=edit-rule-r1]"));
+    await settle(400);
+    expect(host.querySelector("[data-testid=rule-preview]")?.textContent).toContain("1 of the last 1 request");
+
+    // The add-server dialog, left open: an import preview with inputs and secrets to move.
+    await click(host.querySelector("[data-testid=tab-servers]"));
+    await click(host.querySelector("[data-testid=add-server-button]"));
+    await click(host.querySelector("[data-testid=add-tab-json]"));
     await type(host.querySelector("#import-text") as HTMLTextAreaElement, '{"mcpServers": {}}');
     await click(host.querySelector("[data-testid=import-preview]"));
     await settle();
     expect(host.querySelector("[data-testid=move-GITHUB_TOKEN]")).not.toBeNull();
-    // The server's log, open, and the doctor's findings.
-    await click(host.querySelector("[data-testid=show-log]"));
-    await settle();
-    expect(host.querySelector("[data-testid=server-log]")?.textContent).toContain("Starting default");
-    await click(host.querySelector("[data-testid=tab-diagnostics]"));
-    await click(host.querySelector("[data-testid=run-doctor]"));
-    await settle();
-    expect(host.querySelector("[data-testid=check-uvx]")?.textContent).toContain("How to fix: Install uv");
+    expect(host.querySelector("[data-testid=runs-github]")?.textContent).toBe("npx -y github-server");
 
     const audited: string[] = [];
-    for (const tab of TABS) {
-      await click(host.querySelector(`[data-testid=tab-${tab}]`));
-      await settle();
+    const audit = (where: string) => {
       for (const control of visibleControls()) {
         const name = computeAccessibleName(control).trim();
-        const what = `${control.outerHTML.slice(0, 120)} (on the ${tab} tab)`;
+        const what = `${control.outerHTML.slice(0, 120)} (on ${where})`;
         expect(name, what).not.toBe("");
         audited.push(`${control.tagName.toLowerCase()}: ${name}`);
       }
       const ids = [...document.querySelectorAll("[id]")].map((el) => el.id);
       expect(ids.filter((id, i) => ids.indexOf(id) !== i), "duplicate ids").toEqual([]);
+    };
+    audit("the add-server dialog");
+    await click(host.querySelector("[data-testid=add-tab-wellKnown]"));
+    audit("the well-known servers");
+    await click(host.querySelector("[data-testid=add-server-close]"));
+    for (const tab of TABS) {
+      await click(host.querySelector(`[data-testid=tab-${tab}]`));
+      await settle();
+      audit(`the ${tab} screen`);
+      if (tab !== "settings") continue;
+      for (const section of SECTIONS) {
+        await click(host.querySelector(`[data-testid=settings-${section}]`));
+        await settle();
+        audit(`the ${section} settings`);
+      }
     }
+    // The doctor ran as its section opened.
+    expect(host.querySelector("[data-testid=check-uvx]")?.textContent).toContain("How to fix: Install uv");
+    // The command palette, over everything.
+    await press(document.body, "k", { ctrlKey: true });
+    expect(document.querySelector("[data-testid=command-palette]")).not.toBeNull();
+    audit("the command palette");
     // Every kind of control was there to be audited.
     for (const expected of [
       "textarea: Message",
@@ -339,6 +388,14 @@ describe("the window", () => {
       "button: Remove Everything",
       "button: Check again",
       "input: New key",
+      "button: Edit: Allow echo on everything (always)",
+      "select: Do",
+      "input: Only for calls from",
+      "button: Use Memory",
+      "input: Or open a file (it is shown above before anything is added)",
+      "button: Open the log folder",
+      "input: Type a command",
+      "div: Resize the sidebar",
     ]) {
       expect(audited).toContain(expected);
     }
@@ -348,24 +405,27 @@ describe("the window", () => {
 
     expect(audited.some((a) => a.startsWith("input: API_TOKEN"))).toBe(true);
     app.unmount();
-  });
+  }, 60_000);
 
-  it("moves between tabs with the arrow keys, Home and End", async () => {
+  it("moves between screens in the sidebar with the arrow keys, Home and End", async () => {
     backend();
     const app = await mount(createElement(App));
     const tab = (id: string) => document.getElementById(`tab-${id}`) as HTMLButtonElement;
     const selected = () => TABS.filter((id) => tab(id).getAttribute("aria-selected") === "true");
 
+    expect(document.querySelector("[role=tablist][aria-label=Sections]")?.getAttribute("aria-orientation")).toBe(
+      "vertical",
+    );
     for (const id of TABS) {
       const panel = document.getElementById(tab(id).getAttribute("aria-controls") ?? "");
       expect(panel?.getAttribute("role")).toBe("tabpanel");
       expect(panel?.getAttribute("aria-labelledby")).toBe(`tab-${id}`);
     }
-    // One tab stop: the selected tab.
+    // One tab stop: the selected screen.
     expect(TABS.map((id) => tab(id).tabIndex)).toEqual([0, -1, -1, -1, -1]);
 
     act(() => tab("chat").focus());
-    await press(tab("chat"), "ArrowRight");
+    await press(tab("chat"), "ArrowDown");
     expect(selected()).toEqual(["servers"]);
     expect(document.activeElement).toBe(tab("servers"));
     expect(document.getElementById("panel-servers")?.hidden).toBe(false);
@@ -373,15 +433,55 @@ describe("the window", () => {
     expect(TABS.map((id) => tab(id).tabIndex)).toEqual([-1, 0, -1, -1, -1]);
 
     await press(tab("servers"), "End");
-    expect(selected()).toEqual(["diagnostics"]);
-    expect(document.activeElement).toBe(tab("diagnostics"));
-    await press(tab("diagnostics"), "ArrowRight");
+    expect(selected()).toEqual(["settings"]);
+    expect(document.activeElement).toBe(tab("settings"));
+    await press(tab("settings"), "ArrowDown");
     expect(selected()).toEqual(["chat"]);
-    await press(tab("chat"), "ArrowLeft");
-    expect(selected()).toEqual(["diagnostics"]);
-    await press(tab("diagnostics"), "Home");
+    await press(tab("chat"), "ArrowUp");
+    expect(selected()).toEqual(["settings"]);
+    await press(tab("settings"), "Home");
     expect(selected()).toEqual(["chat"]);
     expect(document.activeElement).toBe(tab("chat"));
+    app.unmount();
+  });
+
+  it("counts what waits and what failed in the sidebar, and opens screens with Ctrl+number", async () => {
+    backend();
+    const app = await mount(createElement(App));
+    const tab = (id: string) => document.getElementById(`tab-${id}`) as HTMLButtonElement;
+    // One question waits; one server failed.
+    expect(computeAccessibleName(tab("activity"))).toBe("Activity (1 waiting)");
+    expect(computeAccessibleName(tab("servers"))).toBe("Servers (1 failed)");
+    expect(computeAccessibleName(tab("chat"))).toBe("Chat");
+
+    // From inside a text field too.
+    const input = document.getElementById("chat-input") as HTMLTextAreaElement;
+    await press(input, "3", { ctrlKey: true });
+    expect(tab("activity").getAttribute("aria-selected")).toBe("true");
+    await press(document.body, "2", { ctrlKey: true });
+    expect(tab("servers").getAttribute("aria-selected")).toBe("true");
+    // The failed server's last error, in one line, in the list.
+    expect(document.querySelector("[data-testid=server-row-broken] [data-testid=server-row-error]")?.textContent).toBe(
+      "exited with code 1",
+    );
+    app.unmount();
+  });
+
+  it("opens on the screen, settings section and sidebar width it was left with, and remembers changes", async () => {
+    const { remembered } = backend({ screen: "settings", settingsSection: "secrets", panels: { sidebar: 300 } });
+    const app = await mount(createElement(App));
+    expect(document.getElementById("tab-settings")?.getAttribute("aria-selected")).toBe("true");
+    expect(document.getElementById("settings-tab-secrets")?.getAttribute("aria-selected")).toBe("true");
+    const splitter = document.querySelector("[data-testid=sidebar-splitter]") as HTMLElement;
+    expect(splitter.getAttribute("aria-valuenow")).toBe("300");
+
+    await click(document.getElementById("tab-activity"));
+    await press(splitter, "ArrowLeft");
+    await settle(REMEMBER_DELAY_MS + 50);
+    expect(remembered).toEqual([
+      { key: "screen", value: "activity" },
+      { key: "panels", value: { sidebar: 284 } },
+    ]);
     app.unmount();
   });
 });

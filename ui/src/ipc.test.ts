@@ -5,12 +5,20 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import {
   answerApproval,
   callTool,
+  detectLocalModels,
   errorMessage,
+  openLogFolder,
+  previewRule,
   readResource,
+  saveRule,
+  sendMessage,
   setProvider,
   setToolSettings,
+  setUiState,
   startupNotices,
   toolSettings,
+  uiState,
+  type Rule,
 } from "./ipc";
 
 afterEach(() => clearMocks());
@@ -73,6 +81,40 @@ describe("ipc", () => {
       { cmd: "tool_settings", args: {} },
       { cmd: "set_tool_settings", args: { tools: { naming: "always", servers: { a: { prefix: "x" } } } } },
       { cmd: "read_resource", args: { serverId: "everything", uri: "demo://a" } },
+    ]);
+  });
+
+  it("sends the shell's commands with the argument names they declare", async () => {
+    const seen: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      seen.push({ cmd, args: { ...(args as object), onEvent: undefined } });
+      if (cmd === "preview_rule") return { checked: 0, matched: [] };
+    });
+    const rule: Rule = {
+      id: "r",
+      effect: "ask",
+      scope: { kind: "always" },
+      target: { kind: "tool", serverId: "fs", tool: "write_file" },
+      conditions: [{ pointer: "/path", matcher: { kind: "glob", value: "/etc/**" } }],
+      createdAt: 1,
+    };
+    await previewRule(rule);
+    await saveRule(rule);
+    await detectLocalModels();
+    await openLogFolder();
+    await uiState();
+    await setUiState("screen", "activity");
+    await setUiState("drafts", null);
+    await sendMessage("hi", () => undefined, { serversOff: ["web"] });
+    expect(seen).toEqual([
+      { cmd: "preview_rule", args: { rule } },
+      { cmd: "save_rule", args: { rule } },
+      { cmd: "detect_local_models", args: {} },
+      { cmd: "open_log_folder", args: {} },
+      { cmd: "ui_state", args: {} },
+      { cmd: "set_ui_state", args: { key: "screen", value: "activity" } },
+      { cmd: "set_ui_state", args: { key: "drafts", value: null } },
+      { cmd: "send_message", args: { text: "hi", serversOff: ["web"] } },
     ]);
   });
 });

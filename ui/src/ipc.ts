@@ -9,7 +9,17 @@ export type ServerStatus =
   | { state: "starting" }
   | { state: "ready" }
   | { state: "restarting"; attempt: number; retryInMs: number; reason: string }
-  | { state: "failed"; reason: string };
+  | { state: "failed"; reason: string }
+  | { state: "signIn"; reason: string; again: boolean };
+
+/** A remote server's sign-in as the window may see it: never a token. */
+export interface SignedInInfo {
+  issuer: string;
+  /** Seconds since 1970 when the access token expires (renewed before then when renewable). */
+  expiresAt: number | null;
+  renewable: boolean;
+  scopes: string[];
+}
 
 export interface ToolInfo {
   name: string;
@@ -48,6 +58,11 @@ export interface ServerSnapshot {
   prompts: PromptInfo[];
   /** The folders the server is offered as its roots. */
   roots: string[];
+  signedIn: SignedInInfo | null;
+  /** The scopes a call was refused for; signing in again can grant them. */
+  needsScope: string | null;
+  /** Tools the server listed that Toolgate refuses, and why. */
+  refusedTools: { name: string; reason: string }[];
 }
 
 export type HiddenReason =
@@ -106,6 +121,8 @@ export interface ProviderView extends ProviderSettings {
   /** The environment variable a key may also come from, e.g. ANTHROPIC_API_KEY. */
   keyEnvVar: string;
   keyError: string | null;
+  /** Whether the provider refuses requests without a key; a local model server does not. */
+  keyNeeded: boolean;
 }
 
 /** A secret the servers' env or headers name as `${secret:NAME}`; never its value. */
@@ -228,19 +245,38 @@ export type Decision =
   | { decision: "deny"; reason: string | null }
   | { decision: "denyAlways"; reach: Reach };
 
+/** How a condition compares the argument it points at. */
+export type Matcher =
+  | { kind: "glob"; value: string }
+  | { kind: "prefix"; value: string }
+  | { kind: "equals"; value: unknown };
+
+/** One condition on a call's arguments: a JSON pointer (`/path`) and a matcher. */
+export interface ArgCondition {
+  pointer: string;
+  matcher: Matcher;
+}
+
+export type RuleTarget =
+  | { kind: "tool"; serverId: string; tool: string }
+  | { kind: "server"; serverId: string }
+  | { kind: "sampling"; serverId: string }
+  | { kind: "elicitation"; serverId: string };
+
 /** A rule's JSON, as `toolgate-policy` stores it. */
 export interface Rule {
   id: string;
   effect: "allow" | "deny" | "ask";
   scope: { kind: "once" } | { kind: "conversation"; id: string } | { kind: "always" };
-  target:
-    | { kind: "tool"; serverId: string; tool: string }
-    | { kind: "server"; serverId: string }
-    | { kind: "sampling"; serverId: string }
-    | { kind: "elicitation"; serverId: string };
-  conditions?: unknown[];
+  target: RuleTarget;
+  conditions?: ArgCondition[];
+  /** What a grant was given to; kept by the backend, never edited in the window. */
+  boundTo?: unknown;
   createdAt: number;
+  expiresAt?: number | null;
   note?: string | null;
+  /** Only calls from this connected client (e.g. `cursor`). */
+  client?: string | null;
 }
 
 export interface PolicySettings {
@@ -261,6 +297,8 @@ export interface AuditRow {
   originalArguments: unknown;
   decision: "allowed" | "denied" | "timed_out" | "cancelled";
   decidedBy: "user" | "rule" | "default" | "pause" | "timeout" | "toolgate" | "unattended";
+  /** The connected client that asked, for calls through the gateway. */
+  client?: string | null;
   ruleId: string | null;
   reason: string | null;
   durationMs: number | null;
@@ -300,6 +338,20 @@ export const toolCatalog = () => invoke<ToolCatalogView>("tool_catalog");
 
 export const restartServer = (serverId: string) => invoke<void>("restart_server", { serverId });
 
+/** Signs in to a remote server in the system browser; `onUrl` gets the address it opened. */
+export function signInServer(
+  serverId: string,
+  extraScopes: string[],
+  onUrl: (url: string) => void,
+): Promise<SignedInInfo> {
+  const channel = new Channel<string>();
+  channel.onmessage = onUrl;
+  return invoke<SignedInInfo>("sign_in_server", { serverId, extraScopes, onUrl: channel });
+}
+
+/** Signs out of a remote server; resolves to notes (a revocation the server did not confirm). */
+export const signOutServer = (serverId: string) => invoke<string[]>("sign_out_server", { serverId });
+
 export const callTool = (serverId: string, tool: string, args: unknown) =>
   invoke<ToolOutput>("call_tool", { serverId, tool, arguments: args });
 
@@ -313,14 +365,19 @@ export const setApiKey = (key: string) => invoke<ProviderView>("set_api_key", { 
 export const clearApiKey = () => invoke<ProviderView>("clear_api_key");
 
 /** Where servers to import come from; Claude Desktop's file is read by the backend. */
-export type ImportSource = { kind: "text"; text: string; name: string | null } | { kind: "claudeDesktop" };
+export type ImportSource =
+  | { kind: "text"; text: string; name: string | null }
+  | { kind: "claudeDesktop" }
+  /** Another AI app's servers, copied; its config is only read. */
+  | { kind: "host"; host: string };
 
 export type SecretLocation = "env" | "header";
 
 /** What an import would do (or did); never holds a secret's value. */
 export interface ImportReport {
   format: "mcpServers" | "vsCode" | "serverMap" | "singleServer";
-  added: { id: string; name: string; transport: "stdio" | "http"; enabled: boolean }[];
+  /** `runs`: the command line or address, shown for the user to check before anything runs. */
+  added: { id: string; name: string; transport: "stdio" | "http" | "sse"; enabled: boolean; runs: string }[];
   renamed: { name: string; wantedId: string; id: string; clash: "existingServer" | "importedServer" }[];
   skipped: {
     name: string;
@@ -466,6 +523,8 @@ export interface Diagnostics {
   dataDir: string | null;
   logDir: string | null;
   checks: DoctorCheck[];
+  /** Toolgate, Tauri, the web view, the system. */
+  versions?: { name: string; version: string }[];
 }
 
 export const diagnostics = () => invoke<Diagnostics>("diagnostics");
@@ -543,11 +602,17 @@ export interface ReadResourceResult {
 export const readResource = (serverId: string, uri: string) =>
   invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
+/** What a turn is sent with besides its text. */
+export interface TurnInput {
+  /** Servers switched off for this chat, whose tools the model is not offered. */
+  serversOff?: string[];
+}
+
 /** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
-export function sendMessage(text: string, onEvent: (event: TurnEvent) => void): Promise<string> {
+export function sendMessage(text: string, onEvent: (event: TurnEvent) => void, input: TurnInput = {}): Promise<string> {
   const channel = new Channel<TurnEvent>();
   channel.onmessage = onEvent;
-  return invoke<string>("send_message", { text, onEvent: channel });
+  return invoke<string>("send_message", { text, onEvent: channel, serversOff: input.serversOff ?? [] });
 }
 
 export const listConversations = (search: string | null) =>
@@ -602,3 +667,49 @@ export const onServersChanged = (onChange: () => void): Promise<UnlistenFn> =>
 /** Calls `onChange` whenever a request starts or stops waiting for approval. */
 export const onApprovalsChanged = (onChange: () => void): Promise<UnlistenFn> =>
   listen("approvals-changed", () => onChange());
+
+/** A model server running on this computer (Ollama, LM Studio), found for the first run. */
+export interface LocalServer {
+  preset: string;
+  name: string;
+  /** The OpenAI-compatible base URL to configure. */
+  baseUrl: string;
+  models: string[];
+}
+
+export const detectLocalModels = () => invoke<LocalServer[]>("detect_local_models");
+
+/** Which recent requests (from the audit log) a rule would have matched. */
+export interface RulePreview {
+  checked: number;
+  matched: AuditRow[];
+}
+
+/** Checks a rule as saving would, and lists the recent requests it would have matched. */
+export const previewRule = (rule: Rule) => invoke<RulePreview>("preview_rule", { rule });
+
+/** Saves a rule written or edited in the window (same id: replaced); resolves to the policy. */
+export const saveRule = (rule: Rule) => invoke<PolicySettings>("save_rule", { rule });
+
+/** Opens Toolgate's log folder in the file manager; resolves to its path. */
+export const openLogFolder = () => invoke<string>("open_log_folder");
+
+/** What the window remembers between runs (not settings): kept by the backend's store. */
+export interface UiState {
+  /** The window's size and place, kept by the backend itself. */
+  window?: { width: number; height: number; x: number; y: number; maximized?: boolean };
+  screen?: string;
+  settingsSection?: string;
+  panels?: Record<string, number>;
+  dismissed?: string[];
+  /** Unsent text, by conversation id (`new` for a chat not yet saved). */
+  drafts?: Record<string, string>;
+  /** Servers switched off, by conversation id. */
+  chatServers?: Record<string, string[]>;
+}
+
+export const uiState = () => invoke<UiState | null>("ui_state");
+
+/** Remembers one part of the UI state (`null` forgets it). */
+export const setUiState = <K extends Exclude<keyof UiState, "window">>(key: K, value: UiState[K] | null) =>
+  invoke<void>("set_ui_state", { key, value: value ?? null });

@@ -46,9 +46,9 @@ export async function click(element: Element | null) {
   await act(async () => element.click());
 }
 
-export async function press(element: Element | null, key: string) {
+export async function press(element: Element | null, key: string, modifiers: KeyboardEventInit = {}) {
   if (!(element instanceof HTMLElement)) throw new Error("nothing to press a key on");
   await act(async () => {
-    element.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true }));
+    element.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...modifiers }));
   });
 }

@@ -21,6 +21,7 @@ mod ids;
 mod offer;
 mod record;
 mod requests;
+mod rules;
 mod search;
 mod tools;
 pub mod tray;
@@ -39,6 +40,7 @@ pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach
 pub use offer::Offers;
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{ModelSource, ServerRequestGate};
+pub use rules::{bind_edited, BindError};
 pub use search::FoundTool;
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::catalog_of;

@@ -66,6 +66,9 @@ mod tests {
             resources: vec![],
             prompts: vec![],
             roots: vec![],
+            signed_in: None,
+            needs_scope: None,
+            refused_tools: vec![],
             launch: toolgate_mcp::Launch::Stdio {
                 command: "node".into(),
                 args: vec![format!("{id}.js")],

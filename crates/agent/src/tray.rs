@@ -23,6 +23,8 @@ pub struct ServerLine {
     /// "ready", "starting", "failed: …".
     pub status: String,
     pub failed: bool,
+    /// The server's id when it waits for the user to sign in.
+    pub sign_in: Option<String>,
 }
 
 /// One menu entry; `id` is what [`Action::parse`] reads back.
@@ -48,6 +50,8 @@ pub enum Action {
     Approve(String),
     Deny(String),
     Open,
+    /// Sign in to a remote server (its id), in the browser.
+    SignIn(String),
     /// Pause all tools, or lift the pause.
     SetPaused(bool),
     Quit,
@@ -60,6 +64,9 @@ impl Action {
         }
         if let Some(request) = id.strip_prefix("deny:") {
             return Some(Action::Deny(request.to_owned()));
+        }
+        if let Some(server) = id.strip_prefix("sign-in:") {
+            return Some(Action::SignIn(server.to_owned()));
         }
         match id {
             "open" => Some(Action::Open),
@@ -133,6 +140,15 @@ pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Ve
                 .collect(),
         });
     }
+    // A server that waits for a sign-in is listed on its own, with the way to do it.
+    for server in servers {
+        if let Some(id) = &server.sign_in {
+            items.push(action(
+                format!("sign-in:{id}"),
+                format!("Sign in to {}…", server.name),
+            ));
+        }
+    }
     items.push(if paused {
         action("resume", "Resume tools (paused)")
     } else {
@@ -178,6 +194,22 @@ mod tests {
     }
 
     #[test]
+    fn a_server_waiting_for_a_sign_in_is_listed_with_the_way_to_do_it() {
+        let servers = [ServerLine {
+            name: "Linear".into(),
+            status: "sign in required".into(),
+            failed: false,
+            sign_in: Some("linear".into()),
+        }];
+        let items = menu(&[], &servers, false);
+        assert!(items.contains(&action("sign-in:linear", "Sign in to Linear…")));
+        assert_eq!(
+            Action::parse("sign-in:linear"),
+            Some(Action::SignIn("linear".into()))
+        );
+    }
+
+    #[test]
     fn every_item_of_the_menu_parses_to_its_action() {
         let waiting = [
             request("a", RequestKind::ToolCall),
@@ -187,6 +219,7 @@ mod tests {
             name: "Everything".into(),
             status: "ready".into(),
             failed: false,
+            sign_in: None,
         }];
         let items = menu(&waiting, &servers, false);
         let actions: Vec<Action> = ids(&items)
@@ -224,6 +257,7 @@ mod tests {
             name: "Files".into(),
             status: "failed: exited".into(),
             failed: true,
+            sign_in: None,
         }];
         let waiting = [request("a", RequestKind::Sampling)];
         assert_eq!(state(&waiting, &failed, true), TrayState::Waiting);

@@ -8,6 +8,7 @@ mod gateway;
 mod hosts;
 mod manage;
 mod run;
+mod sign_in;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -146,6 +147,24 @@ enum Servers {
     Restart {
         id: String,
     },
+    /// Sign in to a remote server: prints the address to open (and opens the browser when
+    /// there is one), then waits for the sign-in to finish. Tokens go to the keychain only.
+    Login {
+        id: String,
+        /// A client id registered by hand, for a server that does not let apps register.
+        #[arg(long)]
+        client_id: Option<String>,
+        /// A scope to ask for on top of the usual ones (repeatable).
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+        /// Seconds to wait for the browser.
+        #[arg(long, default_value_t = 300)]
+        wait: u64,
+    },
+    /// Sign out of a remote server: its tokens revoked where offered, removed from the keychain.
+    Logout {
+        id: String,
+    },
     /// The server's recent stderr.
     Logs {
         id: String,
@@ -238,6 +257,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             Servers::Disable { id } => manage::servers_enable(&mut ctx, &id, false),
             Servers::Restart { id } => manage::servers_restart(&ctx, &id).await,
             Servers::Logs { id, lines } => manage::servers_logs(&ctx, &id, lines),
+            Servers::Login {
+                id,
+                client_id,
+                scopes,
+                wait,
+            } => sign_in::login(&ctx, &id, client_id, scopes, wait).await,
+            Servers::Logout { id } => sign_in::logout(&ctx, &id).await,
         },
         Command::Tools(Tools::List { json }) => manage::tools_list(&ctx, json).await,
         Command::Call { tool, arguments } => manage::call(&ctx, &tool, &arguments).await,

@@ -28,6 +28,14 @@ fn status_line(status: &ServerStatus) -> String {
         ServerStatus::Starting => "starting".into(),
         ServerStatus::Restarting { reason, .. } => format!("restarting: {reason}"),
         ServerStatus::Failed { reason } => format!("failed: {reason}"),
+        ServerStatus::SignIn { reason, again } => format!(
+            "{}: {reason}",
+            if *again {
+                "sign in again"
+            } else {
+                "sign in required"
+            }
+        ),
     }
 }
 
@@ -238,6 +246,21 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
             );
         }
     }
+    // Tools a server offered that Toolgate will not call (an invalid x-mcp-header), and why; on
+    // stderr with --json, whose output is the list of callable tools.
+    for server in &snapshot {
+        for refused in &server.refused_tools {
+            let line = format!(
+                "{:<40} ✗ refused on {}: {}",
+                refused.name, server.id, refused.reason
+            );
+            if json {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+    }
     Ok(if down == 0 { 0 } else { 1 })
 }
 
@@ -256,9 +279,17 @@ pub async fn call(ctx: &Context, tool: &str, arguments: &str) -> Result<u8> {
             "no tool '{tool}' among the running servers' tools; `toolgate tools list` shows them"
         );
     };
-    let result = manager
-        .call_tool(&entry.server_id, &entry.tool.name, arguments)
+    let mut result = manager
+        .call_tool(&entry.server_id, &entry.tool.name, arguments.clone())
         .await;
+    if let Err(toolgate_mcp::McpError::MoreAccess { server, scope, .. }) = &result {
+        // Step-up: only when the user says so, then the same call once more.
+        if crate::sign_in::step_up(ctx, server, scope).await? {
+            result = manager
+                .call_tool(&entry.server_id, &entry.tool.name, arguments)
+                .await;
+        }
+    }
     manager.stop_all().await;
     let output = result?;
     println!("{}", output.text);

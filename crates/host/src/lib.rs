@@ -15,6 +15,10 @@
 //! servers get, whether first-run defaults are written, whether anyone can answer the gate. The
 //! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
 
+mod sign_in;
+pub use sign_in::SIGN_IN_WAIT;
+pub use toolgate_oauth::SignedInInfo;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -26,6 +30,9 @@ use toolgate_policy::{PolicySettings, Rule};
 use toolgate_secrets::{Keychain, SecretError, SecretStore};
 use toolgate_settings::file::{FileError, Loaded};
 use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
+
+mod rules;
+pub use rules::{RuleEditError, RulePreview};
 
 /// The settings file, in the data folder.
 pub const SETTINGS_FILE: &str = "settings.json";
@@ -351,16 +358,33 @@ impl Host {
         .map_err(|e| SecretError::Other {
             detail: e.to_string(),
         })??
-        .ok_or_else(|| ProviderError::NoKey {
-            base_url: settings.base_url.clone(),
-            env_var: var,
-        })?;
+        .map(|found| found.value);
+        // A local server (Ollama, LM Studio, a custom endpoint) runs without a key.
+        let key = match key {
+            Some(key) => key,
+            None if !key_needed(&settings) => String::new(),
+            None => {
+                return Err(ProviderError::NoKey {
+                    base_url: settings.base_url.clone(),
+                    env_var: var,
+                })
+            }
+        };
         let format = match settings.kind {
             ProviderKind::Anthropic => WireFormat::Anthropic,
             ProviderKind::Openai => WireFormat::OpenAi,
         };
-        let provider = HttpProvider::new(format, &settings.base_url, key.value)?;
+        let provider = HttpProvider::new(format, &settings.base_url, key)?;
         Ok((provider, settings))
+    }
+}
+
+/// Whether the provider refuses requests without a key: Anthropic's API and the hosted
+/// OpenAI-compatible ones do; local servers and custom endpoints are sent none unless one is set.
+pub fn key_needed(provider: &ProviderSettings) -> bool {
+    match provider.kind {
+        ProviderKind::Anthropic => true,
+        ProviderKind::Openai => toolgate_llm::presets::for_base_url(&provider.base_url).needs_key,
     }
 }
 
@@ -516,6 +540,28 @@ mod tests {
         host.secrets.set(item, "sk-test-key").unwrap();
         let (_, settings) = host.provider().await.unwrap();
         assert_eq!(settings, host.settings().provider);
+    }
+
+    #[tokio::test]
+    async fn a_local_model_server_needs_no_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(options(dir.path())).unwrap();
+        host.update_settings(|s| {
+            s.provider = ProviderSettings {
+                kind: ProviderKind::Openai,
+                base_url: "http://127.0.0.1:11434/v1".into(),
+                model: "llama3.2".into(),
+            }
+        })
+        .unwrap();
+        assert!(!key_needed(&host.settings().provider));
+        if std::env::var_os("OPENAI_API_KEY").is_none() {
+            let (provider, _) = host.provider().await.unwrap();
+            assert!(!format!("{provider:?}").contains("sk-"));
+        }
+        host.update_settings(|s| s.provider.base_url = "https://api.openai.com/v1".into())
+            .unwrap();
+        assert!(key_needed(&host.settings().provider));
     }
 
     #[tokio::test]

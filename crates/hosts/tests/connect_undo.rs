@@ -66,10 +66,11 @@ fn servers_after(host: HostKind, bytes: &[u8]) -> (Value, Value) {
 
 /// (host, servers imported, entries kept in the host's file)
 const CASES: [(HostKind, &[&str], &[&str]); 6] = [
+    // The older SSE transport moves too: Toolgate speaks it.
     (
         HostKind::ClaudeDesktop,
-        &["filesystem", "github"],
-        &["legacy-sse"],
+        &["filesystem", "github", "legacy-sse"],
+        &[],
     ),
     (HostKind::ClaudeCode, &["sentry", "time"], &[]),
     (HostKind::Cursor, &["linear", "memory"], &[]),

@@ -15,6 +15,7 @@
 pub mod anthropic;
 mod error;
 mod http;
+pub mod local;
 pub mod openai;
 pub mod presets;
 pub mod pricing;

@@ -88,6 +88,7 @@ pub(crate) enum ListKind {
 }
 
 /// One connection's handler. Cheap: it holds channels and shared state only.
+#[derive(Clone)]
 pub(crate) struct Client {
     pub server: String,
     pub roots: Arc<RwLock<Vec<PathBuf>>>,
@@ -96,6 +97,8 @@ pub(crate) struct Client {
     pub requests: Arc<dyn ServerRequests>,
     /// The version `initialize` offers, when the server's settings pin one.
     pub protocol: Option<rmcp::model::ProtocolVersion>,
+    /// Tools the server offered that Toolgate refuses (a remote server's invalid `x-mcp-header`).
+    pub refused: crate::http::Refused,
 }
 
 /// What Toolgate tells every server about itself: its name and version, and that it offers

@@ -24,9 +24,11 @@
 mod client;
 pub mod doctor;
 mod host_env;
+mod http;
 mod logs;
 mod manager;
 pub mod orphans;
+mod sse;
 mod stdio;
 pub mod stdout;
 mod types;
@@ -37,8 +39,8 @@ pub use manager::{ManagerOptions, ServerManager};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
 pub use types::{
-    CallOptions, CallProgress, Launch, LogLevel, PromptInfo, ResourceInfo, ServerEvent,
-    ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,
+    CallOptions, CallProgress, Launch, LogLevel, PromptInfo, RefusedTool, ResourceInfo,
+    ServerEvent, ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,
 };
 
 /// Why a server or a call failed, in words for the user.
@@ -68,6 +70,14 @@ pub enum McpError {
         tool: String,
         detail: String,
     },
+    #[error("server '{server}' needs more access for '{tool}' (scope: {scope}); sign in to it again to grant it (`toolgate servers login {server}`, or Sign in on its card)")]
+    MoreAccess {
+        server: String,
+        tool: String,
+        scope: String,
+    },
+    #[error("server '{server}' needs you to sign in again before '{tool}' can run (`toolgate servers login {server}`, or Sign in on its card)")]
+    SignInNeeded { server: String, tool: String },
     #[error("server '{server}' could not {what}: {detail}")]
     Request {
         server: String,

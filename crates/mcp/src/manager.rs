@@ -90,6 +90,11 @@ struct Entry {
     crashes: u32,
     log: ServerLog,
     roots: Arc<RwLock<Vec<PathBuf>>>,
+    /// A remote server's sign-in while connected.
+    session: Option<toolgate_oauth::Session>,
+    /// The scope a call was refused for (403 `insufficient_scope`), until the next start.
+    needs_scope: Option<String>,
+    refused: crate::http::Refused,
 }
 
 struct Conn {
@@ -323,6 +328,9 @@ impl ServerManager {
             starting: None,
             generation: self.next_generation(),
             crashes: 0,
+            session: None,
+            needs_scope: None,
+            refused: Default::default(),
         }
     }
 
@@ -355,7 +363,7 @@ impl ServerManager {
     async fn start_inner(&self, id: &str, expected: Option<u64>) {
         let cancel = CancellationToken::new();
         let (_done, done) = watch::channel(());
-        let (config, log, roots, generation, retired) = {
+        let (config, log, roots, refused, generation, retired) = {
             let mut entries = self.entries.lock().await;
             let Some(entry) = entries.get_mut(id) else {
                 return;
@@ -369,10 +377,18 @@ impl ServerManager {
                 cancel: cancel.clone(),
                 done,
             });
+            entry.session = None;
+            entry.needs_scope = None;
+            entry
+                .refused
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
             (
                 entry.config.clone(),
                 entry.log.clone(),
                 entry.roots.clone(),
+                entry.refused.clone(),
                 generation,
                 retired,
             )
@@ -381,7 +397,7 @@ impl ServerManager {
         retired.finish().await;
         // Only now: the old process's last words must not explain the new one's failure.
         log.clear();
-        let outcome = self.connect(&config, &log, roots, &cancel).await;
+        let outcome = self.connect(&config, &log, roots, refused, &cancel).await;
         let mut entries = self.entries.lock().await;
         let Some(entry) = entries.get_mut(id).filter(|e| e.generation == generation) else {
             // Stopped or restarted while starting: this connection is no longer wanted.
@@ -401,6 +417,7 @@ impl ServerManager {
                 entry.tools = listed.tools;
                 entry.resources = listed.resources;
                 entry.prompts = listed.prompts;
+                entry.session = connected.session.clone();
                 entry.status = ServerStatus::Ready;
                 let (stop, stop_rx) = oneshot::channel();
                 let task = tokio::spawn(supervise(
@@ -413,7 +430,16 @@ impl ServerManager {
                 entry.conn = Some(Conn { peer, stop, task });
                 None
             }
-            Err(reason) => {
+            Err(connect::Failure {
+                reason,
+                sign_in: Some(again),
+            }) => {
+                // Nothing is retried until the user signs in: a retry would only be refused.
+                tracing::info!(server = id, %reason, "server needs a sign-in");
+                entry.status = ServerStatus::SignIn { reason, again };
+                None
+            }
+            Err(connect::Failure { reason, .. }) => {
                 // The reason is the server's status, which the window and the CLI show; a
                 // warning too would say it twice.
                 tracing::info!(server = id, %reason, "server failed to start");
@@ -527,6 +553,18 @@ impl ServerManager {
                 resources: e.resources.clone(),
                 prompts: e.prompts.clone(),
                 roots: e.roots.read().unwrap_or_else(|p| p.into_inner()).clone(),
+                signed_in: e.session.as_ref().and_then(toolgate_oauth::Session::info),
+                needs_scope: e.needs_scope.clone(),
+                refused_tools: e
+                    .refused
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .map(|(name, reason)| crate::types::RefusedTool {
+                        name: name.clone(),
+                        reason: reason.clone(),
+                    })
+                    .collect(),
                 launch: launch_of(&e.config),
             })
             .collect()
@@ -688,6 +726,7 @@ async fn supervise(
         service,
         process,
         mut list_changed,
+        ..
     } = connected;
     let started = Instant::now();
     let peer = service.peer().clone();

@@ -23,6 +23,13 @@ pub enum ServerStatus {
     Failed {
         reason: String,
     },
+    /// A remote server that asks for a sign-in: never signed in (`again` false), or its sign-in
+    /// ended (expired, revoked, signed out): nothing is sent to it until the user signs in.
+    #[serde(rename_all = "camelCase")]
+    SignIn {
+        reason: String,
+        again: bool,
+    },
 }
 
 impl std::fmt::Display for ServerStatus {
@@ -35,6 +42,7 @@ impl std::fmt::Display for ServerStatus {
                 attempt, reason, ..
             } => write!(f, "restarting (attempt {attempt}) after: {reason}"),
             ServerStatus::Failed { reason } => write!(f, "failed: {reason}"),
+            ServerStatus::SignIn { reason, .. } => write!(f, "sign-in needed: {reason}"),
         }
     }
 }
@@ -156,10 +164,26 @@ pub struct ServerSnapshot {
     pub prompts: Vec<PromptInfo>,
     /// The folders the server is offered as its roots.
     pub roots: Vec<std::path::PathBuf>,
+    /// A remote server's sign-in (issuer, expiry, scopes), never a token; `None` when it has none.
+    pub signed_in: Option<toolgate_oauth::SignedInInfo>,
+    /// The scopes a call was refused for (403 `insufficient_scope`): the user may sign in again
+    /// to grant them.
+    pub needs_scope: Option<String>,
+    /// Tools the server listed that Toolgate refused, with the reason (2026-07-28: an invalid
+    /// `x-mcp-header` annotation).
+    pub refused_tools: Vec<RefusedTool>,
     /// What is launched or dialled, for binding approval grants to it. Never sent to the window:
     /// arguments and URLs may hold secrets.
     #[serde(skip)]
     pub launch: Launch,
+}
+
+/// A tool a server offered that Toolgate will not call, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedTool {
+    pub name: String,
+    pub reason: String,
 }
 
 /// What a server runs: its command and arguments, or its URL.

@@ -107,6 +107,7 @@ mod tests {
 
         let mut to_http = shown;
         to_http.transport = Transport::Http {
+            sse: false,
             url: "https://example.com/mcp".into(),
             headers: [("Authorization".to_owned(), HIDDEN.to_owned())].into(),
         };

@@ -77,8 +77,9 @@ pub fn export_mcp_servers(settings: &Settings) -> Export {
                 }
                 entry
             }
-            Transport::Http { url, headers } => {
-                let mut entry = json!({ "type": "http", "url": url });
+            Transport::Http { url, headers, sse } => {
+                let kind = if *sse { "sse" } else { "http" };
+                let mut entry = json!({ "type": kind, "url": url });
                 if !headers.is_empty() {
                     entry["headers"] = json!(headers);
                 }

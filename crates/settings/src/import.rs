@@ -206,6 +206,8 @@ pub struct ImportReport {
 pub enum TransportKind {
     Stdio,
     Http,
+    /// The older HTTP+SSE transport.
+    Sse,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -215,6 +217,94 @@ pub struct AddedServer {
     pub name: String,
     pub transport: TransportKind,
     pub enabled: bool,
+    /// What will run, for the user to check before anything does: the command line (arguments
+    /// with spaces or quotes in single quotes), or the address.
+    pub runs: String,
+}
+
+/// What a secret-looking part of a launch line is shown as.
+const HIDDEN_PART: &str = "(hidden)";
+
+/// A server's command line or address as the user should read it before it runs. Parts that
+/// look like secrets are hidden: the value of a `--token=…` flag or of the argument after a
+/// `--api-key` flag, and in a URL a password and secret-looking query values.
+pub fn launch_line(config: &ServerConfig) -> String {
+    match &config.transport {
+        Transport::Stdio { command, args, .. } => {
+            let mut after_secret_flag = false;
+            std::iter::once(command.clone())
+                .chain(args.iter().map(|arg| {
+                    let shown = if after_secret_flag && !arg.starts_with('-') {
+                        HIDDEN_PART.to_owned()
+                    } else {
+                        match arg.split_once('=') {
+                            Some((flag, value))
+                                if flag.starts_with('-')
+                                    && vars::looks_secret(flag)
+                                    && !value.is_empty() =>
+                            {
+                                format!("{flag}={HIDDEN_PART}")
+                            }
+                            _ => arg.clone(),
+                        }
+                    };
+                    after_secret_flag =
+                        arg.starts_with('-') && !arg.contains('=') && vars::looks_secret(arg);
+                    shown
+                }))
+                .map(|part| shell_quoted(&part))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        Transport::Http { url, .. } => url_without_secrets(url),
+    }
+}
+
+fn shell_quoted(part: &str) -> String {
+    let plain =
+        !part.is_empty() && !part.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c));
+    if plain || part == HIDDEN_PART {
+        part.to_owned()
+    } else {
+        format!("'{}'", part.replace('\'', "'\\''"))
+    }
+}
+
+fn url_without_secrets(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{HIDDEN_PART}@{host}"),
+        None => authority.to_owned(),
+    };
+    let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+    let mut shown = if scheme.is_empty() {
+        format!("{authority}{path}")
+    } else {
+        format!("{scheme}://{authority}{path}")
+    };
+    if !query.is_empty() || tail.contains('?') {
+        let (query, fragment) = query
+            .split_once('#')
+            .map_or((query, None), |(q, f)| (q, Some(f)));
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, value)) if vars::looks_secret(key) && !value.is_empty() => {
+                    format!("{key}={HIDDEN_PART}")
+                }
+                _ => pair.to_owned(),
+            })
+            .collect();
+        shown.push('?');
+        shown.push_str(&pairs.join("&"));
+        if let Some(fragment) = fragment {
+            shown.push('#');
+            shown.push_str(fragment);
+        }
+    }
+    shown
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -756,9 +846,11 @@ fn plan(
             name: config.name.clone(),
             transport: match config.transport {
                 Transport::Stdio { .. } => TransportKind::Stdio,
-                Transport::Http { .. } => TransportKind::Http,
+                Transport::Http { sse: false, .. } => TransportKind::Http,
+                Transport::Http { sse: true, .. } => TransportKind::Sse,
             },
             enabled: config.enabled,
+            runs: launch_line(config),
         });
         servers.push(planned);
     }
@@ -802,28 +894,31 @@ fn merge(
     let mut renamed = Vec::new();
     for index in order {
         let read = &reads[index];
-        let (transport, enabled, call_timeout_secs, allow_env, inputs_used) = match &read.kind {
-            ReadKind::Server {
-                transport,
-                enabled,
-                call_timeout_secs,
-                allow_env,
-                inputs_used,
-            } => (
-                transport,
-                *enabled,
-                *call_timeout_secs,
-                allow_env,
-                inputs_used,
-            ),
-            ReadKind::Unsupported { transport } => {
-                let reason = SkipReason::UnsupportedTransport {
-                    transport: transport.clone(),
-                };
-                skip(index, read, reason, &mut skipped, warnings);
-                continue;
-            }
-        };
+        let (transport, enabled, call_timeout_secs, allow_env, inputs_used, oauth) =
+            match &read.kind {
+                ReadKind::Server {
+                    transport,
+                    enabled,
+                    call_timeout_secs,
+                    allow_env,
+                    inputs_used,
+                    oauth,
+                } => (
+                    transport,
+                    *enabled,
+                    *call_timeout_secs,
+                    allow_env,
+                    inputs_used,
+                    oauth,
+                ),
+                ReadKind::Unsupported { transport } => {
+                    let reason = SkipReason::UnsupportedTransport {
+                        transport: transport.clone(),
+                    };
+                    skip(index, read, reason, &mut skipped, warnings);
+                    continue;
+                }
+            };
         let same_endpoint = |t: &Transport| endpoint(t) == endpoint(transport);
         let reason = if let Some(s) = existing
             .servers
@@ -896,6 +991,7 @@ fn merge(
         let mut config = ServerConfig::with_transport(id, read.name.clone(), transport.clone());
         config.enabled = enabled;
         config.allow_env.clone_from(allow_env);
+        config.oauth = oauth.as_deref().cloned();
         if let Some(secs) = call_timeout_secs {
             config.call_timeout_secs = secs;
             config.max_call_timeout_secs = config.max_call_timeout_secs.max(secs);
@@ -1090,12 +1186,13 @@ fn same_server(existing: &Transport, imported: &Transport) -> bool {
             },
         ) => command == c2 && args == a2 && cwd == d2 && same_values(env, e2),
         (
-            Transport::Http { url, headers },
+            Transport::Http { url, headers, sse },
             Transport::Http {
                 url: u2,
                 headers: h2,
+                sse: s2,
             },
-        ) => url == u2 && same_values(headers, h2),
+        ) => url == u2 && sse == s2 && same_values(headers, h2),
         _ => false,
     }
 }
@@ -1128,7 +1225,7 @@ fn map_strings(config: &mut ServerConfig, mut f: impl FnMut(&str) -> String) {
                 *dir = PathBuf::from(f(&dir.to_string_lossy()));
             }
         }
-        Transport::Http { url, headers } => {
+        Transport::Http { url, headers, .. } => {
             *url = f(url);
             for value in headers.values_mut() {
                 *value = f(value);
@@ -1223,6 +1320,34 @@ fn config_path_for(
 mod tests {
     use super::*;
     use std::ffi::OsString;
+
+    #[test]
+    fn the_launch_line_is_what_runs_quoted_as_a_shell_reads_it_without_secrets() {
+        let mut existing = Settings::first_run(crate::example_server(None));
+        existing.servers.clear();
+        let text = r#"{"mcpServers": {
+            "notes": {"command": "npx", "args": ["-y", "@scope/server", "/home/me/my notes", "it's"]},
+            "remote": {"type": "http", "url": "https://example.com/mcp"},
+            "hidden": {"command": "srv", "args": ["--api-key", "k-1234567", "--token=t-99999", "--verbose"]},
+            "query": {"type": "http", "url": "https://me:pw@example.com/mcp?api_key=abc&x=1#top"}
+        }}"#;
+        let plan = plan_import(&existing, text, &ImportOptions::default()).unwrap();
+        let runs: Vec<&str> = plan
+            .report()
+            .added
+            .iter()
+            .map(|a| a.runs.as_str())
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                "srv --api-key (hidden) --token=(hidden) --verbose",
+                r"npx -y @scope/server '/home/me/my notes' 'it'\''s'",
+                "https://(hidden)@example.com/mcp?api_key=(hidden)&x=1#top",
+                "https://example.com/mcp",
+            ]
+        );
+    }
 
     #[test]
     fn slugs_are_valid_ids() {

@@ -131,6 +131,34 @@ pub struct ServerConfig {
     /// ([`PROTOCOL_VERSIONS`]). Absent: `server/discover` first, then `initialize`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// How Toolgate signs in to a remote server that asks for OAuth, when the defaults (dynamic
+    /// registration, the scopes the server names) are not enough. Never holds a token: those
+    /// live in the keychain only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthSettings>,
+}
+
+/// A remote server's sign-in choices. Tokens and registrations are never here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthSettings {
+    /// A client id registered by hand with the authorization server, for servers that do not
+    /// allow dynamic registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// That client's secret, as a `${secret:NAME}` reference (never the value itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// Scopes to ask for; absent: the ones the server names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// An HTTPS URL of a Client ID Metadata Document describing Toolgate, used as the client id
+    /// where the authorization server accepts such documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// The loopback port the sign-in's redirect comes back to; absent: any free port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
 }
 
 /// The MCP protocol versions a server can be pinned to, oldest first; the last is the
@@ -144,10 +172,31 @@ pub const PROTOCOL_VERSIONS: [&str; 5] = [
 ];
 
 /// How Toolgate talks to a server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "transport", rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Transport {
     /// A child process speaking newline-delimited JSON-RPC on stdin and stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    /// A remote server speaking MCP's Streamable HTTP transport, or the older HTTP+SSE
+    /// transport (protocol 2024-11-05) when `sse` is set (`"transport": "sse"` in the file) or
+    /// when the server turns down Streamable HTTP.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        /// Only the older HTTP+SSE transport: written as `"transport": "sse"`.
+        sse: bool,
+    },
+}
+
+/// How [`Transport`] is written: `"transport": "sse"` is an HTTP server held to the older
+/// transport.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "camelCase")]
+enum TransportRepr {
     #[serde(rename_all = "camelCase")]
     Stdio {
         command: String,
@@ -158,13 +207,75 @@ pub enum Transport {
         #[serde(default)]
         cwd: Option<PathBuf>,
     },
-    /// A remote server speaking MCP's Streamable HTTP transport.
     #[serde(rename_all = "camelCase")]
     Http {
         url: String,
         #[serde(default)]
         headers: BTreeMap<String, String>,
     },
+    #[serde(rename_all = "camelCase")]
+    Sse {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl Serialize for Transport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let repr = match self.clone() {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => TransportRepr::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            },
+            Transport::Http {
+                url,
+                headers,
+                sse: false,
+            } => TransportRepr::Http { url, headers },
+            Transport::Http {
+                url,
+                headers,
+                sse: true,
+            } => TransportRepr::Sse { url, headers },
+        };
+        repr.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Transport {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match TransportRepr::deserialize(deserializer)? {
+            TransportRepr::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            },
+            TransportRepr::Http { url, headers } => Transport::Http {
+                url,
+                headers,
+                sse: false,
+            },
+            TransportRepr::Sse { url, headers } => Transport::Http {
+                url,
+                headers,
+                sse: true,
+            },
+        })
+    }
 }
 
 fn yes() -> bool {
@@ -209,6 +320,7 @@ impl ServerConfig {
             Transport::Http {
                 url: url.into(),
                 headers: BTreeMap::new(),
+                sse: false,
             },
         )
     }
@@ -226,6 +338,7 @@ impl ServerConfig {
             roots: Vec::new(),
             allow_env: Vec::new(),
             protocol_version: None,
+            oauth: None,
         }
     }
 
@@ -319,6 +432,9 @@ impl ServerConfig {
                 "must be at least callTimeoutSecs",
             ));
         }
+        if let Some(oauth) = &self.oauth {
+            oauth.validate(at)?;
+        }
         if let Some((i, root)) = self
             .roots
             .iter()
@@ -329,6 +445,47 @@ impl ServerConfig {
                 at(&format!("roots[{i}]")),
                 format!("'{}' must be an absolute folder path", root.display()),
             ));
+        }
+        Ok(())
+    }
+}
+
+impl OAuthSettings {
+    fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        if let Some(secret) = &self.client_secret {
+            let refs = reference::references(secret)
+                .map_err(|reason| invalid(at("oauth.clientSecret"), reason))?;
+            let only_a_secret = refs.len() == 1
+                && matches!(refs[0], Reference::Secret(name) if secret.trim() == format!("${{secret:{name}}}"));
+            if !only_a_secret {
+                // Never repeat the value: it may be the secret itself.
+                return Err(invalid(
+                    at("oauth.clientSecret"),
+                    "must be a keychain reference such as ${secret:LINEAR_CLIENT_SECRET}; store the value with `toolgate secrets set LINEAR_CLIENT_SECRET` (or under Servers & tools → Secrets)",
+                ));
+            }
+            if self.client_id.is_none() {
+                return Err(invalid(
+                    at("oauth.clientSecret"),
+                    "goes with a clientId: add the client id the secret belongs to",
+                ));
+            }
+        }
+        if let Some(url) = &self.client_metadata_url {
+            if !url.starts_with("https://") {
+                return Err(invalid(
+                    at("oauth.clientMetadataUrl"),
+                    "must be an https:// address of a Client ID Metadata Document",
+                ));
+            }
+        }
+        if let Some(id) = &self.client_id {
+            if id.trim().is_empty() {
+                return Err(invalid(
+                    at("oauth.clientId"),
+                    "must not be empty; leave it out to let Toolgate register itself",
+                ));
+            }
         }
         Ok(())
     }
@@ -413,7 +570,8 @@ pub fn secrets_used(settings: &Settings) -> BTreeMap<String, Vec<String>> {
             Transport::Stdio { env, .. } => env.values(),
             Transport::Http { headers, .. } => headers.values(),
         };
-        for value in values {
+        let client_secret = server.oauth.as_ref().and_then(|o| o.client_secret.as_ref());
+        for value in values.chain(client_secret) {
             for reference in references(value).unwrap_or_default() {
                 if let Reference::Secret(name) = reference {
                     let users = used.entry(name.to_owned()).or_default();

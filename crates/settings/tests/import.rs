@@ -74,7 +74,7 @@ fn stdio(config: &ServerConfig) -> (&str, &[String], &BTreeMap<String, String>) 
 
 fn http(config: &ServerConfig) -> (&str, &BTreeMap<String, String>) {
     match &config.transport {
-        Transport::Http { url, headers } => (url, headers),
+        Transport::Http { url, headers, .. } => (url, headers),
         Transport::Stdio { .. } => panic!("{} is not http", config.id),
     }
 }
@@ -187,7 +187,10 @@ fn cursor_config_with_extra_fields() {
     let settings = empty_settings();
     let plan = plan(&settings, "cursor.json");
     let report = plan.report();
-    assert_eq!(ids(&plan), ["brave-search", "fetch", "remote", "scratch"]);
+    assert_eq!(
+        ids(&plan),
+        ["brave-search", "fetch", "legacy", "remote", "scratch"]
+    );
     let added: Vec<_> = report
         .added
         .iter()
@@ -198,6 +201,8 @@ fn cursor_config_with_extra_fields() {
         [
             ("Brave Search", TransportKind::Stdio, true),
             ("fetch", TransportKind::Stdio, false),
+            // The older SSE transport is imported: Toolgate speaks it.
+            ("legacy", TransportKind::Sse, true),
             ("remote", TransportKind::Http, true),
             ("scratch", TransportKind::Stdio, true),
         ]
@@ -209,21 +214,13 @@ fn cursor_config_with_extra_fields() {
         .collect();
     assert_eq!(
         skipped,
-        [
-            (
-                "brave-search-old",
-                &SkipReason::DisabledDuplicate {
-                    id: "brave-search".into(),
-                    existing: false
-                }
-            ),
-            (
-                "legacy",
-                &SkipReason::UnsupportedTransport {
-                    transport: "sse".into()
-                }
-            ),
-        ]
+        [(
+            "brave-search-old",
+            &SkipReason::DisabledDuplicate {
+                id: "brave-search".into(),
+                existing: false
+            }
+        )]
     );
     let rules: Vec<_> = report
         .rules
@@ -234,7 +231,8 @@ fn cursor_config_with_extra_fields() {
         rules,
         [
             ("brave-search", "brave_web_search"),
-            ("brave-search", "brave_local_search")
+            ("brave-search", "brave_local_search"),
+            ("legacy", "search")
         ]
     );
     let candidates: Vec<_> = report
@@ -281,7 +279,8 @@ fn cursor_config_with_extra_fields() {
         "Brave Search",
         "did not import the auto-approval `*`"
     ));
-    assert!(has_warning(
+    // An SSE server is imported with its auto-approved tools (a rule above).
+    assert!(!has_warning(
         &plan,
         "legacy",
         "its auto-approved tools were not imported"
@@ -330,7 +329,7 @@ fn cursor_config_with_extra_fields() {
     );
 
     let rules = &applied.settings.policy.rules;
-    assert_eq!(rules.len(), 2);
+    assert_eq!(rules.len(), 3, "two for brave-search, one for legacy");
     let rule = &rules[0];
     assert_eq!(rule.id, "import-brave-search-brave_web_search");
     assert_eq!(rule.effect, Effect::Allow);
@@ -472,9 +471,8 @@ fn vscode_mcp_json_with_inputs() {
     let plan = plan(&settings, "vscode_mcp.json");
     let report = plan.report();
     assert_eq!(report.format, Format::VsCode);
-    assert_eq!(ids(&plan), ["copilot", "files", "github"]);
-    assert_eq!(report.skipped.len(), 1);
-    assert_eq!(report.skipped[0].name, "old");
+    assert_eq!(ids(&plan), ["copilot", "files", "github", "old"]);
+    assert!(report.skipped.is_empty());
 
     let inputs: Vec<_> = report
         .inputs
@@ -609,7 +607,8 @@ fn a_single_server_pasted_alone() {
     )
     .unwrap();
     assert_eq!(ids(&url), ["mcp-example-com"]);
-    assert!(has_warning(&url, "mcp.example.com", "the URL ends in /sse"));
+    // Reached over SSE if it turns Streamable HTTP down: nothing to warn about.
+    assert!(!has_warning(&url, "mcp.example.com", "/sse"));
 }
 
 #[test]
@@ -1214,20 +1213,20 @@ fn the_report_reads_well() {
     let settings = empty_settings();
     let text = plan(&settings, "cursor.json").report().to_string();
     let expected = [
-        "From an `mcpServers` config (Claude Desktop, Cursor, Claude Code, …): 4 servers to add, 2 skipped.",
+        "From an `mcpServers` config (Claude Desktop, Cursor, Claude Code, …): 5 servers to add, 1 skipped.",
         "  add brave-search \"Brave Search\" (stdio)",
         "  add fetch \"fetch\" (stdio, disabled)",
+        "  add legacy \"legacy\" (sse)",
         "  add remote \"remote\" (http)",
         "  add scratch \"scratch\" (stdio)",
         "  skip \"brave-search-old\": disabled, and the server brave-search earlier in this import runs the same command or URL",
-        "  skip \"legacy\": uses the older SSE transport, which Toolgate does not speak; if the server also offers Streamable HTTP (often at /mcp), add that URL with \"type\": \"http\"",
         "Approval rules to create:",
         "  always allow brave_web_search in brave-search",
         "  always allow brave_local_search in brave-search",
+        "  always allow search in legacy",
         "Values that can move to the keychain:",
         "  brave-search: env BRAVE_API_KEY as ${secret:BRAVE_API_KEY}",
         "  remote: header X-Api-Key as ${secret:REMOTE_X_API_KEY}",
-        "Warnings:",
     ];
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(&lines[..expected.len()], expected, "{text}");
@@ -1235,8 +1234,14 @@ fn the_report_reads_well() {
     let report = serde_json::to_value(plan(&settings, "vscode_mcp.json").report()).unwrap();
     assert_eq!(report["format"], json!("vsCode"));
     assert_eq!(
-        report["skipped"][0],
-        json!({"name": "old", "reason": {"kind": "unsupportedTransport", "transport": "sse"}})
+        report["added"][3],
+        json!({
+            "id": "old",
+            "name": "old",
+            "transport": "sse",
+            "enabled": true,
+            "runs": "https://old.example.com/sse"
+        })
     );
     assert_eq!(
         report["inputs"][0],
@@ -1252,6 +1257,69 @@ fn the_report_reads_well() {
     let rendered: Value = report["added"][0].clone();
     assert_eq!(
         rendered,
-        json!({"id": "copilot", "name": "copilot", "transport": "http", "enabled": true})
+        json!({
+            "id": "copilot",
+            "name": "copilot",
+            "transport": "http",
+            "enabled": true,
+            "runs": "https://api.githubcopilot.com/mcp/"
+        })
     );
+}
+
+#[test]
+fn oauth_fields_of_claude_code_and_vs_code_come_along_without_secrets() {
+    let settings = empty_settings();
+    let claude_code = plan_import(
+        &settings,
+        r#"{"mcpServers": {"linear": {"type": "http", "url": "https://mcp.linear.app/mcp",
+            "oauth": {"clientId": "toolgate-app", "callbackPort": 47123, "scopes": "read write",
+                      "clientSecret": "FAKEsecretvalue0009"}}}}"#,
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    let config = claude_code
+        .servers()
+        .find(|s| s.id == "linear")
+        .expect("planned");
+    let oauth = config.oauth.as_ref().expect("the oauth fields");
+    assert_eq!(oauth.client_id.as_deref(), Some("toolgate-app"));
+    assert_eq!(oauth.callback_port, Some(47123));
+    assert_eq!(oauth.scopes, ["read", "write"]);
+    assert_eq!(
+        oauth.client_secret, None,
+        "a written-out secret is not imported"
+    );
+    assert!(has_warning(
+        &claude_code,
+        "linear",
+        "did not import `oauth.clientSecret`"
+    ));
+    let planned: Vec<_> = claude_code.servers().collect();
+    assert_no_secret("plan", &format!("{planned:?}"));
+
+    let vscode = plan_import(
+        &settings,
+        r#"{"servers": {"notion": {"type": "sse", "url": "https://mcp.notion.com/sse",
+            "oauth": {"clientId": "abc", "scopes": ["read"]}}}}"#,
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    let config = vscode
+        .servers()
+        .find(|s| s.id == "notion")
+        .expect("planned");
+    assert!(matches!(
+        config.transport,
+        Transport::Http { sse: true, .. }
+    ));
+    assert_eq!(config.oauth.as_ref().unwrap().scopes, ["read"]);
+
+    let bad = plan_import(
+        &settings,
+        r#"{"mcpServers": {"x": {"url": "https://x.example/mcp", "oauth": {"callbackPort": 0}}}}"#,
+        &ImportOptions::default(),
+    )
+    .unwrap_err();
+    assert!(bad.to_string().contains("oauth.callbackPort"), "{bad}");
 }

@@ -34,7 +34,7 @@ describe("adding a server with the form", () => {
     const calls: { cmd: string; args: unknown }[] = [];
     const report: ImportReport = {
       format: "singleServer",
-      added: [{ id: "notes", name: "Notes", transport: "stdio", enabled: true }],
+      added: [{ id: "notes", name: "Notes", transport: "stdio", enabled: true, runs: "npx -y notes-server" }],
       renamed: [],
       skipped: [],
       rules: [],

@@ -30,16 +30,29 @@ export function splitCommand(line: string): string[] {
   return parts;
 }
 
+/** What the form starts with, e.g. a well-known server's entry for the user to check. */
+export interface AddServerDraft {
+  name: string;
+  kind: "stdio" | "http";
+  command: string;
+  url: string;
+  pairs: string;
+}
+
+/** A part still to be filled in, such as `<folder>`. */
+const PLACEHOLDER = /<[^<>\s]+>/;
+
 /**
  * Adds one server from a form. It goes through the same import as a pasted snippet, so values
- * that look like secrets are offered for the keychain before anything is saved.
+ * that look like secrets are offered for the keychain before anything is saved, and the exact
+ * command (or address) is shown for the user to confirm before anything runs.
  */
-export default function AddServer({ onAdded }: { onAdded?: () => void }) {
-  const [name, setName] = useState("");
-  const [kind, setKind] = useState<"stdio" | "http">("stdio");
-  const [command, setCommand] = useState("");
-  const [url, setUrl] = useState("");
-  const [pairs, setPairs] = useState("");
+export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string[]) => void; initial?: AddServerDraft }) {
+  const [name, setName] = useState(initial?.name ?? "");
+  const [kind, setKind] = useState<"stdio" | "http">(initial?.kind ?? "stdio");
+  const [command, setCommand] = useState(initial?.command ?? "");
+  const [url, setUrl] = useState(initial?.url ?? "");
+  const [pairs, setPairs] = useState(initial?.pairs ?? "");
   const [source, setSource] = useState<ImportSource | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
   const [moving, setMoving] = useState<Record<string, boolean>>({});
@@ -49,6 +62,8 @@ export default function AddServer({ onAdded }: { onAdded?: () => void }) {
     setMessage(null);
     let entry: Record<string, unknown>;
     try {
+      const unfilled = (kind === "stdio" ? command : `${url}\n${pairs}`).match(PLACEHOLDER) ?? pairs.match(PLACEHOLDER);
+      if (unfilled) throw new Error(`Replace ${unfilled[0]} with your own value first.`);
       if (kind === "stdio") {
         const [program, ...args] = splitCommand(command);
         if (!program) throw new Error("Type the command that starts the server, e.g. npx -y @modelcontextprotocol/server-filesystem ~/notes");
@@ -87,15 +102,14 @@ export default function AddServer({ onAdded }: { onAdded?: () => void }) {
         setUrl("");
         setPairs("");
         setName("");
-        onAdded?.();
+        onAdded?.(r.added.map((a) => a.id));
       },
       (e) => setMessage({ text: errorMessage(e), error: true }),
     );
   };
 
   return (
-    <details className="card" data-testid="add-server">
-      <summary>Add a server with a form</summary>
+    <section className="add-server" data-testid="add-server" aria-label="Add a server with a form">
       <div className="form">
         <label htmlFor="add-name">Name</label>
         <input id="add-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="Notes" />
@@ -132,9 +146,19 @@ export default function AddServer({ onAdded }: { onAdded?: () => void }) {
         {report && (
           <div data-testid="add-report">
             {report.added.map((a) => (
-              <p key={a.id}>
-                Adds <strong>{a.name}</strong> as <code>{a.id}</code>.
-              </p>
+              <div key={a.id}>
+                <p>
+                  Adds <strong>{a.name}</strong> as <code>{a.id}</code>.
+                </p>
+                {a.runs && (
+                  <p className="confirm-command">
+                    {a.transport === "http" ? "Toolgate will connect to" : "Toolgate will run this on your computer"}:{" "}
+                    <code className="runs" data-testid="add-runs">
+                      {a.runs}
+                    </code>
+                  </p>
+                )}
+              </div>
             ))}
             {report.skipped.map((s) => (
               <p key={s.name} className="error small">
@@ -151,9 +175,20 @@ export default function AddServer({ onAdded }: { onAdded?: () => void }) {
                 Keep {c.name} in the OS keychain as <code>{`\${secret:${c.suggestedSecret}}`}</code>
               </label>
             ))}
-            <button type="button" data-testid="add-confirm" disabled={report.added.length === 0} onClick={add}>
-              Add server
-            </button>
+            <div className="row">
+              <button
+                type="button"
+                className="primary"
+                data-testid="add-confirm"
+                disabled={report.added.length === 0}
+                onClick={add}
+              >
+                {kind === "http" ? "Add and connect" : "Add and run it"}
+              </button>
+              <button type="button" onClick={() => setReport(null)}>
+                Change it
+              </button>
+            </div>
           </div>
         )}
         {message && (
@@ -162,6 +197,6 @@ export default function AddServer({ onAdded }: { onAdded?: () => void }) {
           </p>
         )}
       </div>
-    </details>
+    </section>
   );
 }

@@ -18,7 +18,7 @@ describe("rules in words", () => {
         effect: "deny",
         scope: { kind: "conversation", id: "c" },
         target: { kind: "server", serverId: "files" },
-        conditions: [{}],
+        conditions: [{ pointer: "/path", matcher: { kind: "glob", value: "/tmp/**" } }],
         createdAt: 0,
       }),
     ).toBe("Deny every tool of files (in one chat, when 1 condition(s) hold)");

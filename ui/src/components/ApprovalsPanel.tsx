@@ -1,12 +1,11 @@
+// The parts of the Activity screen about decisions already made: the rules in words, the
+// approval options, and the audit log with its filters and export.
 import { useCallback, useEffect, useState } from "react";
 import {
-  approvalRules,
   auditLog,
   errorMessage,
   exportAudit,
-  revokeRule,
   setApprovalOptions,
-  setPaused,
   type AuditFilter,
   type AuditRow,
   type PolicySettings,
@@ -25,65 +24,45 @@ export function ruleLabel(rule: Rule): string {
   const scope =
     rule.scope.kind === "always" ? "always" : rule.scope.kind === "conversation" ? "in one chat" : "once";
   const conditions = rule.conditions?.length ? `, when ${rule.conditions.length} condition(s) hold` : "";
-  return `${effect} ${target} (${scope}${conditions})`;
+  const client = rule.client ? `, for ${rule.client}` : "";
+  return `${effect} ${target} (${scope}${conditions}${client})`;
 }
 
-/** Pause-all, the rules (each revocable), and the audit log with filters. */
-export default function ApprovalsPanel({ visible }: { visible: boolean }) {
-  const [policy, setPolicy] = useState<PolicySettings | null>(null);
-  const [rows, setRows] = useState<AuditRow[]>([]);
-  const [filter, setFilter] = useState<AuditFilter>({ limit: 200 });
-  const [error, setError] = useState<string | null>(null);
-  const [exported, setExported] = useState<string | null>(null);
+/** What a request in the log was: a tool call, or a server's sampling request or question. */
+export function requestKind(row: AuditRow): string {
+  if (row.tool === "sampling/createMessage") return "Use of your model";
+  if (row.tool === "elicitation/create") return "Question";
+  return row.tool;
+}
 
-  const refresh = useCallback(() => {
-    approvalRules().then(setPolicy, (e) => setError(errorMessage(e)));
-    auditLog(filter).then(setRows, (e) => setError(errorMessage(e)));
-  }, [filter]);
+/** Who asked: a connected app, a chat, the server itself, or the command line. */
+export function requestFrom(row: AuditRow): string {
+  if (row.client) return row.client;
+  if (row.tool === "sampling/createMessage" || row.tool === "elicitation/create") return "the server";
+  return row.conversationId ? "chat" : "command line";
+}
 
-  useEffect(() => {
-    if (visible) refresh();
-  }, [visible, refresh]);
-
-  const act = (op: Promise<PolicySettings>) =>
-    op.then(
-      (p) => {
-        setPolicy(p);
-        setError(null);
-      },
-      (e) => setError(errorMessage(e)),
-    );
-
+/** Read-only tools without asking, and how long a request waits for an answer. */
+export function ApprovalOptions({
+  policy,
+  onPolicy,
+}: {
+  policy: PolicySettings | null;
+  onPolicy: (op: Promise<PolicySettings>) => void;
+}) {
   return (
-    <div className="panel approvals">
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
-      <label className="row">
-        <input
-          type="checkbox"
-          data-testid="pause-all"
-          checked={policy?.paused ?? false}
-          onChange={(e) => void act(setPaused(e.target.checked))}
-        />
-        Pause all tools (every call is denied until this is lifted)
-      </label>
-
-      <label className="row">
+    <div className="approval-options">
+      <label className="row check">
         <input
           type="checkbox"
           data-testid="auto-allow-read-only"
           checked={policy?.autoAllowReadOnly ?? false}
-          onChange={(e) =>
-            void act(setApprovalOptions(e.target.checked, policy?.approvalTimeoutSecs ?? 600))
-          }
+          onChange={(e) => onPolicy(setApprovalOptions(e.target.checked, policy?.approvalTimeoutSecs ?? 600))}
         />
         Allow tools their server marks read-only without asking (the mark is the server&apos;s claim)
       </label>
-      <label className="row">
-        Deny a call nobody answers after
+      <label className="row check">
+        Deny a request nobody answers after
         <input
           type="number"
           min={5}
@@ -91,31 +70,43 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
           aria-label="Seconds to wait for an answer"
           value={policy?.approvalTimeoutSecs ?? 600}
           onChange={(e) =>
-            void act(setApprovalOptions(policy?.autoAllowReadOnly ?? false, Number(e.target.value) || 600))
+            onPolicy(setApprovalOptions(policy?.autoAllowReadOnly ?? false, Number(e.target.value) || 600))
           }
         />
         seconds
       </label>
+    </div>
+  );
+}
 
-      <h2>Rules</h2>
-      {policy && policy.rules.length === 0 && <p className="muted">No rules yet: every call is asked.</p>}
-      <ul data-testid="rules">
-        {policy?.rules.map((r) => (
-          <li key={r.id} className="row spread">
-            <span data-testid="rule">{ruleLabel(r)}</span>
-            <button type="button" aria-label={`Revoke: ${ruleLabel(r)}`} onClick={() => void act(revokeRule(r.id))}>
-              Revoke
-            </button>
-          </li>
-        ))}
-      </ul>
+/** Every decision, newest first, with filters and an export as JSON Lines. */
+export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
+  // None until the first answer, so an empty log is only said to be empty once it is.
+  const [rows, setRows] = useState<AuditRow[] | null>(null);
+  const [filter, setFilter] = useState<AuditFilter>({ limit: 200 });
+  const [applied, setApplied] = useState<AuditFilter>({ limit: 200 });
+  const [error, setError] = useState<string | null>(null);
+  const [exported, setExported] = useState<string | null>(null);
 
-      <h2>Audit log</h2>
+  const refresh = useCallback(() => {
+    auditLog(applied).then(
+      (r) => {
+        setRows(r ?? []);
+        setError(null);
+      },
+      (e) => setError(errorMessage(e)),
+    );
+  }, [applied]);
+  useEffect(refresh, [refresh, refreshKey]);
+
+  return (
+    <section aria-labelledby="audit-heading" className="audit-section">
+      <h3 id="audit-heading">Log</h3>
       <form
         className="row wrap"
         onSubmit={(e) => {
           e.preventDefault();
-          refresh();
+          setApplied({ ...filter });
         }}
       >
         <input
@@ -133,9 +124,7 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
         <select
           aria-label="Decision"
           value={filter.decision ?? ""}
-          onChange={(e) =>
-            setFilter({ ...filter, decision: (e.target.value || undefined) as AuditFilter["decision"] })
-          }
+          onChange={(e) => setFilter({ ...filter, decision: (e.target.value || undefined) as AuditFilter["decision"] })}
         >
           <option value="">Any decision</option>
           <option value="allowed">Allowed</option>
@@ -154,7 +143,7 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
           type="button"
           data-testid="export-audit"
           onClick={() =>
-            exportAudit(filter).then(
+            exportAudit(applied).then(
               (path) => setExported(path),
               (e) => setError(errorMessage(e)),
             )
@@ -163,29 +152,37 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
           Export JSON Lines
         </button>
       </form>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
       {exported && (
         <p className="muted small" role="status" data-testid="exported">
           Exported to {exported}
         </p>
       )}
+      {rows?.length === 0 && !error && <p className="muted">Nothing has been asked yet.</p>}
       <table className="audit" data-testid="audit-log">
         <thead>
           <tr>
             <th>Time</th>
-            <th>Tool</th>
+            <th>Request</th>
+            <th>From</th>
             <th>Decision</th>
             <th>By</th>
             <th>Arguments</th>
           </tr>
         </thead>
         <tbody>
-          {rows.map((r) => (
+          {(rows ?? []).map((r) => (
             <tr key={r.id}>
               <td>{new Date(r.decidedAt).toLocaleString()}</td>
               <td>
-                {r.tool} <span className="muted">on {r.serverId}</span>
+                {requestKind(r)} <span className="muted">on {r.serverId}</span>
               </td>
-              <td>{r.decision.replace("_", " ")}</td>
+              <td>{requestFrom(r)}</td>
+              <td className={`decision ${r.decision}`}>{r.decision.replace("_", " ")}</td>
               <td>{r.decidedBy}</td>
               {/* Arguments are untrusted: text only. */}
               <td>
@@ -195,6 +192,6 @@ export default function ApprovalsPanel({ visible }: { visible: boolean }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { describeUsage, itemsFromMessages } from "./ChatPanel";
+import { itemsFromMessages } from "./ChatPanel";
+import { describeUsage } from "../usage";
 
 describe("a stored conversation on screen", () => {
   it("shows the messages, each tool call with its result", () => {

@@ -1,4 +1,5 @@
-import { useRef, useState } from "react";
+import { useEffect, useImperativeHandle, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import {
   answerAll,
   answerApproval,
@@ -20,8 +21,12 @@ import {
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
+import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
+import { dismiss, isDismissed, remember, remembered } from "../uiState";
+import { describeUsage } from "../usage";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
@@ -40,34 +45,28 @@ export type Item =
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
 
+/** What the window's shell asks of the chat (the command palette, Ctrl+N). */
+export interface ChatHandle {
+  newChat: () => void;
+}
+
 interface Props {
   provider: ProviderView | null;
   servers: ServerSnapshot[];
   onOpenProvider: () => void;
+  /** Where the conversation list goes (the window's sidebar); beside the chat when absent. */
+  listHost?: HTMLElement | null;
+  /** Brings the chat on screen (a conversation was opened from the sidebar). */
+  onShow?: () => void;
+  /** The provider changed (a model picked in the header, a local server chosen). */
+  onProvider?: (view: ProviderView) => void;
+  /** Opens adding servers from another app's file or JSON. */
+  onImportFrom?: () => void;
+  ref?: React.Ref<ChatHandle>;
 }
 
-const count = (n: number) => n.toLocaleString("en-US");
-
-/** A cost in millionths of a dollar, as `≈ $0.0123` (small amounts keep four decimals). */
-export function dollars(micro: number): string {
-  const value = micro / 1_000_000;
-  return `≈ $${value >= 1 ? value.toFixed(2) : value.toFixed(4)}`;
-}
-
-/** A turn's or a conversation's tokens and cost, in one line. */
-export function describeUsage(usage: Usage, cost: number | null | undefined, unpriced = 0): string {
-  const parts = [`${count(usage.inputTokens)} in`, `${count(usage.outputTokens)} out`];
-  if (usage.cacheReadTokens > 0) parts.push(`${count(usage.cacheReadTokens)} cache read`);
-  if (usage.cacheWriteTokens > 0) parts.push(`${count(usage.cacheWriteTokens)} cache write`);
-  let text = `${parts.join(" · ")} tokens`;
-  if (cost !== null && cost !== undefined) {
-    text += ` · ${dollars(cost)}`;
-    if (unpriced > 0) text += ` (+ ${unpriced} model call${unpriced === 1 ? "" : "s"} of unknown price)`;
-  } else if (cost === null) {
-    text += " · cost unknown for this model";
-  }
-  return text;
-}
+/** The key a chat's draft and server choices are remembered under: its id, or `new`. */
+const chatKey = (id: string | null) => id ?? "new";
 
 /** Turns stored messages back into what the chat shows. */
 export function itemsFromMessages(messages: Message[]): Item[] {
@@ -113,15 +112,48 @@ export function itemsFromMessages(messages: Message[]): Item[] {
   return items;
 }
 
-export default function ChatPanel({ provider, servers, onOpenProvider }: Props) {
+export default function ChatPanel({
+  provider,
+  servers,
+  onOpenProvider,
+  listHost,
+  onShow,
+  onProvider,
+  onImportFrom,
+  ref,
+}: Props) {
   const [items, setItems] = useState<Item[]>([]);
-  const [text, setText] = useState("");
+  const [text, setText] = useState(() => remembered().drafts?.new ?? "");
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
   /** The conversation's totals, as the history last had them. */
   const [totals, setTotals] = useState<ConversationSummary | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
+  const [welcomed, setWelcomed] = useState(() => isDismissed("first-run"));
+  // Servers switched off for this chat, remembered with it.
+  const [serversOff, setServersOff] = useState<string[]>(() => remembered().chatServers?.new ?? []);
+  // The draft in the box is kept (per chat) until it is sent.
+  const draftFor = useRef(chatKey(null));
+  useEffect(() => {
+    if ((remembered().drafts?.[draftFor.current] ?? "") === text) return;
+    const drafts = { ...remembered().drafts };
+    if (text) drafts[draftFor.current] = text;
+    else delete drafts[draftFor.current];
+    remember("drafts", drafts);
+  }, [text]);
+  const showChat = (id: string | null, off?: string[]) => {
+    draftFor.current = chatKey(id);
+    setText(remembered().drafts?.[chatKey(id)] ?? "");
+    setServersOff(off ?? remembered().chatServers?.[chatKey(id)] ?? []);
+  };
+  const chooseServers = (off: string[]) => {
+    setServersOff(off);
+    const all = { ...remembered().chatServers };
+    if (off.length) all[chatKey(current)] = off;
+    else delete all[chatKey(current)];
+    remember("chatServers", all);
+  };
 
   const refreshTotals = async (id: string | null) => {
     if (!id) return setTotals(null);
@@ -267,13 +299,21 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     setBusy(true);
     setItems((all) => [...all, { type: "user", text: message }]);
     try {
-      await sendMessage(message, onEvent);
+      await sendMessage(message, onEvent, { serversOff });
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
       setBusy(false);
-      // The first message of a new chat creates its stored conversation.
+      // The first message of a new chat creates its stored conversation, which keeps the
+      // chat's choice of servers (and its totals of tokens and cost).
       currentConversation().then((id) => {
+        if (id && !current) {
+          draftFor.current = chatKey(id);
+          const all = { ...remembered().chatServers };
+          delete all.new;
+          if (serversOff.length) all[id] = serversOff;
+          remember("chatServers", all);
+        }
         setCurrent(id);
         void refreshTotals(id);
       }, () => undefined);
@@ -288,6 +328,8 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
       setItems(itemsFromMessages(messages));
       setCurrent(id);
       void refreshTotals(id);
+      showChat(id);
+      onShow?.();
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     }
@@ -328,11 +370,36 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
     setItems([]);
     setCurrent(null);
     setTotals(null);
+    showChat(null, []);
     setListVersion((v) => v + 1);
+    input.current?.focus();
   };
 
-  return (
-    <div className="chat-layout">
+  // Not while a turn runs: Stop it first (a new chat waits for the turn to end).
+  useImperativeHandle(ref, () => ({ newChat: () => void (busy ? undefined : clear()) }));
+
+  // The chat's tokens and cost: the saved conversation's totals (kept up to date by each model
+  // call's usage), or, before it is saved, the turns on screen.
+  const onScreen = items.reduce(
+    (sum, it) =>
+      it.type === "assistant" && it.usage
+        ? {
+            inputTokens: sum.inputTokens + it.usage.inputTokens,
+            outputTokens: sum.outputTokens + it.usage.outputTokens,
+            cacheReadTokens: sum.cacheReadTokens + it.usage.cacheReadTokens,
+            cacheWriteTokens: sum.cacheWriteTokens + it.usage.cacheWriteTokens,
+            cost: sum.cost === null || it.cost === null || it.cost === undefined ? null : sum.cost + it.cost,
+          }
+        : sum,
+    { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0 as number | null },
+  );
+  const usage = totals ?? { ...onScreen, unpricedCalls: 0 };
+  const cost = totals
+    ? totals.costMicroUsd > 0 || totals.unpricedCalls === 0
+      ? totals.costMicroUsd
+      : null
+    : onScreen.cost;
+  const list = (
     <Conversations
       version={listVersion}
       current={current}
@@ -342,25 +409,41 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
         if (id === current) {
           setItems([]);
           setCurrent(null);
+          showChat(null, []);
         }
       }}
     />
+  );
+
+  return (
+    <div className="chat-layout">
+    {listHost ? createPortal(list, listHost) : list}
     <div className="panel chat">
-      {provider && !provider.keySet && (
-        <div className="welcome" data-testid="first-run">
-          <h2>Welcome to Toolgate</h2>
-          <p>
-            To chat with a model, add a provider and its API key. The key is kept in your OS keychain,
-            nowhere else.
-          </p>
-          <p className="muted">
-            Your MCP servers already work without a key: {toolCount} tools are ready under Servers &amp;
-            tools, where you can call them by hand.
-          </p>
-          <button type="button" onClick={onOpenProvider} data-testid="open-provider">
-            Add a provider key
-          </button>
-        </div>
+      <ChatHeader
+        provider={provider}
+        servers={servers}
+        serversOff={serversOff}
+        onServersOff={chooseServers}
+        usage={usage}
+        cost={cost}
+        unpriced={usage.unpricedCalls}
+        busy={busy}
+        onProvider={onProvider}
+      />
+      {provider && provider.keyNeeded && !provider.keySet && !welcomed && (
+        <FirstRun
+          onDismiss={() => {
+            dismiss("first-run");
+            setWelcomed(true);
+          }}
+          toolCount={toolCount}
+          onOpenProvider={onOpenProvider}
+          onProvider={(view) => {
+            onProvider?.(view);
+            input.current?.focus();
+          }}
+          onImportFrom={onImportFrom}
+        />
       )}
       <ol className="messages" aria-live="polite" aria-busy={streaming} aria-label="Messages">
         {items.map((item, i) => (
@@ -401,16 +484,6 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
           </li>
         ))}
       </ol>
-      {totals && totals.inputTokens + totals.outputTokens > 0 && (
-        <p className="muted small" data-testid="conversation-usage">
-          This conversation:{" "}
-          {describeUsage(
-            totals,
-            totals.costMicroUsd > 0 || totals.unpricedCalls === 0 ? totals.costMicroUsd : null,
-            totals.unpricedCalls,
-          )}
-        </p>
-      )}
       {waiting > 1 && (
         <div className="row" data-testid="answer-all">
           <span className="muted">{waiting} calls are waiting:</span>
@@ -460,9 +533,6 @@ export default function ChatPanel({ provider, servers, onOpenProvider }: Props) 
             Send
           </button>
         )}
-        <button type="button" onClick={clear} disabled={busy}>
-          New chat
-        </button>
       </form>
     </div>
     </div>

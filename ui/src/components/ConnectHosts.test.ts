@@ -13,7 +13,7 @@ afterEach(() => clearMocks());
 
 const report: ImportReport = {
   format: "mcpServers",
-  added: [{ id: "github", name: "github", transport: "stdio", enabled: true }],
+  added: [{ id: "github", name: "github", transport: "stdio", enabled: true, runs: "npx -y github-server" }],
   renamed: [],
   skipped: [],
   rules: [],

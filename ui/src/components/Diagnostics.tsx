@@ -1,70 +1,55 @@
-import { useEffect, useState } from "react";
-import { diagnostics, errorMessage, setStartAtLogin, startAtLogin, type Diagnostics as Report } from "../ipc";
+import { useCallback, useEffect, useState } from "react";
+import { diagnostics, errorMessage, openLogFolder, type Diagnostics as Report } from "../ipc";
 
-/** Versions, folders, and a doctor that says what servers need and how to fix what is missing. */
+/**
+ * Versions, folders, and a doctor that says what servers need (launchers, the PATH they get, the
+ * keychain) and how to fix what is missing. It runs as soon as it is shown.
+ */
 export default function Diagnostics() {
   const [report, setReport] = useState<Report | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const [running, setRunning] = useState(false);
-  const [atLogin, setAtLogin] = useState<boolean | null>(null);
+  // It starts checking as it opens.
+  const [running, setRunning] = useState(true);
+  const [opened, setOpened] = useState<string | null>(null);
 
-  useEffect(() => {
-    startAtLogin().then(
-      (on) => setAtLogin(on ?? false),
-      () => setAtLogin(null),
-    );
-  }, []);
-
-  const check = () => {
-    setRunning(true);
-    setProblem(null);
+  const run = useCallback(() => {
     diagnostics()
       .then(setReport, (e) => setProblem(errorMessage(e)))
       .finally(() => setRunning(false));
+  }, []);
+  useEffect(run, [run]);
+  const check = () => {
+    setRunning(true);
+    setProblem(null);
+    run();
   };
 
+  const failing = report?.checks.filter((c) => !c.ok).length ?? 0;
   return (
-    <div className="panel narrow">
-      <h2>Diagnostics</h2>
-      {atLogin !== null && (
-        <label className="row">
-          <input
-            type="checkbox"
-            data-testid="start-at-login"
-            checked={atLogin}
-            onChange={(e) =>
-              setStartAtLogin(e.target.checked).then(setAtLogin, (err) => setProblem(errorMessage(err)))
-            }
-          />
-          Start Toolgate in the tray when I log in
-        </label>
-      )}
-      <button type="button" data-testid="run-doctor" onClick={check} disabled={running}>
-        {running ? "Checking…" : report ? "Check again" : "Check this computer"}
-      </button>
+    <div className="diagnostics">
+      <header className="row spread">
+        <h2>Diagnostics</h2>
+        <button type="button" data-testid="run-doctor" onClick={check} disabled={running}>
+          {running ? "Checking…" : report ? "Check again" : "Check this computer"}
+        </button>
+      </header>
       {problem && (
         <p className="error" role="alert">
           {problem}
         </p>
       )}
+      {running && !report && (
+        <p className="muted" role="status">
+          Checking this computer…
+        </p>
+      )}
       {report && (
         <>
-          <dl className="facts">
-            <dt>Toolgate</dt>
-            <dd>{report.version}</dd>
-            <dt>Settings file</dt>
-            <dd>
-              <code>{report.settingsFile}</code>
-            </dd>
-            <dt>Data folder</dt>
-            <dd>
-              <code>{report.dataDir ?? "unknown"}</code>
-            </dd>
-            <dt>Logs</dt>
-            <dd>
-              <code>{report.logDir ?? "unknown"}</code>
-            </dd>
-          </dl>
+          <p role="status" className={failing ? "error" : "ok"} data-testid="doctor-summary">
+            {failing
+              ? `${failing} ${failing === 1 ? "check needs" : "checks need"} attention.`
+              : "Everything servers need is in place."}
+          </p>
           <ul className="checks" data-testid="doctor">
             {report.checks.map((c) => (
               <li key={c.name} className={c.ok ? "ok" : "error"} data-testid={`check-${c.name}`}>
@@ -76,6 +61,48 @@ export default function Diagnostics() {
               </li>
             ))}
           </ul>
+          <h3>Versions</h3>
+          <dl className="facts" data-testid="versions">
+            {(report.versions ?? [{ name: "Toolgate", version: report.version }]).map((v) => (
+              <div key={v.name}>
+                <dt>{v.name}</dt>
+                <dd>{v.version}</dd>
+              </div>
+            ))}
+          </dl>
+          <h3>Folders</h3>
+          <dl className="facts">
+            <dt>Settings file</dt>
+            <dd>
+              <code>{report.settingsFile}</code>
+            </dd>
+            <dt>Data folder</dt>
+            <dd>
+              <code>{report.dataDir ?? "unknown"}</code>
+            </dd>
+            <dt>Logs</dt>
+            <dd className="row">
+              <code data-testid="log-dir">{report.logDir ?? "unknown"}</code>
+              <button
+                type="button"
+                data-testid="open-log-folder"
+                disabled={!report.logDir}
+                onClick={() =>
+                  openLogFolder().then(
+                    (path) => setOpened(`Opened ${path}.`),
+                    (e) => setProblem(errorMessage(e)),
+                  )
+                }
+              >
+                Open the log folder
+              </button>
+            </dd>
+          </dl>
+          {opened && (
+            <p className="muted small" role="status">
+              {opened}
+            </p>
+          )}
         </>
       )}
     </div>

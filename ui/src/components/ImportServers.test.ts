@@ -15,7 +15,7 @@ const settle = () => act(() => new Promise((resolve) => setTimeout(resolve, 0)))
 
 const report: ImportReport = {
   format: "mcpServers",
-  added: [{ id: "github", name: "github", transport: "stdio", enabled: true }],
+  added: [{ id: "github", name: "github", transport: "stdio", enabled: true, runs: "npx -y github-server" }],
   renamed: [],
   skipped: [{ name: "old", reason: { kind: "unsupportedTransport", transport: "sse" } }],
   rules: [],

@@ -13,6 +13,16 @@ import {
 type Candidate = ImportReport["secretCandidates"][number];
 const candidateKey = (c: Candidate) => `${c.serverId}/${c.location}/${c.name}`;
 
+/** A file's text, read in the web-view (no file system access is needed for a file the user picked). */
+function readText(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result ?? ""));
+    reader.onerror = () => reject(reader.error ?? new Error("the file could not be read"));
+    reader.readAsText(file);
+  });
+}
+
 /** The user's choices for a report: every secret-looking value moves unless unticked. */
 export function useImportChoices() {
   const [moving, setMoving] = useState<Record<string, boolean>>({});
@@ -44,11 +54,12 @@ function skipLabel(reason: ImportReport["skipped"][number]["reason"]): string {
 }
 
 /**
- * Adds servers from a pasted `mcpServers` / VS Code snippet or Claude Desktop's file: preview
- * first (what is added, renamed, skipped, which values look like secrets), then import. Values
+ * Adds servers from a pasted `mcpServers` / VS Code snippet, a file (read into the same box, so
+ * it is seen before anything runs) or Claude Desktop's file: preview first (what is added and
+ * the command each runs, renamed, skipped, which values look like secrets), then import. Values
  * chosen for the keychain never reach the settings file.
  */
-export default function ImportServers({ onImported }: { onImported?: () => void }) {
+export default function ImportServers({ onImported }: { onImported?: (ids: string[]) => void }) {
   const [text, setText] = useState("");
   const [name, setName] = useState("");
   const [claudeDesktop, setClaudeDesktop] = useState<string | null>(null);
@@ -57,7 +68,6 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
   const picks = useImportChoices();
   const [done, setDone] = useState<ImportReport | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const [exported, setExported] = useState<string | null>(null);
 
   useEffect(() => {
     importSources().then((s) => setClaudeDesktop(s.claudeDesktop), () => setClaudeDesktop(null));
@@ -86,7 +96,7 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
         setDone(r);
         setReport(null);
         setText("");
-        onImported?.();
+        onImported?.(r.added.map((a) => a.id));
       },
       (e) => setProblem(errorMessage(e)),
     );
@@ -107,6 +117,29 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
         value={text}
         onChange={(e) => setText(e.target.value)}
       />
+      <div className="row">
+        <label htmlFor="import-file" className="small">
+          Or open a file (it is shown above before anything is added)
+        </label>
+        <input
+          id="import-file"
+          type="file"
+          accept=".json,.jsonc,application/json"
+          data-testid="import-file"
+          onChange={(e) => {
+            const chosen = e.target.files?.[0];
+            if (!chosen) return;
+            setProblem(null);
+            readText(chosen).then(
+              (content) => {
+                setText(content);
+                setReport(null);
+              },
+              (err: unknown) => setProblem(`${chosen.name} could not be read: ${String(err)}`),
+            );
+          }}
+        />
+      </div>
       <div className="row wrap">
         <label htmlFor="import-name">Name (for a single server)</label>
         <input id="import-name" value={name} onChange={(e) => setName(e.target.value)} />
@@ -142,7 +175,21 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
           Imported {done.added.map((a) => a.name).join(", ") || "nothing"}.
         </p>
       )}
-      <h3>Export</h3>
+    </section>
+  );
+}
+
+/** The servers as Claude Desktop's `mcpServers` JSON, for another app; secrets stay references. */
+export function ExportServers() {
+  const [exported, setExported] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  return (
+    <section className="card" aria-labelledby="export-heading" data-testid="export">
+      <h2 id="export-heading">Export</h2>
+      <p className="muted small">
+        Your servers in the <code>mcpServers</code> format other apps read. Secrets stay <code>${"{"}secret:…{"}"}</code>{" "}
+        references.
+      </p>
       <button
         type="button"
         data-testid="export-servers"
@@ -159,6 +206,11 @@ export default function ImportServers({ onImported }: { onImported?: () => void 
       >
         Show as Claude Desktop JSON
       </button>
+      {problem && (
+        <p className="error small" role="alert">
+          {problem}
+        </p>
+      )}
       {exported && (
         <pre data-testid="exported-servers" aria-label="Servers as Claude Desktop JSON">
           {exported}
@@ -188,6 +240,14 @@ export function ImportDetails({
               Add <strong>{a.name}</strong> as <code>{a.id}</code> ({a.transport}
               {a.enabled ? "" : ", switched off"})
               {report.renamed.some((r) => r.id === a.id) && " — renamed: that id was taken"}
+              {a.runs && (
+                <div className="small">
+                  {a.transport === "http" ? "Connects to" : "Runs"}{" "}
+                  <code className="runs" data-testid={`runs-${a.id}`}>
+                    {a.runs}
+                  </code>
+                </div>
+              )}
             </li>
           ))}
         </ul>

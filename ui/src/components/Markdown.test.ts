@@ -24,6 +24,7 @@ const provider: ProviderView = {
   keyHint: "…abcd",
   keyEnvVar: "ANTHROPIC_API_KEY",
   keyError: null,
+  keyNeeded: true,
 };
 
 const pwned = () => (window as { __pwned?: unknown }).__pwned;

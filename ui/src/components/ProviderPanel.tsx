@@ -137,7 +137,9 @@ export default function ProviderPanel({ provider, onChange }: Props) {
                   ? `from the environment variable ${provider.keyEnvVar}`
                   : "stored in the OS keychain"
               })`
-            : `No key set. Save one below, or set ${provider.keyEnvVar} before starting Toolgate.`}
+            : provider.keyNeeded
+              ? `No key set. Save one below, or set ${provider.keyEnvVar} before starting Toolgate.`
+              : "No key needed: this is a local or custom endpoint. Save one only if it asks for one."}
       </p>
       <form
         onSubmit={(e) => {

@@ -5,7 +5,7 @@ import { clearSecret, errorMessage, listSecrets, setSecret, type SecretView } fr
  * The secrets servers refer to as `${secret:NAME}` in their env or headers. Values go straight
  * to the OS keychain; the window only ever learns whether one is set and its last 4 characters.
  */
-export default function Secrets({ refreshKey }: { refreshKey?: unknown }) {
+export default function Secrets({ refreshKey, emptyText }: { refreshKey?: unknown; emptyText?: string }) {
   const [secrets, setSecrets] = useState<SecretView[]>([]);
   const [values, setValues] = useState<Record<string, string>>({});
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
@@ -15,7 +15,7 @@ export default function Secrets({ refreshKey }: { refreshKey?: unknown }) {
   }, []);
   useEffect(refresh, [refresh, refreshKey]);
 
-  if (secrets.length === 0) return null;
+  if (secrets.length === 0) return emptyText ? <p className="muted">{emptyText}</p> : null;
   const act = (op: () => Promise<void>, done: string) =>
     op().then(
       () => {

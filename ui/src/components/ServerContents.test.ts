@@ -32,6 +32,9 @@ const server: ServerSnapshot = {
     { name: "hello", description: null, arguments: [] },
   ],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 };
 
 const PAGE = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true"><b>bold</b>';

@@ -41,6 +41,9 @@ const server: ServerSnapshot = {
   resources: [],
   prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 };
 
 const catalog: ToolCatalogView = {

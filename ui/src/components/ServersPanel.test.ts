@@ -1,5 +1,30 @@
-import { describe, expect, it } from "vitest";
-import { modelNameLabel, statusLabel } from "./ServersPanel";
+import { afterEach, describe, expect, it } from "vitest";
+import { createElement } from "react";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import ServersPanel, { eraLabel, lastError, modelNameLabel, statusLabel } from "./ServersPanel";
+import type { ServerSnapshot } from "../ipc";
+import { mount, press } from "../testing";
+
+afterEach(() => {
+  clearMocks();
+  document.body.innerHTML = "";
+});
+
+const server = (id: string, status: ServerSnapshot["status"], protocolVersion: string | null): ServerSnapshot => ({
+  id,
+  name: id.toUpperCase(),
+  enabled: true,
+  status,
+  implementation: null,
+  protocolVersion,
+  tools: [],
+  resources: [],
+  prompts: [],
+  roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
+});
 
 describe("servers panel labels", () => {
   it("says how the model sees a tool, or why it does not", () => {
@@ -17,5 +42,43 @@ describe("servers panel labels", () => {
     expect(
       statusLabel({ state: "restarting", attempt: 2, retryInMs: 2000, reason: "it exited with code 3" }),
     ).toBe("restarting (attempt 2) after: it exited with code 3");
+  });
+
+  it("says each server's era and its last error in one line", () => {
+    expect(eraLabel("2026-07-28")).toBe("2026-07-28 (discover)");
+    expect(eraLabel("2025-11-25")).toBe("2025-11-25 (initialize)");
+    expect(eraLabel(null)).toBeNull();
+    expect(lastError({ state: "failed", reason: "\nit exited with code 1\nTraceback…" })).toBe("it exited with code 1");
+    expect(lastError({ state: "ready" })).toBeNull();
+  });
+
+  it("lists the servers at a glance; the arrows choose the one shown beside the list", async () => {
+    mockIPC(() => []);
+    const servers = [
+      server("time", { state: "ready" }, "2026-07-28"),
+      server("broken", { state: "failed", reason: "exited with code 1" }, null),
+      server("files", { state: "starting" }, null),
+    ];
+    const app = await mount(createElement(ServersPanel, { servers, catalog: null }));
+    const row = (id: string) => document.querySelector(`[data-testid=server-row-${id}]`) as HTMLElement;
+    const list = document.querySelector("[role=listbox]") as HTMLElement;
+    expect(list.getAttribute("aria-label")).toBe("Servers");
+    expect(row("time").textContent).toContain("MCP 2026-07-28 (discover)");
+    expect(row("broken").querySelector("[data-testid=server-row-error]")?.textContent).toBe("exited with code 1");
+    expect(row("time").getAttribute("aria-selected")).toBe("true");
+    expect(document.querySelector("[data-testid=server-time]")).not.toBeNull();
+    // One tab stop in the list; the arrows, Home and End move the choice.
+    expect(["time", "broken", "files"].map((id) => row(id).tabIndex)).toEqual([0, -1, -1]);
+    await press(row("time"), "ArrowDown");
+    expect(row("broken").getAttribute("aria-selected")).toBe("true");
+    expect(document.activeElement).toBe(row("broken"));
+    expect(document.querySelector("[data-testid=server-broken] [data-testid=server-status]")?.textContent).toBe(
+      "failed: exited with code 1",
+    );
+    await press(row("broken"), "End");
+    expect(document.querySelector("[data-testid=server-files]")).not.toBeNull();
+    await press(row("files"), "Home");
+    expect(row("time").getAttribute("aria-selected")).toBe("true");
+    app.unmount();
   });
 });

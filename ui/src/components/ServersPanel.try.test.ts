@@ -58,6 +58,9 @@ const server: ServerSnapshot = {
   resources: [],
   prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 };
 
 /** The control a label (by the start of its text) names. */

@@ -1,13 +1,11 @@
-import AddServer from "./AddServer";
-import ImportServers from "./ImportServers";
-import ConnectHosts from "./ConnectHosts";
-import Secrets from "./Secrets";
-import { memo, useCallback, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
+import SignIn from "./SignIn";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
 import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
-import ToolNaming from "./ToolNaming";
+import Splitter from "./Splitter";
+import { remember, remembered } from "../uiState";
 import {
   callTool,
   errorMessage,
@@ -50,6 +48,8 @@ export function statusLabel(status: ServerStatus): string {
       return `failed: ${status.reason}`;
     case "restarting":
       return `restarting (attempt ${status.attempt}) after: ${status.reason}`;
+    case "signIn":
+      return status.again ? "sign in again" : "sign in required";
     default:
       return status.state;
   }
@@ -60,35 +60,161 @@ const FILTER_FROM = 10;
 /** Lists longer than this let the browser skip laying out the rows out of view. */
 const LONG_LIST = 50;
 
+/** A server's protocol era in a word: the 2026 `server/discover` one, or `initialize`. */
+export function eraLabel(version: string | null): string | null {
+  if (!version) return null;
+  return version >= "2026-07-28" ? `${version} (discover)` : `${version} (initialize)`;
+}
+
+/** The server's last error in one line, if it has one. */
+export function lastError(status: ServerStatus): string | null {
+  const reason = status.state === "failed" || status.state === "restarting" ? status.reason : null;
+  return reason ? (reason.split("\n").find((l) => l.trim()) ?? reason).trim() : null;
+}
+
+const LIST = { min: 200, max: 480, initial: 280 };
+
+/** A server's state in a word or two, for its row in the list. */
+const STATE_WORDS: Record<ServerStatus["state"], string> = {
+  stopped: "stopped",
+  starting: "starting",
+  ready: "ready",
+  restarting: "restarting",
+  failed: "failed",
+  signIn: "sign in required",
+};
+
+/**
+ * Servers at a glance: a list (status, protocol era, tool count, last error) beside the
+ * chosen server's card (its tools with switches and Try, resources, prompts, roots, log).
+ */
 export default function ServersPanel({
   servers,
   catalog,
+  selected,
+  onSelect,
+  onAdd,
 }: {
   servers: ServerSnapshot[];
   catalog: ToolCatalogView | null;
+  /** The server shown in the detail pane; the first one when none is chosen. */
+  selected?: string | null;
+  onSelect?: (id: string) => void;
+  onAdd?: () => void;
 }) {
+  const [chosen, setChosen] = useState<string | null>(null);
+  const current = servers.find((s) => s.id === (selected ?? chosen)) ?? servers[0] ?? null;
+  const [width, setWidth] = useState(() => remembered().panels?.servers ?? LIST.initial);
+  const rows = useRef<(HTMLLIElement | null)[]>([]);
+  const select = (id: string) => {
+    setChosen(id);
+    onSelect?.(id);
+  };
+  // The list is one stop for Tab; the arrows, Home and End choose another server.
+  const onKey = (e: React.KeyboardEvent, index: number) => {
+    const last = servers.length - 1;
+    const to =
+      e.key === "ArrowDown"
+        ? Math.min(index + 1, last)
+        : e.key === "ArrowUp"
+          ? Math.max(index - 1, 0)
+          : e.key === "Home"
+            ? 0
+            : e.key === "End"
+              ? last
+              : null;
+    if (to === null) return;
+    e.preventDefault();
+    select(servers[to].id);
+    rows.current[to]?.focus();
+  };
   return (
-    <div className="panel">
-      {servers.length === 0 && <p className="muted">No MCP servers are configured.</p>}
-      <AddServer />
-      <ImportServers />
-      <ConnectHosts />
-      <Secrets refreshKey={servers} />
-      {catalog?.budget && (
-        <p className="muted" data-testid="tool-budget">
-          {catalog.budget.tools} of {catalog.budget.limit} tools offered to the model, about{" "}
-          {catalog.budget.estimatedTokens} tokens per request
-        </p>
-      )}
+    <div className="servers-screen">
+      <header className="screen-header row spread">
+        <h2>Servers</h2>
+        <div className="row">
+          {catalog?.budget && (
+            <span className="muted small" data-testid="tool-budget">
+              {catalog.budget.tools} of {catalog.budget.limit} tools offered to the model, about{" "}
+              {catalog.budget.estimatedTokens} tokens per request
+            </span>
+          )}
+          <button type="button" className="primary" data-testid="add-server-button" onClick={onAdd}>
+            Add server
+          </button>
+        </div>
+      </header>
       {catalog?.problem && (
         <p className="error" role="alert" data-testid="tool-problem">
           {catalog.problem}
         </p>
       )}
-      <ToolNaming servers={servers} />
-      {servers.map((s) => (
-        <ServerCard key={s.id} server={s} catalog={catalog} />
-      ))}
+      {servers.length === 0 ? (
+        <p className="muted empty">
+          No MCP servers are configured.{" "}
+          <button type="button" className="link" onClick={onAdd}>
+            Add one
+          </button>
+        </p>
+      ) : (
+        <div className="master-detail" style={{ gridTemplateColumns: `${width}px auto minmax(0, 1fr)` }}>
+          <ul role="listbox" aria-label="Servers" className="server-list" data-testid="server-list">
+            {servers.map((s, i) => {
+              const error = lastError(s.status);
+              const era = eraLabel(s.protocolVersion);
+              const isCurrent = s.id === current?.id;
+              return (
+                <li
+                  key={s.id}
+                  ref={(el) => {
+                    rows.current[i] = el;
+                  }}
+                  role="option"
+                  aria-selected={isCurrent}
+                  tabIndex={isCurrent ? 0 : -1}
+                  data-testid={`server-row-${s.id}`}
+                  className="server-row"
+                  onClick={() => select(s.id)}
+                  onKeyDown={(e) => onKey(e, i)}
+                >
+                  <span className={`dot ${s.enabled ? s.status.state : "off"}`} aria-hidden="true" />
+                  <span className="server-row-main">
+                    <span className="row spread">
+                      <strong>{s.name}</strong>
+                      <span className="muted small">
+                        {s.tools.length} {s.tools.length === 1 ? "tool" : "tools"}
+                      </span>
+                    </span>
+                    <span className="muted small" data-testid="server-row-status">
+                      {s.enabled ? STATE_WORDS[s.status.state] : "switched off"}
+                      {era && ` · MCP ${era}`}
+                    </span>
+                    {error && (
+                      <span className="error small one-line" title={error} data-testid="server-row-error">
+                        {error}
+                      </span>
+                    )}
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+          <Splitter
+            label="Resize the server list"
+            width={width}
+            min={LIST.min}
+            max={LIST.max}
+            onChange={(w) => {
+              setWidth(w);
+              remember("panels", { ...remembered().panels, servers: w });
+            }}
+          />
+          <div className="server-detail">
+            {/* Keyed by the server: another server starts with its own form state. */}
+            {current && <ServerCard key={current.id} server={current} catalog={catalog} />}
+          </div>
+        </div>
+      )}
     </div>
   );
 }
@@ -212,6 +338,18 @@ function ServerCard({
         <p className="error small" role="alert">
           {problem}
         </p>
+      )}
+      {/* Slot: a local server's sandbox (issue 16) is shown here too, between the server's
+          actions and its contents, beside the sign-in state. */}
+      <SignIn server={server} />
+      {server.refusedTools.length > 0 && (
+        <ul className="small" data-testid="refused-tools" aria-label={`Tools of ${server.name} that Toolgate refuses`}>
+          {server.refusedTools.map((t) => (
+            <li key={t.name}>
+              <code>{t.name}</code> refused: {t.reason}
+            </li>
+          ))}
+        </ul>
       )}
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}

@@ -24,6 +24,9 @@ const server = (id: string, name: string): ServerSnapshot => ({
   resources: [],
   prompts: [],
   roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
 });
 
 const servers = [server("everything", "Everything"), server("files", "Files")];

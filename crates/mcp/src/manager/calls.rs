@@ -39,6 +39,48 @@ fn running<'a>(
 }
 
 impl ServerManager {
+    /// A call the server refused for want of a sign-in or of scopes: the error that says so,
+    /// with the server's entry marked for the window (Sign in again, or grant more access).
+    async fn refused_call(
+        &self,
+        server: &str,
+        tool: &str,
+        error: &ServiceError,
+    ) -> Option<McpError> {
+        let ServiceError::TransportSend(send) = error else {
+            return None;
+        };
+        let refusal = crate::http::auth_refusal(&*send.error)?;
+        let mut entries = self.entries.lock().await;
+        let entry = entries.get_mut(server)?;
+        let failure = match refusal {
+            crate::http::AuthRefusal::Scope(scope) => {
+                entry.needs_scope = Some(scope.clone());
+                McpError::MoreAccess {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    scope,
+                }
+            }
+            crate::http::AuthRefusal::SignIn => {
+                entry.status = crate::types::ServerStatus::SignIn {
+                    reason: format!(
+                        "{}'s sign-in is no longer accepted: sign in again",
+                        entry.config.name
+                    ),
+                    again: true,
+                };
+                McpError::SignInNeeded {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                }
+            }
+        };
+        drop(entries);
+        self.changed(server);
+        Some(failure)
+    }
+
     /// One request to a running server, within its call timeout; the result as JSON.
     async fn ask<T, F>(
         &self,
@@ -152,10 +194,18 @@ impl ServerManager {
         // Progress is passed on in this call's own loop below, not by a task of its own: a
         // task per call cost more than the rest of the bookkeeping together.
         let mut events = options.progress.map(|sink| (self.events.subscribe(), sink));
-        let handle = peer
+        let handle = match peer
             .send_cancellable_request(request, request_options)
             .await
-            .map_err(|_| exited())?;
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                return Err(self
+                    .refused_call(server, tool, &e)
+                    .await
+                    .unwrap_or_else(exited))
+            }
+        };
         let token = events
             .as_ref()
             .map(|_| handle.progress_token.0.to_string())
@@ -216,9 +266,13 @@ impl ServerManager {
                     seconds: timeout.as_secs(),
                 })
             }
-            Err(ServiceError::TransportClosed) | Err(ServiceError::TransportSend(_)) => {
-                return Err(exited())
+            Err(e @ ServiceError::TransportSend(_)) => {
+                return Err(self
+                    .refused_call(server, tool, &e)
+                    .await
+                    .unwrap_or_else(exited))
             }
+            Err(ServiceError::TransportClosed) => return Err(exited()),
             Err(ServiceError::McpError(error)) => return Err(failed(error.message.into_owned())),
             Err(other) => return Err(failed(other.to_string())),
         };

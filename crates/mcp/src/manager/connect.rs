@@ -34,6 +34,23 @@ pub(super) struct Connected {
     pub service: Service,
     pub process: Option<StdioProcess>,
     pub list_changed: mpsc::UnboundedReceiver<ListKind>,
+    /// A remote server's sign-in, when it has one.
+    pub session: Option<toolgate_oauth::Session>,
+}
+
+/// Why a start failed, and whether it is a sign-in the user has to give (`Some(again)`).
+pub(super) struct Failure {
+    pub reason: String,
+    pub sign_in: Option<bool>,
+}
+
+impl From<String> for Failure {
+    fn from(reason: String) -> Self {
+        Failure {
+            reason,
+            sign_in: None,
+        }
+    }
 }
 
 /// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
@@ -78,6 +95,8 @@ struct Handshake {
     reason: String,
     process: Option<StdioProcess>,
     other_era: bool,
+    /// The server wants a sign-in: `Some(again)`.
+    sign_in: Option<bool>,
 }
 
 impl From<String> for Handshake {
@@ -86,9 +105,25 @@ impl From<String> for Handshake {
             reason,
             process: None,
             other_era: false,
+            sign_in: None,
         }
     }
 }
+
+impl Handshake {
+    fn sign_in(reason: String, again: bool) -> Self {
+        Handshake {
+            sign_in: Some(again),
+            ..Handshake::from(reason)
+        }
+    }
+}
+
+type Handshaken = (
+    Service,
+    Option<StdioProcess>,
+    Option<toolgate_oauth::Session>,
+);
 
 /// Whether a failed handshake is the server answering `server/discover` without knowing it.
 fn other_era(error: &ClientInitializeError) -> bool {
@@ -142,14 +177,15 @@ impl ServerManager {
         config: &ServerConfig,
         log: &ServerLog,
         roots: Arc<RwLock<Vec<PathBuf>>>,
+        refused: crate::http::Refused,
         cancel: &CancellationToken,
-    ) -> Result<(Connected, Listed), String> {
+    ) -> Result<(Connected, Listed), Failure> {
         let (tx, list_changed) = mpsc::unbounded_channel();
         let timeout = Duration::from_secs(config.startup_timeout_secs);
         let seconds = timeout.as_secs();
         let attempts = lifecycles(config.protocol_version.as_deref());
         let mut attempt = 0;
-        let (mut service, process) = loop {
+        let (mut service, process, session) = loop {
             let client = Client {
                 server: config.id.clone(),
                 roots: roots.clone(),
@@ -157,6 +193,7 @@ impl ServerManager {
                 list_changed: tx.clone(),
                 requests: self.options.requests.clone(),
                 protocol: attempts[attempt].1.clone(),
+                refused: refused.clone(),
             };
             let mode = attempts[attempt].0.clone();
             let failed = match self.handshake(config, log, client, mode, cancel).await {
@@ -167,7 +204,14 @@ impl ServerManager {
                 reason,
                 process,
                 other_era,
+                sign_in,
             } = failed;
+            if let Some(again) = sign_in {
+                return Err(Failure {
+                    reason,
+                    sign_in: Some(again),
+                });
+            }
             let exit = match process {
                 // A short grace: a server that failed its handshake has nothing to finish.
                 Some(p) => Some(
@@ -184,7 +228,7 @@ impl ServerManager {
                 tracing::info!(server = %config.id, %reason, "trying the initialize handshake");
                 continue;
             }
-            return Err(with_last_words(reason, exit, log));
+            return Err(with_last_words(reason, exit, log).into());
         };
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
@@ -200,6 +244,7 @@ impl ServerManager {
                     service,
                     process,
                     list_changed,
+                    session,
                 },
                 listed,
             )),
@@ -212,7 +257,7 @@ impl ServerManager {
                     ),
                     None => None,
                 };
-                Err(with_last_words(reason, exit, log))
+                Err(with_last_words(reason, exit, log).into())
             }
         }
     }
@@ -229,13 +274,14 @@ impl ServerManager {
         client: Client,
         mode: ClientLifecycleMode,
         cancel: &CancellationToken,
-    ) -> Result<(Service, Option<StdioProcess>), Handshake> {
+    ) -> Result<Handshaken, Handshake> {
         let timeout = Duration::from_secs(config.startup_timeout_secs);
         let seconds = timeout.as_secs();
         let failed = |reason: String, process, e: Option<&ClientInitializeError>| Handshake {
             reason,
             process,
             other_era: e.is_some_and(other_era),
+            sign_in: None,
         };
         match &config.transport {
             Transport::Stdio {
@@ -269,7 +315,7 @@ impl ServerManager {
                 );
                 tokio::select! {
                     served = tokio::time::timeout_at(deadline, serve) => match served {
-                        Ok(Ok(service)) => Ok((service, Some(process))),
+                        Ok(Ok(service)) => Ok((service, Some(process), None)),
                         Ok(Err(e)) => Err(failed(handshake_problem(&e, None), Some(process), Some(&e))),
                         Err(_) => Err(failed(
                             format!("no answer to the MCP handshake within {seconds} s"),
@@ -280,27 +326,196 @@ impl ServerManager {
                     () = cancel.cancelled() => Err(failed(STOPPED.to_owned(), Some(process), None)),
                 }
             }
-            Transport::Http { url, headers } => {
+            Transport::Http { url, headers, sse } => {
                 let deadline = tokio::time::Instant::now() + timeout;
-                let shown = redact_url(url);
                 let headers = self.resolve("headers", headers).await?;
-                let transport = http_transport(url, &headers)?;
-                let serve = client.serve_with_lifecycle(transport, mode);
+                let work = self.dial(config, url, &headers, *sse, client, mode);
                 tokio::select! {
-                    served = tokio::time::timeout_at(deadline, serve) => match served {
-                        Ok(Ok(service)) => Ok((service, None)),
-                        Ok(Err(e)) => Err(failed(handshake_problem(&e, Some(&shown)), None, Some(&e))),
-                        Err(_) => Err(failed(
-                            format!("{shown} did not answer the MCP handshake within {seconds} s"),
-                            None,
-                            None,
-                        )),
+                    dialled = tokio::time::timeout_at(deadline, work) => match dialled {
+                        Ok(dialled) => dialled,
+                        Err(_) => Err(Handshake::from(format!(
+                            "{} did not answer the MCP handshake within {seconds} s",
+                            redact_url(url)
+                        ))),
                     },
                     () = cancel.cancelled() => Err(failed(STOPPED.to_owned(), None, None)),
                 }
             }
         }
     }
+
+    /// Dials a remote server: its sign-in from the keychain, if any (refreshed when about to
+    /// expire: nothing is sent with a token that is no longer valid), then Streamable HTTP, or
+    /// the older HTTP+SSE transport when the settings say so or the server turns Streamable HTTP
+    /// down (400, 404 or 405 to the first POST, as the spec's backwards-compatibility section
+    /// says).
+    async fn dial(
+        &self,
+        config: &ServerConfig,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        sse: bool,
+        client: Client,
+        mode: ClientLifecycleMode,
+    ) -> Result<Handshaken, Handshake> {
+        let shown = redact_url(url);
+        let session = match &self.options.secrets {
+            Some(secrets) => match toolgate_oauth::connect(
+                secrets,
+                &config.id,
+                url,
+                Some(self.on_renewal(&config.id)),
+            )
+            .await
+            {
+                Ok(session) => session,
+                Err(toolgate_oauth::AuthProblem::SignInRequired(reason)) => {
+                    return Err(Handshake::sign_in(reason, false))
+                }
+                Err(toolgate_oauth::AuthProblem::SignInAgain(reason)) => {
+                    return Err(Handshake::sign_in(reason, true))
+                }
+                Err(toolgate_oauth::AuthProblem::Unavailable(reason)) => return Err(reason.into()),
+            },
+            None => None,
+        };
+        let header_map = header_map(headers)?;
+        if !sse {
+            let transport =
+                http_transport(url, &header_map, session.clone(), client.refused.clone())?;
+            let fallback_client = client.clone();
+            match client.serve_with_lifecycle(transport, mode).await {
+                Ok(service) => return Ok((service, None, session)),
+                Err(e) => {
+                    if auth_required(&e) {
+                        return Err(self.needs_sign_in(config, session.is_some()).await);
+                    }
+                    let token = match &session {
+                        Some(s) => s.access_token(&config.id).await.ok(),
+                        None => None,
+                    };
+                    if !crate::sse::turns_down_streamable_http(url, &header_map, token).await {
+                        return Err(Handshake {
+                            other_era: other_era(&e),
+                            ..Handshake::from(handshake_problem(&e, Some(&shown)))
+                        });
+                    }
+                    tracing::info!(server = %config.id, "not a Streamable HTTP server: trying the older HTTP+SSE transport");
+                    return self
+                        .dial_sse(config, url, header_map, session, fallback_client)
+                        .await;
+                }
+            }
+        }
+        self.dial_sse(config, url, header_map, session, client)
+            .await
+    }
+
+    async fn dial_sse(
+        &self,
+        config: &ServerConfig,
+        url: &str,
+        headers: reqwest::header::HeaderMap,
+        session: Option<toolgate_oauth::Session>,
+        mut client: Client,
+    ) -> Result<Handshaken, Handshake> {
+        let shown = redact_url(url);
+        let transport = match crate::sse::SseTransport::connect(
+            &config.id,
+            url,
+            headers,
+            session.clone(),
+        )
+        .await
+        {
+            Ok(t) => t,
+            Err(crate::sse::OpenError::SignIn) => {
+                return Err(self.needs_sign_in(config, session.is_some()).await)
+            }
+            Err(crate::sse::OpenError::Other(why)) => {
+                return Err(format!("connecting to {shown} over HTTP+SSE failed: {why}").into())
+            }
+        };
+        // Servers of the older transport speak `initialize` only.
+        if client.protocol.is_none() {
+            client.protocol = Some(ProtocolVersion::V_2025_11_25);
+        }
+        match client
+            .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+            .await
+        {
+            Ok(service) => Ok((service, None, session)),
+            Err(e) => Err(handshake_problem(&e, Some(&shown)).into()),
+        }
+    }
+
+    /// Tells the window a server's sign-in was renewed (its card shows the new expiry).
+    fn on_renewal(&self, id: &str) -> Arc<dyn Fn() + Send + Sync> {
+        let me = self.me.clone();
+        let id = id.to_owned();
+        Arc::new(move || {
+            if let Some(me) = me.upgrade() {
+                me.changed(&id);
+            }
+        })
+    }
+
+    /// The status for a server that answered 401.
+    async fn needs_sign_in(&self, config: &ServerConfig, had_session: bool) -> Handshake {
+        let before = match &self.options.secrets {
+            Some(secrets) => {
+                had_session || toolgate_oauth::signed_in_before(secrets, &config.id).await
+            }
+            None => had_session,
+        };
+        if before {
+            Handshake::sign_in(
+                format!(
+                    "{}'s sign-in is no longer accepted: sign in again",
+                    config.name
+                ),
+                true,
+            )
+        } else {
+            Handshake::sign_in(format!("{} asks you to sign in", config.name), false)
+        }
+    }
+}
+
+/// Whether a failed handshake was the server answering 401 (a sign-in is needed).
+fn auth_required(error: &ClientInitializeError) -> bool {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    type Quit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(e) = current {
+        if let Some(Quit::Fatal { error, .. }) = e.downcast_ref::<Quit>() {
+            if matches!(error, HttpError::AuthRequired(_)) {
+                return true;
+            }
+        }
+        if let Some(HttpError::AuthRequired(_)) = e.downcast_ref::<HttpError>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::try_from(name.as_str())
+            .map_err(|_| format!("'{name}' is not a valid HTTP header name"))?;
+        // The value may hold a secret: never repeat it in an error.
+        let value = reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|_| {
+            format!("the value of header '{name}' is not a valid HTTP header value")
+        })?;
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 /// A URL fit for an error message: without user and password or query, which may hold secrets.
@@ -367,27 +582,28 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
     })
 }
 
+/// The Streamable HTTP transport; with a sign-in, rmcp's `AuthClient` adds the token (refreshed
+/// before it expires, and once more after a 401).
 fn http_transport(
     url: &str,
-    headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    let mut custom = HashMap::new();
-    for (name, value) in headers {
-        let name = reqwest::header::HeaderName::try_from(name.as_str())
-            .map_err(|_| format!("'{name}' is not a valid HTTP header name"))?;
-        // The value may hold a secret: never repeat it in an error.
-        let value = reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|_| {
-            format!("the value of header '{name}' is not a valid HTTP header value")
-        })?;
-        custom.insert(name, value);
-    }
+    headers: &reqwest::header::HeaderMap,
+    session: Option<toolgate_oauth::Session>,
+    refused: crate::http::Refused,
+) -> Result<StreamableHttpClientTransport<crate::http::Observed>, String> {
+    let custom: HashMap<_, _> = headers
+        .iter()
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     config.max_json_response_size = HTTP_MESSAGE_LIMIT;
     config.max_sse_event_size = HTTP_MESSAGE_LIMIT;
     let client = reqwest::Client::builder()
         .build()
         .map_err(|e| format!("could not set up HTTP: {e}"))?;
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok(StreamableHttpClientTransport::with_client(
+        crate::http::Observed::new(client, session, refused),
+        config,
+    ))
 }
 
 /// Why a handshake failed, in words: what the connection's underlying error says (connection

@@ -10,7 +10,10 @@ use serde_json::{Map, Value};
 
 use super::vars::{self, Reference};
 use super::{Format, ImportError};
-use crate::Transport;
+use crate::{OAuthSettings, Transport};
+
+mod oauth;
+use oauth::read_oauth;
 
 /// Values of `timeout` above this are read as milliseconds, at or below it as seconds. Cline and
 /// Roo Code write seconds and cap them at 3600; Gemini CLI writes milliseconds (600000 by
@@ -327,6 +330,8 @@ pub(super) enum ReadKind {
         allow_env: Vec<String>,
         /// The VS Code inputs its strings refer to.
         inputs_used: BTreeSet<String>,
+        /// Sign-in choices (`oauth` of Claude Code's `.mcp.json` and VS Code's `mcp.json`).
+        oauth: Option<Box<OAuthSettings>>,
     },
     /// A transport Toolgate does not speak, named as written.
     Unsupported { transport: String },
@@ -350,6 +355,7 @@ const KNOWN_FIELDS: &[&str] = &[
     "alwaysAllow",
     "envFile",
     "allowEnv",
+    "oauth",
 ];
 
 /// Reads one server entry.
@@ -395,6 +401,7 @@ pub(super) fn read_entry(
     let enabled_field = fields.boolean("enabled")?;
     let timeout = fields.number("timeout")?;
     let allow_env = fields.strings("allowEnv")?;
+    let oauth = read_oauth(&fields, &mut warnings)?.map(Box::new);
     let mut auto_approve = fields.strings("autoApprove")?;
     auto_approve.extend(fields.strings("alwaysAllow")?);
     if fields.string("envFile")?.is_some() {
@@ -408,10 +415,12 @@ pub(super) fn read_entry(
     enum Kind {
         Stdio,
         Http,
+        Sse,
     }
     let kind = match declared.map(str::to_ascii_lowercase).as_deref() {
         Some("stdio") => Kind::Stdio,
         Some("http" | "streamable-http" | "streamablehttp" | "streamable_http") => Kind::Http,
+        Some("sse") => Kind::Sse,
         Some(_) => {
             let transport = declared.unwrap_or_default().to_owned();
             let name = entry
@@ -431,21 +440,9 @@ pub(super) fn read_entry(
         }
         None => match (command, url_field) {
             (Some(_), None) => Kind::Stdio,
-            (None, Some((_, url))) => {
-                if url
-                    .split(['?', '#'])
-                    .next()
-                    .is_some_and(|u| u.trim_end_matches('/').ends_with("/sse"))
-                {
-                    warnings.push(
-                        "the URL ends in /sse: it was imported as a Streamable HTTP server; if the \
-                         server only speaks the older SSE transport it will not connect (many \
-                         servers offer Streamable HTTP at /mcp)"
-                            .into(),
-                    );
-                }
-                Kind::Http
-            }
+            // A server that only speaks the older SSE transport is still reached: it turns the
+            // first POST down and Toolgate falls back.
+            (None, Some(_)) => Kind::Http,
             (Some(_), Some(_)) => {
                 return Err(ImportError::Invalid {
                     at: display_path(path),
@@ -535,7 +532,8 @@ pub(super) fn read_entry(
                     .map(Into::into),
             }
         }
-        Kind::Http => {
+        Kind::Http | Kind::Sse => {
+            let sse = matches!(kind, Kind::Sse);
             let Some((key, url)) = url_field else {
                 return Err(ImportError::Invalid {
                     at: field_path(path, "url"),
@@ -572,6 +570,7 @@ pub(super) fn read_entry(
                 ));
             }
             Transport::Http {
+                sse,
                 url: scan.process(url, &at, Place::Verbatim("url"))?,
                 headers: headers
                     .iter()
@@ -597,6 +596,7 @@ pub(super) fn read_entry(
             enabled: enabled_field.unwrap_or(true) && !disabled.unwrap_or(false),
             call_timeout_secs,
             allow_env,
+            oauth,
             inputs_used: scan.used,
         },
         auto_approve,

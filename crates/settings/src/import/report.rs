@@ -20,6 +20,7 @@ impl fmt::Display for TransportKind {
         f.write_str(match self {
             TransportKind::Stdio => "stdio",
             TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
         })
     }
 }
@@ -48,15 +49,9 @@ impl fmt::Display for SkipReason {
                  Toolgate would refuse to start it; if you trust it, add \"allowEnv\": \
                  [\"{variable}\"] to the entry and import it again"
             ),
-            SkipReason::UnsupportedTransport { transport } if transport.eq_ignore_ascii_case("sse") => {
-                f.write_str(
-                    "uses the older SSE transport, which Toolgate does not speak; if the server \
-                     also offers Streamable HTTP (often at /mcp), add that URL with \"type\": \"http\"",
-                )
-            }
             SkipReason::UnsupportedTransport { transport } => write!(
                 f,
-                "uses the transport `{transport}`; Toolgate speaks stdio and Streamable HTTP"
+                "uses the transport `{transport}`; Toolgate speaks stdio, Streamable HTTP and the older HTTP+SSE"
             ),
         }
     }

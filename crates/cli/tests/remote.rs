@@ -1,0 +1,396 @@
+//! Remote servers that ask for a sign-in, through the `toolgate` binary: a real authorization
+//! server (oidc-provider from npm, `tests/oauth/auth_server.mjs`) in front of server-everything
+//! over Streamable HTTP (behind the test-only resource server `tests/oauth/resource_proxy.mjs`,
+//! which checks the tokens), and a stand-in browser (`tests/oauth/xdg-open` on PATH) that follows
+//! the authorization URL, the login and the consent over HTTP as a person would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use toolgate_settings::{ServerConfig, Settings};
+use toolgate_tests::oauth::{path_with_browser, OAuthServers as Remote};
+use toolgate_tests::{repo_root, temp_dir};
+
+fn data_dir(tag: &str, id: &str, url: &str) -> toolgate_tests::TestDir {
+    let dir = temp_dir(&format!("remote-{tag}"));
+    let mut settings = Settings::first_run(ServerConfig::http(id, url));
+    settings.servers[0].startup_timeout_secs = 30;
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    dir
+}
+
+fn toolgate(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("PATH", path_with_browser())
+        .stdin(Stdio::null())
+        .output()
+        .expect("toolgate runs");
+    eprintln!(
+        "toolgate {args:?} → {:?}\n{}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The keychain item of a server's sign-in, read by another program (`secret-tool`).
+fn keychain_item(id: &str, issuer: &str) -> Option<serde_json::Value> {
+    let out = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "toolgate",
+            "username",
+            &format!("oauth:{id}:{issuer}"),
+        ])
+        .output()
+        .expect("secret-tool runs");
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+fn token(item: &serde_json::Value, which: &str) -> String {
+    item["credentials"]["token_response"][which]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Every file under `dir`, for the scan for tokens.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn sign_in_from_the_terminal_refresh_without_the_user_and_sign_in_again_after_a_revocation() {
+    // Access tokens live 2 s: every step below outlives at least one.
+    let remote = Remote::start(2);
+    let id = format!("linear-{}", std::process::id());
+    let dir = data_dir("flow", &id, &remote.url);
+
+    let out = toolgate(&dir, &["servers", "restart", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("sign in required"), "{}", text(&out));
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("/auth?") && said.contains("code_challenge_method=S256"),
+        "{said}"
+    );
+    assert!(
+        said.contains("resource=") && said.contains("state="),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("Signed in to {id} with {}", remote.issuer)),
+        "{said}"
+    );
+    assert_eq!(remote.registrations(), 1, "one dynamic registration");
+
+    let item = keychain_item(&id, &remote.issuer).expect("the sign-in is in the keychain");
+    let (access, refresh) = (token(&item, "access_token"), token(&item, "refresh_token"));
+    assert!(access.len() > 20 && refresh.len() > 10, "{item}");
+    assert_eq!(item["client"]["registered"], true);
+
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "signed in"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("signed in"));
+
+    // The access token expires; the next command renews it without asking.
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "renewed"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let renewed = keychain_item(&id, &remote.issuer).expect("still signed in");
+    assert_ne!(
+        token(&renewed, "access_token"),
+        access,
+        "a new access token"
+    );
+    assert_eq!(remote.calls().len(), 2, "{:?}", remote.calls());
+    assert_eq!(
+        remote.registrations(),
+        1,
+        "no second registration after a restart"
+    );
+
+    // No token anywhere in the data folder (settings, logs, history).
+    let renewed_access = token(&renewed, "access_token");
+    let renewed_refresh = token(&renewed, "refresh_token");
+    for file in files(&dir) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        let content = String::from_utf8_lossy(&bytes);
+        for secret in [&access, &refresh, &renewed_access, &renewed_refresh] {
+            assert!(
+                !content.contains(secret.as_str()),
+                "a token in {}",
+                file.display()
+            );
+        }
+    }
+
+    // Step-up: get-sum needs mcp:admin, which was not granted. Without a terminal nobody is
+    // asked: the call is refused saying what to do.
+    let out = toolgate(&dir, &["call", "get-sum", r#"{"a": 1, "b": 2}"#]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).contains("needs more access"), "{}", text(&out));
+    assert!(text(&out).contains("mcp:admin"), "{}", text(&out));
+    // At a terminal the user is asked first; "y" signs in again for the extra scope (the
+    // stand-in browser consents), and the same call then runs.
+    let command = format!(
+        "{} --data-dir {} call get-sum '{{\"a\": 1, \"b\": 2}}'",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("PATH", path_with_browser())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"y\n").expect("typed");
+    }
+    let out = child.wait_with_output().expect("the call ends");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    assert!(
+        screen
+            .contains("needs more access (mcp:tools mcp:admin). Sign in again to grant it? [y/N]"),
+        "{screen}"
+    );
+    assert!(screen.contains(&format!("Signed in to {id}")), "{screen}");
+    assert!(screen.contains("mcp:admin"), "{screen}");
+    assert!(
+        screen.contains('3'),
+        "the call ran after the step-up: {screen}"
+    );
+    assert_eq!(
+        remote.registrations(),
+        1,
+        "the step-up reused the registration"
+    );
+
+    // The refresh token is revoked at the authorization server (as by the user on its site):
+    // once the access token expires, the server says "sign in again".
+    let item = keychain_item(&id, &remote.issuer).expect("signed in");
+    let client_id = item["client"]["clientId"].as_str().unwrap().to_owned();
+    let status = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, urllib.parse, urllib.request\n\
+             body = urllib.parse.urlencode({'token': sys.argv[2], 'client_id': sys.argv[3]}).encode()\n\
+             print(urllib.request.urlopen(sys.argv[1], data=body).status)",
+        ])
+        .arg(format!("{}/token/revocation", remote.issuer))
+        .arg(token(&item, "refresh_token"))
+        .arg(&client_id)
+        .output()
+        .expect("python3");
+    assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), "200");
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["servers", "restart", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("sign in again"), "{}", text(&out));
+    let after = keychain_item(&id, &remote.issuer).expect("the registration stays");
+    assert!(
+        after["credentials"].is_null(),
+        "the refused tokens are gone: {after}"
+    );
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        remote.registrations(),
+        1,
+        "signing in again reused the registration"
+    );
+
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(keychain_item(&id, &remote.issuer), None);
+    // No sign-in left its in-flight state (PKCE verifier) behind. (The other test of this file
+    // may have one in flight for a moment: it is given the time to end.)
+    let listed = || {
+        let items = Command::new("secret-tool")
+            .args(["search", "--all", "service", "toolgate"])
+            .output()
+            .expect("secret-tool runs");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&items.stdout),
+            String::from_utf8_lossy(&items.stderr)
+        )
+    };
+    let mut left = listed();
+    for _ in 0..100 {
+        if !left.contains("oauth-state:") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        left = listed();
+    }
+    assert!(!left.contains("oauth-state:"), "{left}");
+    let listed = left;
+    assert!(!listed.contains(&format!("oauth:{id}")), "{listed}");
+    let out = toolgate(&dir, &["servers", "restart", &id]);
+    assert!(text(&out).contains("sign in required"), "{}", text(&out));
+}
+
+#[test]
+fn a_sign_in_that_fails_stores_nothing_and_says_why() {
+    let remote = Remote::start(3600);
+    let id = format!("fails-{}", std::process::id());
+    // A wrong state: the answer that comes back is not this sign-in's. The stand-in browser is
+    // replaced by one that changes the state on the way back.
+    let dir = data_dir("fails", &id, &remote.url);
+    let tampering = temp_dir("remote-tamper");
+    let script = tampering.join("xdg-open");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {} \"$(echo \"$1\" | sed 's/state=[^&]*/state=forged/')\"\n",
+            repo_root().join("tests/oauth/xdg-open").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["servers", "login", &id, "--wait", "30"])
+        .env(
+            "PATH",
+            format!("{}:{}", tampering.display(), path_with_browser()),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("state does not match"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("nothing was saved"), "{}", text(&out));
+    assert_eq!(keychain_item(&id, &remote.issuer), None);
+
+    // An authorization server that is down.
+    drop(remote);
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("could not reach"), "{}", text(&out));
+    assert!(text(&out).contains(&id), "{}", text(&out));
+}
+
+#[test]
+fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_basic() {
+    // The authorization server knows `toolgate-by-hand` (client_secret_basic, redirect port
+    // 47123), registered by hand as for a provider without dynamic registration.
+    let remote = Remote::start(2);
+    let id = format!("byhand-{}", std::process::id());
+    let dir = temp_dir("remote-byhand");
+    let mut server = ServerConfig::http(&id, &remote.url);
+    server.oauth = Some(toolgate_settings::OAuthSettings {
+        client_id: Some("toolgate-by-hand".into()),
+        client_secret: Some(format!("${{secret:BYHAND_{}}}", std::process::id())),
+        callback_port: Some(47123),
+        ..Default::default()
+    });
+    let settings = Settings::first_run(server);
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+
+    // Without the secret in the keychain the sign-in says which one is missing.
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "30"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("oauth.clientSecret"), "{}", text(&out));
+
+    let mut set = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["secrets", "set", &format!("BYHAND_{}", std::process::id())])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    {
+        use std::io::Write;
+        let mut stdin = set.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"by-hand-secret-0123456789\n")
+            .expect("typed");
+    }
+    assert!(set.wait().expect("secrets set").success());
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("client_id=toolgate-by-hand"),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains("127.0.0.1%3A47123"), "{}", text(&out));
+    assert_eq!(
+        remote.registrations(),
+        0,
+        "nothing registered: the user's client was used"
+    );
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "by hand"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Renewed after expiry: the token request authenticates with the secret (basic).
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "renewed by hand"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(remote.calls().len(), 2);
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = Command::new("secret-tool")
+        .args(["clear", "service", "toolgate", "username"])
+        .arg(format!("secret.BYHAND_{}", std::process::id()))
+        .status();
+}
+
+#[test]
+fn misconfigured_servers_are_named_with_what_is_wrong_and_nothing_is_stored() {
+    for (fault, said) in [
+        ("metadata-500", "could not reach"),
+        ("bad-metadata", "sign-in information Toolgate cannot use"),
+        ("wrong-issuer", "answered as http://127.0.0.1:9/impostor"),
+    ] {
+        let remote = Remote::start_with_fault(3600, fault);
+        let id = format!("{fault}-{}", std::process::id());
+        let dir = data_dir(fault, &id, &remote.url);
+        let out = toolgate(&dir, &["servers", "login", &id, "--wait", "20"]);
+        assert_eq!(out.status.code(), Some(1), "{fault}: {}", text(&out));
+        let words = text(&out);
+        assert!(words.contains(said), "{fault}: {words}");
+        assert!(words.contains(&id), "{fault}: the server is named: {words}");
+        assert_eq!(keychain_item(&id, &remote.issuer), None, "{fault}");
+        assert_eq!(remote.registrations(), 0, "{fault}: nothing registered");
+    }
+}

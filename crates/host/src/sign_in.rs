@@ -1,0 +1,98 @@
+//! Signing in to and out of remote servers, for the app and the CLI alike: the sign-in with the
+//! server's settings and the keychain, then the server started again with it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolgate_oauth::{SignInRequest, SignedInInfo};
+use toolgate_settings::{ServerConfig, Transport};
+
+use crate::Host;
+
+/// How long a sign-in waits for the browser by default.
+pub const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
+
+impl Host {
+    fn remote(&self, id: &str) -> Result<(ServerConfig, String), String> {
+        let server = self
+            .settings()
+            .servers
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()
+            .ok_or_else(|| format!("no server '{id}' is configured"))?;
+        let Transport::Http { url, .. } = &server.transport else {
+            return Err(format!(
+                "{} is started by a command on this computer: only remote servers sign in",
+                server.name
+            ));
+        };
+        let url = url.clone();
+        Ok((server, url))
+    }
+
+    /// Signs in to remote server `id`: `show` gets the authorization URL, `open` opens it in the
+    /// browser. `extra_scopes` asks for more than before (a step-up the user agreed to).
+    /// `client_id` overrides the server's settings for a server that does not allow registration.
+    /// On success the server is started again (if it is switched on) with the new sign-in.
+    pub async fn sign_in(
+        self: &Arc<Self>,
+        id: &str,
+        extra_scopes: Vec<String>,
+        client_id: Option<String>,
+        wait: Duration,
+        show: &(dyn Fn(&str) + Send + Sync),
+        open: &(dyn Fn(&str) -> Result<(), String> + Send + Sync),
+    ) -> Result<SignedInInfo, String> {
+        let (server, url) = self.remote(id)?;
+        let mut settings = server.oauth.clone();
+        if let Some(client_id) = client_id {
+            settings.get_or_insert_with(Default::default).client_id = Some(client_id);
+        }
+        let client_secret = match settings.as_ref().and_then(|o| o.client_secret.clone()) {
+            None => None,
+            Some(reference) => {
+                let secrets = self.secrets.clone();
+                tokio::task::spawn_blocking(move || {
+                    toolgate_settings::expand(&reference, |r| match r {
+                        toolgate_settings::Reference::Secret(name) => secrets
+                            .get(&toolgate_settings::secret_item(name))
+                            .map_err(|e| e.to_string())?
+                            .ok_or_else(|| format!("the secret {name} (oauth.clientSecret) is not set; set it under Servers & tools → Secrets")),
+                        toolgate_settings::Reference::Env(name) => std::env::var(name)
+                            .map_err(|_| format!("the environment variable {name} is not set")),
+                    })
+                })
+                .await
+                .map_err(|e| e.to_string())?
+                .map(Some)?
+            }
+        };
+        let request = SignInRequest {
+            server: server.id.clone(),
+            url,
+            settings,
+            extra_scopes,
+            client_secret,
+            timeout: wait,
+            secrets: self.secrets.clone(),
+        };
+        let info = toolgate_oauth::sign_in(request, show, open).await?;
+        if server.enabled {
+            let _ = self.servers.restart(&server.id).await;
+        }
+        Ok(info)
+    }
+
+    /// Signs remote server `id` out: its tokens revoked where the server offers it, and every
+    /// keychain item of its sign-in removed; a running server is started again without them.
+    /// Returns notes for the user (a revocation that failed).
+    pub async fn sign_out(self: &Arc<Self>, id: &str) -> Result<Vec<String>, String> {
+        let (server, url) = self.remote(id)?;
+        let notes = toolgate_oauth::sign_out(&self.secrets, &server.id, &url).await?;
+        if server.enabled {
+            let _ = self.servers.restart(&server.id).await;
+        }
+        Ok(notes)
+    }
+}

@@ -1,0 +1,426 @@
+//! The sign-in: discovery, the client's identity, the browser, the loopback redirect, the code
+//! exchanged for tokens. Nothing is stored unless the whole flow succeeds, except the in-flight
+//! state (deleted whichever way it ends).
+
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession, StateStore,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use toolgate_secrets::SecretStore;
+use toolgate_settings::OAuthSettings;
+
+use crate::store::{self, ClientRecord};
+use crate::{describe, manager_for, SignedInInfo};
+
+/// What to sign in to.
+pub struct SignInRequest {
+    /// The server's id (names its keychain items) and what to call it in messages.
+    pub server: String,
+    pub url: String,
+    pub settings: Option<OAuthSettings>,
+    /// Scopes asked for on top of the usual ones (step-up after a 403 `insufficient_scope`).
+    pub extra_scopes: Vec<String>,
+    /// The client secret from `settings.client_secret`, already read from the keychain.
+    pub client_secret: Option<String>,
+    /// How long to wait for the browser to come back.
+    pub timeout: Duration,
+    pub secrets: Arc<dyn SecretStore>,
+}
+
+/// Opens `url` in the user's browser: `xdg-open` (or the desktop's equivalent), found on PATH.
+/// The child is waited for in the background, so it never lingers as a zombie.
+pub fn open_in_browser(url: &str) -> Result<(), String> {
+    #[cfg(target_os = "macos")]
+    let mut command = std::process::Command::new("open");
+    #[cfg(target_os = "windows")]
+    let mut command = {
+        let mut c = std::process::Command::new("rundll32");
+        c.arg("url.dll,FileProtocolHandler");
+        c
+    };
+    #[cfg(not(any(target_os = "macos", target_os = "windows")))]
+    let mut command = std::process::Command::new("xdg-open");
+    command
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("could not open a browser ({e})"))?;
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+/// What the browser brought back to the loopback address.
+struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    issuer: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// Signs in: `show` gets the authorization URL (to print it), `open` opens it in a browser.
+/// Returns what the window may see of the new sign-in.
+pub async fn sign_in(
+    request: SignInRequest,
+    show: &(dyn Fn(&str) + Send + Sync),
+    open: &(dyn Fn(&str) -> Result<(), String> + Send + Sync),
+) -> Result<SignedInInfo, String> {
+    let server = request.server.as_str();
+    let settings = request.settings.clone().unwrap_or_default();
+    let mut manager = manager_for(&request.url)
+        .await
+        .map_err(|e| describe(server, &e))?;
+    let resolution = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| describe(server, &e))?;
+    if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        return Err(format!(
+            "{server} does not say how to sign in: it publishes no OAuth metadata (no protected resource metadata, no authorization server metadata). Check its URL, or whether it needs a sign-in at all"
+        ));
+    }
+    let metadata = resolution.metadata;
+    let Some(issuer) = metadata.issuer.clone() else {
+        return Err(format!(
+            "{server}'s authorization server published metadata without an issuer; Toolgate cannot sign in to a server that does not say who it is"
+        ));
+    };
+    let registration_endpoint = metadata.registration_endpoint.clone();
+    let cimd_supported = metadata
+        .additional_fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    manager.set_metadata(metadata);
+    let info = Arc::new(StdMutex::new(None));
+    manager.set_credential_store(store::KeychainCredentials {
+        secrets: request.secrets.clone(),
+        server: server.to_owned(),
+        issuer: issuer.clone(),
+        info: info.clone(),
+        on_change: None,
+    });
+    let states = Arc::new(store::KeychainStates {
+        secrets: request.secrets.clone(),
+    });
+    manager.set_state_store(StatesRef(states.clone()));
+
+    let stored: Option<store::Record> = {
+        let (s, i) = (server.to_owned(), issuer.clone());
+        store::blocking(&request.secrets, move |k| {
+            store::read_json(k, &store::record_item(&s, &i))
+        })
+        .await
+        .map_err(|e| format!("{server}'s sign-in could not be read from the keychain: {e}"))?
+    };
+    let stored_client = stored.as_ref().and_then(|r| r.client.clone());
+    let granted: Vec<String> = stored
+        .as_ref()
+        .and_then(|r| r.credentials.as_ref())
+        .map(|c| c.granted_scopes.clone())
+        .unwrap_or_default();
+
+    // The loopback redirect (RFC 8252): the port the user chose, else the one registered before
+    // (so the registration still matches), else any free one.
+    let wanted_port = settings.callback_port.or_else(|| {
+        stored_client
+            .as_ref()
+            .and_then(|c| url::Url::parse(&c.redirect_uri).ok())
+            .and_then(|u| u.port())
+    });
+    let listener = bind_loopback(wanted_port, settings.callback_port.is_some())
+        .await
+        .map_err(|e| format!("could not listen for the sign-in's answer on 127.0.0.1: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("could not listen for the sign-in's answer: {e}"))?
+        .port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+    // The client's identity: kept from an earlier sign-in, entered by the user, a Client ID
+    // Metadata Document, or registered now. A registration made now is saved only when the sign-in
+    // succeeds.
+    let mut auth = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("Toolgate");
+    let mut new_client: Option<ClientRecord> = None;
+    match (&stored_client, &settings.client_id) {
+        (Some(client), entered)
+            if client.redirect_uri == redirect_uri
+                && entered.as_ref().is_none_or(|id| *id == client.client_id) =>
+        {
+            auth = with_client(auth, &client.client_id, client.client_secret.as_deref());
+        }
+        (_, Some(entered)) => {
+            auth = with_client(auth, entered, request.client_secret.as_deref());
+            new_client = Some(ClientRecord {
+                client_id: entered.clone(),
+                client_secret: request.client_secret.clone(),
+                redirect_uri: redirect_uri.clone(),
+                registered: false,
+            });
+        }
+        _ => match settings.client_metadata_url.as_deref() {
+            Some(document) if cimd_supported => {
+                auth = auth.with_client_metadata_url(document);
+                new_client = Some(ClientRecord {
+                    client_id: document.to_owned(),
+                    client_secret: None,
+                    redirect_uri: redirect_uri.clone(),
+                    registered: false,
+                });
+            }
+            _ if registration_endpoint.is_some() => {
+                let scopes = requested_scopes(&settings, &request.extra_scopes, &granted);
+                let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+                let config = manager
+                    .register_client("Toolgate", &redirect_uri, &refs)
+                    .await
+                    .map_err(|e| describe(server, &e))?;
+                tracing::info!(server, "registered Toolgate with the authorization server");
+                auth = with_client(auth, &config.client_id, config.client_secret.as_deref());
+                new_client = Some(ClientRecord {
+                    client_id: config.client_id,
+                    client_secret: config.client_secret,
+                    redirect_uri: redirect_uri.clone(),
+                    registered: true,
+                });
+            }
+            _ => {
+                return Err(format!(
+                    "{server}'s authorization server ({issuer}) does not let apps register themselves. Register an app there with the redirect URI http://127.0.0.1:PORT/callback, then give Toolgate its client id: `toolgate servers login {server} --client-id ID` or oauth.clientId in the server's settings (with oauth.callbackPort set to that PORT)"
+                ));
+            }
+        },
+    }
+    let scopes = requested_scopes(&settings, &request.extra_scopes, &granted);
+    auth = if scopes.is_empty() {
+        auth.with_initial_scope_selection()
+    } else {
+        auth.with_scopes(scopes)
+    };
+
+    let session = AuthorizationSession::new(manager, auth)
+        .await
+        .map_err(|(_, e)| describe(server, &e))?;
+    let url = session.get_authorization_url().to_owned();
+    let expected_state = url::Url::parse(&url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .unwrap_or_default();
+
+    let outcome = async {
+        show(&url);
+        if let Err(why) = open(&url) {
+            tracing::info!(server, "{why}; the user opens the URL by hand");
+        }
+        let callback = tokio::time::timeout(request.timeout, wait_for_callback(&listener, server))
+            .await
+            .map_err(|_| {
+                format!(
+                    "the sign-in to {server} was not completed within {} s; start it again when ready",
+                    request.timeout.as_secs()
+                )
+            })??;
+        if let Some(error) = &callback.error {
+            let said = callback
+                .error_description
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            return Err(if error == "access_denied" {
+                format!("the sign-in to {server} was declined{said}; nothing was saved")
+            } else {
+                format!(
+                    "the authorization server refused the sign-in to {server} ({error}{said}); nothing was saved"
+                )
+            });
+        }
+        if callback.state.as_deref() != Some(expected_state.as_str()) {
+            return Err(format!(
+                "the answer that came back for {server} does not belong to this sign-in (its state does not match), so Toolgate ignored it; nothing was saved. Start the sign-in again"
+            ));
+        }
+        let Some(code) = callback.code else {
+            return Err(format!(
+                "the authorization server sent no code back for {server}; nothing was saved"
+            ));
+        };
+        session
+            .handle_callback_with_issuer(&code, &expected_state, callback.issuer.as_deref())
+            .await
+            .map_err(|e| describe(server, &e))
+    }
+    .await;
+    // The in-flight state goes whichever way the flow ended.
+    let _ = states.delete(&expected_state).await;
+    outcome?;
+
+    let (s, i) = (server.to_owned(), issuer.clone());
+    store::blocking(&request.secrets, move |k| {
+        if let Some(client) = new_client {
+            store::update_record(k, &s, &i, |r| r.client = Some(client))?;
+        }
+        store::note_issuer(k, &s, &i)
+    })
+    .await
+    .map_err(|e| format!("{server}'s sign-in could not be saved in the keychain: {e}"))?;
+    let signed_in = info.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    signed_in.ok_or_else(|| format!("the sign-in to {server} returned no token"))
+}
+
+fn with_client(auth: AuthorizationRequest, id: &str, secret: Option<&str>) -> AuthorizationRequest {
+    let auth = auth.with_preregistered_client(id);
+    match secret {
+        Some(secret) => auth.with_client_secret(secret),
+        None => auth,
+    }
+}
+
+/// The user's scopes, plus the ones a step-up needs on top of what was granted.
+fn requested_scopes(settings: &OAuthSettings, extra: &[String], granted: &[String]) -> Vec<String> {
+    let mut scopes: Vec<String> = settings.scopes.clone();
+    if !extra.is_empty() {
+        scopes.extend(granted.iter().cloned());
+        scopes.extend(extra.iter().cloned());
+    }
+    let mut seen = std::collections::HashSet::new();
+    scopes.retain(|s| seen.insert(s.clone()));
+    scopes
+}
+
+/// Listens on 127.0.0.1: `port` if given and free (required when the user fixed it).
+async fn bind_loopback(port: Option<u16>, required: bool) -> std::io::Result<TcpListener> {
+    if let Some(port) = port {
+        match TcpListener::bind(("127.0.0.1", port)).await {
+            Ok(listener) => return Ok(listener),
+            Err(e) if required => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("port {port} (oauth.callbackPort) is taken: {e}"),
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+    TcpListener::bind(("127.0.0.1", 0)).await
+}
+
+/// Waits for the browser's request to `/callback`, answering it with a short page (and anything
+/// else, such as a favicon, with 404).
+async fn wait_for_callback(listener: &TcpListener, server: &str) -> Result<Callback, String> {
+    loop {
+        let (mut stream, _) = listener
+            .accept()
+            .await
+            .map_err(|e| format!("the sign-in's answer could not be received: {e}"))?;
+        let Some(target) = read_request_target(&mut stream).await else {
+            continue;
+        };
+        let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
+            respond(&mut stream, 400, "Bad request").await;
+            continue;
+        };
+        if url.path() != "/callback" {
+            respond(&mut stream, 404, "Not found").await;
+            continue;
+        }
+        let get = |key: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.into_owned())
+        };
+        let callback = Callback {
+            code: get("code"),
+            state: get("state"),
+            issuer: get("iss"),
+            error: get("error"),
+            error_description: get("error_description"),
+        };
+        let page = if callback.error.is_some() {
+            format!("Toolgate was not signed in to {server}. You can close this tab.")
+        } else {
+            format!("Signed in to {server}. You can close this tab and return to Toolgate.")
+        };
+        respond(&mut stream, 200, &page).await;
+        return Ok(callback);
+    }
+}
+
+/// The target of an HTTP request line (`GET /callback?… HTTP/1.1`), reading at most 16 KiB.
+async fn read_request_target(stream: &mut TcpStream) -> Option<String> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 2048];
+    while !buffer.windows(4).any(|w| w == b"\r\n\r\n") && buffer.len() < 16 * 1024 {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .ok()?
+            .ok()?;
+        if read == 0 {
+            break;
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    }
+    let text = String::from_utf8_lossy(&buffer);
+    let mut parts = text.lines().next()?.split_whitespace();
+    let method = parts.next()?;
+    let target = parts.next()?;
+    (method == "GET" && target.starts_with('/')).then(|| target.to_owned())
+}
+
+async fn respond(stream: &mut TcpStream, status: u16, text: &str) {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        _ => "Not Found",
+    };
+    // The text names a server the user configured: escaped, it is shown as text, never markup.
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let body = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Toolgate</title></head><body style=\"font-family:sans-serif;margin:3em\"><p>{escaped}</p></body></html>"
+    );
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// rmcp takes its state store by value; the flow keeps a handle to delete the state itself.
+struct StatesRef(Arc<store::KeychainStates>);
+
+#[async_trait::async_trait]
+impl StateStore for StatesRef {
+    async fn save(
+        &self,
+        csrf_token: &str,
+        state: rmcp::transport::auth::StoredAuthorizationState,
+    ) -> Result<(), rmcp::transport::auth::AuthError> {
+        self.0.save(csrf_token, state).await
+    }
+    async fn load(
+        &self,
+        csrf_token: &str,
+    ) -> Result<
+        Option<rmcp::transport::auth::StoredAuthorizationState>,
+        rmcp::transport::auth::AuthError,
+    > {
+        self.0.load(csrf_token).await
+    }
+    async fn delete(&self, csrf_token: &str) -> Result<(), rmcp::transport::auth::AuthError> {
+        self.0.delete(csrf_token).await
+    }
+}

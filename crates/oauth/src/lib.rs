@@ -1,0 +1,330 @@
+//! Signing in to remote MCP servers.
+//!
+//! The MCP authorization spec (2025-11-25 and 2026-07-28) is followed through rmcp's `auth`
+//! feature: its `AuthorizationManager` discovers the authorization server (a 401's
+//! `resource_metadata`, the RFC 9728 well-known locations, then RFC 8414 and OpenID discovery),
+//! registers the client (pre-registered, a Client ID Metadata Document, or RFC 7591 dynamic
+//! registration with `application_type`), builds the authorization URL (PKCE S256, `state`,
+//! `resource`), checks the `iss` of the answer (RFC 9207), exchanges and refreshes tokens
+//! (`none`, `client_secret_basic` or `client_secret_post`). This crate adds what a desktop app
+//! needs around it:
+//! - its credential and state stores over the OS keychain ([`store`]): one item per server and
+//!   issuer, nothing in settings, logs or errors;
+//! - the sign-in itself ([`flow`]): the system browser opened on the authorization URL and a
+//!   loopback redirect on 127.0.0.1 (RFC 8252) answering with a short page;
+//! - a session for the connection ([`connect`]): an `AuthClient` that refreshes before expiry
+//!   and on a 401, or why there is none;
+//! - signing out ([`revoke`]): RFC 7009 revocation where offered, then every item removed;
+//! - errors in words that name the server and say what to do ([`describe`]).
+
+mod flow;
+mod revoke;
+mod store;
+
+use std::sync::{Arc, Mutex as StdMutex};
+
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadataSource, OAuthClientConfig,
+    StoredCredentials,
+};
+use serde::Serialize;
+use toolgate_secrets::SecretStore;
+
+pub use flow::{open_in_browser, sign_in, SignInRequest};
+pub use revoke::sign_out;
+
+/// What a signed-in server shows: never a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedInInfo {
+    /// The authorization server that issued the tokens.
+    pub issuer: String,
+    /// When the access token expires, in seconds since 1970; refreshed before then when the
+    /// authorization server gave a refresh token.
+    pub expires_at: Option<u64>,
+    pub renewable: bool,
+    pub scopes: Vec<String>,
+}
+
+impl SignedInInfo {
+    fn from_credentials(issuer: &str, credentials: &StoredCredentials) -> Option<Self> {
+        use oauth2::TokenResponse;
+        let token = credentials.token_response.as_ref()?;
+        let expires_at = match (token.expires_in(), credentials.token_received_at) {
+            (Some(lifetime), Some(received)) => Some(received + lifetime.as_secs()),
+            _ => None,
+        };
+        Some(Self {
+            issuer: issuer.to_owned(),
+            expires_at,
+            renewable: token.refresh_token().is_some(),
+            scopes: credentials.granted_scopes.clone(),
+        })
+    }
+}
+
+/// Why a remote server has no usable sign-in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthProblem {
+    /// Never signed in (or signed out).
+    #[error("{0}")]
+    SignInRequired(String),
+    /// Signed in before, but the tokens are gone or refused: the user signs in again.
+    #[error("{0}")]
+    SignInAgain(String),
+    /// The authorization server or the keychain did not answer; trying later may work.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// A live sign-in for one connection: the client that adds the token (refreshing it first when
+/// it is about to expire, and once more on a 401), and what the window may see of it.
+#[derive(Clone)]
+pub struct Session {
+    pub client: AuthClient<reqwest::Client>,
+    pub info: Arc<StdMutex<Option<SignedInInfo>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    pub fn info(&self) -> Option<SignedInInfo> {
+        self.info.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A valid access token, refreshed first if it is about to expire; for transports that add
+    /// it themselves (the older SSE transport).
+    pub async fn access_token(&self, server: &str) -> Result<String, AuthProblem> {
+        self.client
+            .get_access_token()
+            .await
+            .map_err(|e| problem(server, e))
+    }
+
+    /// After the server refused the token (401): a renewed one, or why there is none.
+    pub async fn renew(&self, server: &str) -> Result<String, AuthProblem> {
+        let manager = self.client.auth_manager.lock().await;
+        match manager.refresh_token().await {
+            Ok(_) => {}
+            Err(e) => return Err(problem(server, e)),
+        }
+        drop(manager);
+        self.access_token(server).await
+    }
+}
+
+/// What the keychain says of a server's sign-in, without the network.
+pub async fn stored_state(
+    secrets: &Arc<dyn SecretStore>,
+    server: &str,
+) -> Result<Option<SignedInInfo>, String> {
+    let server = server.to_owned();
+    store::blocking(secrets, move |s| {
+        let Some(index) = store::read_json::<store::Index>(s, &store::index_item(&server))? else {
+            return Ok(None);
+        };
+        let Some(issuer) = index.current else {
+            return Ok(None);
+        };
+        let record: Option<store::Record> =
+            store::read_json(s, &store::record_item(&server, &issuer))?;
+        Ok(record
+            .and_then(|r| r.credentials)
+            .and_then(|c| SignedInInfo::from_credentials(&issuer, &c)))
+    })
+    .await
+}
+
+/// Whether this server was ever signed in on this computer (so a 401 means "sign in again").
+pub async fn signed_in_before(secrets: &Arc<dyn SecretStore>, server: &str) -> bool {
+    let server = server.to_owned();
+    store::blocking(secrets, move |s| {
+        Ok(
+            store::read_json::<store::Index>(s, &store::index_item(&server))?
+                .is_some_and(|i| i.current.is_some()),
+        )
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// An authorization manager for `url`: hosts named by discovered metadata may be private
+/// addresses (a company's sign-in server), loopback only for a loopback server.
+async fn manager_for(url: &str) -> Result<AuthorizationManager, AuthError> {
+    AuthorizationManager::new_allowing_private_addresses(url).await
+}
+
+/// The server's sign-in for a connection, when the keychain holds one: discovery (to learn which
+/// authorization server is in charge now, so tokens from another are never used), the stored
+/// tokens, refreshed if they are about to expire. `Ok(None)`: nothing stored, connect without.
+/// `on_renewal` is told after each silent renewal.
+pub async fn connect(
+    secrets: &Arc<dyn SecretStore>,
+    server: &str,
+    url: &str,
+    on_renewal: Option<Arc<dyn Fn() + Send + Sync>>,
+) -> Result<Option<Session>, AuthProblem> {
+    if !signed_in_before(secrets, server).await {
+        return Ok(None);
+    }
+    let mut manager = manager_for(url).await.map_err(|e| problem(server, e))?;
+    let resolution = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| problem(server, e))?;
+    if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        return Err(AuthProblem::SignInAgain(format!(
+            "{server} no longer says how to sign in (no OAuth metadata at its address); sign in again or check its URL"
+        )));
+    }
+    let Some(issuer) = resolution.metadata.issuer.clone() else {
+        return Err(AuthProblem::Unavailable(format!(
+            "{server}'s authorization server published metadata without an issuer; Toolgate cannot tell which tokens belong to it"
+        )));
+    };
+    manager.set_metadata(resolution.metadata);
+    let info = Arc::new(StdMutex::new(None));
+    manager.set_credential_store(store::KeychainCredentials {
+        secrets: secrets.clone(),
+        server: server.to_owned(),
+        issuer: issuer.clone(),
+        info: info.clone(),
+        on_change: on_renewal,
+    });
+    manager.set_state_store(store::KeychainStates {
+        secrets: secrets.clone(),
+    });
+    let record: Option<store::Record> = {
+        let (owned, issuer) = (server.to_owned(), issuer.clone());
+        store::blocking(secrets, move |s| {
+            store::read_json(s, &store::record_item(&owned, &issuer))
+        })
+        .await
+        .map_err(|e| AuthProblem::Unavailable(keychain_words(server, &e)))?
+    };
+    let Some(client) = record.as_ref().and_then(|r| r.client.clone()) else {
+        return Err(again(server, &issuer));
+    };
+    let Some(credentials) = record.and_then(|r| r.credentials) else {
+        return Err(again(server, &issuer));
+    };
+    *info.lock().unwrap_or_else(|p| p.into_inner()) =
+        SignedInInfo::from_credentials(&issuer, &credentials);
+    let mut config = OAuthClientConfig::new(client.client_id.clone(), client.redirect_uri.clone());
+    if let Some(secret) = client.client_secret.clone() {
+        config = config.with_client_secret(secret);
+    }
+    manager
+        .configure_client(config)
+        .map_err(|e| problem(server, e))?;
+    let session = Session {
+        client: AuthClient::new(reqwest::Client::new(), manager),
+        info,
+    };
+    // No request goes out without a valid token: refresh now if it is about to expire.
+    session.access_token(server).await?;
+    Ok(Some(session))
+}
+
+fn again(server: &str, issuer: &str) -> AuthProblem {
+    AuthProblem::SignInAgain(format!(
+        "{server}'s sign-in with {issuer} has ended (signed out, revoked or expired): sign in again"
+    ))
+}
+
+fn keychain_words(server: &str, detail: &str) -> String {
+    format!("{server}'s sign-in could not be read from the keychain: {detail}")
+}
+
+/// An rmcp auth error as the problem it is for the user.
+pub fn problem(server: &str, error: AuthError) -> AuthProblem {
+    match error {
+        AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
+            AuthProblem::SignInAgain(format!(
+                "{server}'s sign-in has expired or was revoked and could not be renewed: sign in again"
+            ))
+        }
+        other => AuthProblem::Unavailable(describe(server, &other)),
+    }
+}
+
+/// An rmcp auth error in words that name the server and say what to do. Never a token: rmcp's
+/// errors carry URLs and the authorization server's error text, not credentials.
+pub fn describe(server: &str, error: &AuthError) -> String {
+    match error {
+        AuthError::DiscoveryRequestFailed { url, source } => format!(
+            "could not reach {} to find out how to sign in to {server} ({}): check your connection, or try again later if that server is down",
+            without_query(url),
+            chain(source.as_ref())
+        ),
+        AuthError::ProtectedResourceMetadataInvalid { url, reason } => format!(
+            "{server} published sign-in information Toolgate cannot use at {} ({reason}); tell the server's maintainers",
+            without_query(url)
+        ),
+        AuthError::AuthorizationServersUnavailable {
+            authorization_servers,
+            ..
+        } => format!(
+            "{server} names the authorization server {} but it did not answer with usable metadata (down, or misconfigured); try again later",
+            authorization_servers.join(", ")
+        ),
+        AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        } => format!(
+            "the authorization server for {server} answered as {received_issuer} where {expected_issuer} was expected, so Toolgate stopped the sign-in (a misconfigured or impersonated server); nothing was saved"
+        ),
+        AuthError::AuthorizationServerMissingIssuer { expected_issuer } => format!(
+            "the authorization server for {server} did not say who it is (no issuer; {expected_issuer} was expected), so Toolgate stopped the sign-in; nothing was saved"
+        ),
+        AuthError::PkceUnsupported => format!(
+            "the authorization server for {server} does not support PKCE with S256, which Toolgate requires to sign in safely"
+        ),
+        AuthError::RegistrationFailed(detail) => format!(
+            "registering Toolgate with {server}'s authorization server failed ({detail}); register an app there by hand and put its client id in the server's settings (oauth.clientId)"
+        ),
+        AuthError::TokenExchangeFailed(detail) => format!(
+            "the authorization server for {server} refused to complete the sign-in ({detail}); sign in again"
+        ),
+        AuthError::TokenRefreshFailed(detail) => format!(
+            "could not renew the sign-in to {server} ({detail}); Toolgate will try again"
+        ),
+        AuthError::CredentialStoreError(detail) => keychain_words(server, detail),
+        AuthError::HttpError(e) => format!(
+            "could not reach the authorization server for {server}: {}",
+            chain(e)
+        ),
+        AuthError::NoAuthorizationSupport => format!(
+            "{server} does not say how to sign in (no OAuth metadata); check its URL, or whether it needs a sign-in at all"
+        ),
+        other => format!("signing in to {server} failed: {other}"),
+    }
+}
+
+fn without_query(url: &url::Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    url.to_string()
+}
+
+/// An error and its causes in one line.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut words = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !words.contains(&text) {
+            words = format!("{words}: {text}");
+        }
+        next = e.source();
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests;

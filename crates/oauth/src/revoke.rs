@@ -1,0 +1,138 @@
+//! Signing out: each token revoked where the authorization server offers revocation (RFC 7009),
+//! then every keychain item of the server removed, whether or not revocation worked.
+
+use std::sync::Arc;
+
+use oauth2::TokenResponse;
+use toolgate_secrets::SecretStore;
+
+use crate::manager_for;
+use crate::store::{self, Index, Record};
+
+/// Signs `server` (at `url`) out. Returns notes for the user (a revocation that failed); the
+/// tokens are gone from this computer either way. An error means the keychain failed.
+pub async fn sign_out(
+    secrets: &Arc<dyn SecretStore>,
+    server: &str,
+    url: &str,
+) -> Result<Vec<String>, String> {
+    let (records, index_exists) = {
+        let server = server.to_owned();
+        store::blocking(secrets, move |s| {
+            let index: Option<Index> = store::read_json(s, &store::index_item(&server))?;
+            let exists = index.is_some();
+            let mut records = Vec::new();
+            for issuer in index.unwrap_or_default().issuers {
+                let record: Option<Record> =
+                    store::read_json(s, &store::record_item(&server, &issuer))?;
+                records.push((issuer, record));
+            }
+            Ok((records, exists))
+        })
+        .await?
+    };
+    let mut notes = Vec::new();
+    let revocation = if records.iter().any(|(_, r)| has_tokens(r.as_ref())) {
+        revocation_endpoint(url, &records).await
+    } else {
+        None
+    };
+    for (issuer, record) in &records {
+        let Some(record) = record else { continue };
+        let (Some(client), Some(credentials)) = (&record.client, &record.credentials) else {
+            continue;
+        };
+        let Some(token) = &credentials.token_response else {
+            continue;
+        };
+        let Some(endpoint) = revocation
+            .as_ref()
+            .filter(|(i, _)| i == issuer)
+            .map(|(_, e)| e)
+        else {
+            continue;
+        };
+        // Revoking the refresh token ends the grant; the access token too, for servers that do
+        // not tie the two.
+        let mut tokens = Vec::new();
+        if let Some(refresh) = token.refresh_token() {
+            tokens.push((refresh.secret().clone(), "refresh_token"));
+        }
+        tokens.push((token.access_token().secret().clone(), "access_token"));
+        for (value, hint) in tokens {
+            if let Err(why) = revoke(endpoint, client, &value, hint).await {
+                notes.push(format!(
+                    "{issuer} did not confirm the revocation ({why}); the tokens were removed from this computer anyway"
+                ));
+                break;
+            }
+        }
+    }
+    if index_exists {
+        let server = server.to_owned();
+        let issuers: Vec<String> = records.into_iter().map(|(i, _)| i).collect();
+        store::blocking(secrets, move |s| {
+            for issuer in issuers {
+                s.delete(&store::record_item(&server, &issuer))
+                    .map_err(|e| e.to_string())?;
+            }
+            s.delete(&store::index_item(&server))
+                .map_err(|e| e.to_string())
+        })
+        .await?;
+    }
+    Ok(notes)
+}
+
+fn has_tokens(record: Option<&Record>) -> bool {
+    record.is_some_and(|r| {
+        r.credentials
+            .as_ref()
+            .is_some_and(|c| c.token_response.is_some())
+    })
+}
+
+/// The revocation endpoint of the server's current authorization server, with its issuer.
+async fn revocation_endpoint(
+    url: &str,
+    records: &[(String, Option<Record>)],
+) -> Option<(String, String)> {
+    let manager = manager_for(url).await.ok()?;
+    let metadata = manager.resolve_metadata().await.ok()?.metadata;
+    let issuer = metadata.issuer.clone()?;
+    if !records.iter().any(|(i, _)| *i == issuer) {
+        return None;
+    }
+    let endpoint = metadata
+        .additional_fields
+        .get("revocation_endpoint")
+        .and_then(serde_json::Value::as_str)?
+        .to_owned();
+    Some((issuer, endpoint))
+}
+
+async fn revoke(
+    endpoint: &str,
+    client: &store::ClientRecord,
+    token: &str,
+    hint: &str,
+) -> Result<(), String> {
+    let http = reqwest::Client::new();
+    let mut form = vec![("token", token), ("token_type_hint", hint)];
+    let mut request = http.post(endpoint);
+    match &client.client_secret {
+        Some(secret) => request = request.basic_auth(&client.client_id, Some(secret)),
+        None => form.push(("client_id", client.client_id.as_str())),
+    }
+    let response = request
+        .form(&form)
+        .timeout(std::time::Duration::from_secs(15))
+        .send()
+        .await
+        .map_err(|e| e.without_url().to_string())?;
+    if response.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("HTTP {}", response.status()))
+    }
+}

@@ -1,0 +1,120 @@
+use std::sync::Arc;
+
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use toolgate_secrets::{MemoryStore, SecretStore};
+
+use super::*;
+
+fn token(
+    access: &str,
+    refresh: Option<&str>,
+    lifetime: u64,
+) -> rmcp::transport::auth::OAuthTokenResponse {
+    let mut body = serde_json::json!({
+        "access_token": access, "token_type": "Bearer", "expires_in": lifetime
+    });
+    if let Some(r) = refresh {
+        body["refresh_token"] = serde_json::json!(r);
+    }
+    serde_json::from_value(body).expect("a token response")
+}
+
+#[tokio::test]
+async fn credentials_live_in_one_item_per_server_and_issuer_and_keep_the_registration() {
+    let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::default());
+    let info = Arc::new(StdMutex::new(None));
+    let credentials = store::KeychainCredentials {
+        secrets: secrets.clone(),
+        server: "linear".into(),
+        issuer: "https://as.example".into(),
+        info: info.clone(),
+        on_change: None,
+    };
+    store::update_record(secrets.as_ref(), "linear", "https://as.example", |r| {
+        r.client = Some(store::ClientRecord {
+            client_id: "c1".into(),
+            client_secret: None,
+            redirect_uri: "http://127.0.0.1:1/callback".into(),
+            registered: true,
+        })
+    })
+    .unwrap();
+    let saved = StoredCredentials::new(
+        "c1".into(),
+        Some(token("at-123", Some("rt-456"), 3600)),
+        vec!["mcp:tools".into()],
+        Some(1_000),
+    );
+    credentials.save(saved).await.unwrap();
+    let item = secrets
+        .get("oauth:linear:https://as.example")
+        .unwrap()
+        .expect("the item");
+    assert!(item.contains("at-123") && item.contains("rt-456") && item.contains("\"c1\""));
+    let shown = info.lock().unwrap().clone().expect("published");
+    assert_eq!(shown.expires_at, Some(4_600));
+    assert!(shown.renewable);
+    assert_eq!(
+        stored_state(&secrets, "linear").await.unwrap(),
+        Some(shown.clone())
+    );
+    assert!(signed_in_before(&secrets, "linear").await);
+    assert!(!format!("{shown:?}").contains("at-123"));
+
+    // A refused refresh token clears the tokens but keeps the client registration.
+    credentials
+        .on_refresh_token_rejected(&credentials.load().await.unwrap().unwrap())
+        .await
+        .unwrap();
+    assert!(credentials.load().await.unwrap().is_none());
+    let item = secrets
+        .get("oauth:linear:https://as.example")
+        .unwrap()
+        .unwrap();
+    assert!(!item.contains("at-123") && item.contains("\"c1\""));
+    assert_eq!(stored_state(&secrets, "linear").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn sign_out_removes_every_item_even_without_the_network() {
+    let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::default());
+    store::update_record(secrets.as_ref(), "s", "https://a", |r| {
+        r.credentials = Some(StoredCredentials::new(
+            "c".into(),
+            Some(token("at", None, 60)),
+            vec![],
+            Some(1),
+        ))
+    })
+    .unwrap();
+    store::note_issuer(secrets.as_ref(), "s", "https://a").unwrap();
+    let notes = sign_out(&secrets, "s", "http://127.0.0.1:9/mcp")
+        .await
+        .unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(secrets.get("oauth:s:https://a").unwrap(), None);
+    assert_eq!(secrets.get("oauth:s").unwrap(), None);
+}
+
+#[test]
+fn errors_name_the_server_and_what_to_do() {
+    let mismatch = describe(
+        "linear",
+        &AuthError::AuthorizationServerMismatch {
+            expected_issuer: "https://a".into(),
+            received_issuer: "https://evil".into(),
+        },
+    );
+    assert!(
+        mismatch.contains("linear")
+            && mismatch.contains("https://evil")
+            && mismatch.contains("nothing was saved")
+    );
+    let rejected = problem(
+        "linear",
+        AuthError::TokenRefreshRejected("invalid_grant".into()),
+    );
+    assert!(matches!(rejected, AuthProblem::SignInAgain(ref m) if m.contains("sign in again")));
+    let down = problem("linear", AuthError::TokenRefreshFailed("HTTP 500".into()));
+    assert!(matches!(down, AuthProblem::Unavailable(ref m) if m.contains("linear")));
+}

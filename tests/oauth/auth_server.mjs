@@ -1,0 +1,61 @@
+// A real OAuth 2 authorization server for the remote-server tests: oidc-provider (npm, pinned in
+// mcp-servers/package.json), configured here and nothing more. It offers what the MCP
+// authorization spec asks of one: RFC 8414/OpenID metadata (it publishes only
+// /.well-known/openid-configuration, so clients must fall back from RFC 8414), dynamic client
+// registration (RFC 7591, with application_type), PKCE S256, resource indicators (RFC 8707),
+// the `iss` authorization response parameter (RFC 9207), refresh tokens (rotated), revocation
+// (RFC 7009), and its development login and consent pages, which the stand-in browser fills in.
+//
+// Usage: node auth_server.mjs <mcp-servers dir> <port> <resource url> [access token seconds]
+// Prints "ready" when listening, and one line "registered <client_id>" per registration.
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [dir, port, resource, ttl = "3600"] = process.argv.slice(2);
+const { default: Provider } = await import(
+  pathToFileURL(path.join(path.resolve(dir), "node_modules/oidc-provider/lib/index.js")).href
+);
+
+const issuer = `http://127.0.0.1:${port}`;
+const accessTokenTTL = Number(ttl);
+const provider = new Provider(issuer, {
+  clients: [
+    {
+      // The "client id and secret the user enters" path, with client_secret_basic.
+      client_id: "toolgate-by-hand",
+      client_secret: "by-hand-secret-0123456789",
+      application_type: "native",
+      redirect_uris: ["http://127.0.0.1:47123/callback"],
+      grant_types: ["authorization_code", "refresh_token"],
+      token_endpoint_auth_method: "client_secret_basic",
+    },
+  ],
+  features: {
+    devInteractions: { enabled: true },
+    registration: { enabled: true },
+    revocation: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async () => resource,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async () => ({
+        scope: "mcp:tools mcp:admin",
+        audience: resource,
+        accessTokenTTL,
+        accessTokenFormat: "jwt",
+        jwt: { sign: { alg: "RS256" } },
+      }),
+    },
+  },
+  scopes: ["openid", "offline_access", "mcp:tools", "mcp:admin"],
+  // Every client that may refresh gets a refresh token (not only those asking offline_access).
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+  pkce: { required: () => true },
+  ttl: { AccessToken: accessTokenTTL },
+});
+provider.proxy = false;
+provider.on("registration_create.success", (_ctx, client) => {
+  console.log(`registered ${client.clientId}`);
+});
+provider.on("server_error", (_ctx, err) => console.error("server_error", err));
+provider.listen(Number(port), "127.0.0.1", () => console.log("ready"));

@@ -1,0 +1,155 @@
+//! The OAuth test servers of the remote-server tests: a real authorization server (oidc-provider
+//! from npm, `tests/oauth/auth_server.mjs`) in front of server-everything over Streamable HTTP,
+//! behind the test-only resource server `tests/oauth/resource_proxy.mjs` (which checks the
+//! tokens); and the stand-in browser `tests/oauth/xdg-open`, which a test puts first on PATH.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::{example_servers_dir, free_port, npm_server_entry, repo_root};
+
+/// The three processes, killed when dropped; what the authorization server and the resource
+/// server print is kept.
+pub struct OAuthServers {
+    children: Vec<Child>,
+    as_lines: Arc<Mutex<Vec<String>>>,
+    proxy_lines: Arc<Mutex<Vec<String>>>,
+    /// The protected MCP server's URL.
+    pub url: String,
+    /// The authorization server's issuer.
+    pub issuer: String,
+}
+
+impl Drop for OAuthServers {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn_node(args: &[&str], lines: Arc<Mutex<Vec<String>>>) -> Child {
+    let mut child = Command::new("node")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("node runs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line == "ready" {
+                let _ = tx.send(());
+            }
+            lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the test server said ready");
+    child
+}
+
+impl OAuthServers {
+    /// Starts the three; access tokens live `access_token_secs`; calls to `get-sum` need the
+    /// `mcp:admin` scope (for step-up).
+    pub fn start(access_token_secs: u32) -> Self {
+        Self::start_with_fault(access_token_secs, "")
+    }
+
+    /// The same, with the resource server misconfigured (`fault` as `resource_proxy.mjs` reads
+    /// it: `metadata-500`, `bad-metadata`, `wrong-issuer`).
+    pub fn start_with_fault(access_token_secs: u32, fault: &str) -> Self {
+        let dir = example_servers_dir();
+        let dir = dir.to_str().expect("a UTF-8 path");
+        let (everything_port, as_port, proxy_port) = (free_port(), free_port(), free_port());
+        let mut upstream = Command::new("node");
+        upstream
+            .arg(npm_server_entry("@modelcontextprotocol/server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", everything_port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let upstream = upstream.spawn().expect("server-everything");
+        let url = format!("http://127.0.0.1:{proxy_port}/mcp");
+        let issuer = format!("http://127.0.0.1:{as_port}");
+        let oauth = repo_root().join("tests/oauth");
+        let as_lines = Arc::new(Mutex::new(Vec::new()));
+        let proxy_lines = Arc::new(Mutex::new(Vec::new()));
+        let auth = spawn_node(
+            &[
+                oauth
+                    .join("auth_server.mjs")
+                    .to_str()
+                    .expect("a UTF-8 path"),
+                dir,
+                &as_port.to_string(),
+                &url,
+                &access_token_secs.to_string(),
+            ],
+            as_lines.clone(),
+        );
+        let proxy = spawn_node(
+            &[
+                oauth
+                    .join("resource_proxy.mjs")
+                    .to_str()
+                    .expect("a UTF-8 path"),
+                dir,
+                &proxy_port.to_string(),
+                &format!("http://127.0.0.1:{everything_port}/mcp"),
+                &issuer,
+                "get-sum",
+                fault,
+            ],
+            proxy_lines.clone(),
+        );
+        // server-everything takes a moment to listen.
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", everything_port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        OAuthServers {
+            children: vec![upstream, auth, proxy],
+            as_lines,
+            proxy_lines,
+            url,
+            issuer,
+        }
+    }
+
+    /// How many clients registered themselves (RFC 7591).
+    pub fn registrations(&self) -> usize {
+        self.as_lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|l| l.starts_with("registered "))
+            .count()
+    }
+
+    /// The tool calls the resource server passed on, as `call <tool> <subject>`.
+    pub fn calls(&self) -> Vec<String> {
+        self.proxy_lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|l| l.starts_with("call "))
+            .cloned()
+            .collect()
+    }
+}
+
+/// PATH with the stand-in browser first.
+pub fn path_with_browser() -> String {
+    format!(
+        "{}:{}",
+        repo_root().join("tests/oauth").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}

@@ -1,0 +1,219 @@
+// Activity, in jsdom against Tauri's IPC mock: every waiting request on top (answered from here),
+// following the gate's changes; and the rule editor, whose preview and save go through the
+// backend with the rule's exact JSON.
+import { afterEach, describe, expect, it } from "vitest";
+import { createElement } from "react";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import { emit } from "@tauri-apps/api/event";
+import { act } from "react";
+import ActivityPanel, { askedBy } from "./ActivityPanel";
+import { fieldProblem, PREVIEW_DELAY_MS } from "./RuleEditor";
+import type { AuditRow, PendingCall, PolicySettings, Rule, ServerSnapshot } from "../ipc";
+import { click, mount, settle, type } from "../testing";
+
+afterEach(() => {
+  clearMocks();
+  document.body.innerHTML = "";
+});
+
+const servers: ServerSnapshot[] = [
+  {
+    id: "fs",
+    name: "Files",
+    enabled: true,
+    status: { state: "ready" },
+    implementation: null,
+    protocolVersion: "2025-11-25",
+    tools: [
+      {
+        name: "write_file",
+        title: null,
+        description: "Writes a file",
+        inputSchema: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } } },
+        outputSchema: null,
+        readOnly: false,
+        destructive: true,
+        idempotent: false,
+        openWorld: false,
+      },
+    ],
+    resources: [],
+    prompts: [],
+    roots: [],
+    signedIn: null,
+    needsScope: null,
+    refusedTools: [],
+  },
+];
+
+const chatCall: PendingCall = {
+  id: "p1",
+  request: "toolCall",
+  callId: "c1",
+  serverId: "fs",
+  serverName: "Files",
+  tool: "write_file",
+  arguments: { path: "/etc/hosts" },
+  readOnly: false,
+  destructive: true,
+};
+const clientCall: PendingCall = { ...chatCall, id: "p2", callId: "c2", client: "cursor" };
+
+const row = (id: number, path: string): AuditRow => ({
+  id,
+  decidedAt: 0,
+  conversationId: "conv",
+  serverId: "fs",
+  tool: "write_file",
+  arguments: { path },
+  originalArguments: null,
+  decision: "allowed",
+  decidedBy: "user",
+  ruleId: null,
+  reason: null,
+  durationMs: 1,
+  resultBytes: 1,
+  isError: false,
+  error: null,
+});
+
+describe("activity", () => {
+  it("says who asks", () => {
+    expect(askedBy(chatCall)).toBe("from the chat");
+    expect(askedBy(clientCall)).toBe("from cursor");
+    expect(askedBy({ ...chatCall, request: "elicitation" })).toBe("from Files");
+    expect(fieldProblem('rule 0 ("r-1"), conditions[0].pointer: is not a JSON pointer')).toBe(
+      "conditions[0].pointer: is not a JSON pointer",
+    );
+  });
+
+  it("shows every waiting request with its card, answers it, and follows the gate", async () => {
+    let waiting = [chatCall, clientCall];
+    const answers: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "pending_approvals") return waiting;
+        if (cmd === "approval_rules") return { paused: false, autoAllowReadOnly: false, default: "ask", rules: [] };
+        if (cmd === "audit_log") return [row(1, "/tmp/a")];
+        if (cmd === "answer_approval") answers.push(args);
+      },
+      { shouldMockEvents: true },
+    );
+    const app = await mount(
+      createElement(ActivityPanel, { visible: true, servers, paused: false, onPause: () => undefined }),
+    );
+    const cards = () => [...document.querySelectorAll("[data-testid=activity-waiting] [data-testid=approval-card]")];
+    expect(cards().map((c) => c.getAttribute("aria-label"))).toEqual([
+      "write_file on Files",
+      "cursor wants to run write_file on Files",
+    ]);
+    expect(document.querySelector("[data-testid=audit-log]")?.textContent).toContain("/tmp/a");
+    await click(cards()[0].querySelector("[data-testid=approve]"));
+    expect(answers).toEqual([{ id: "p1", decision: { decision: "approve" } }]);
+
+    waiting = [clientCall];
+    await act(() => emit("approvals-changed"));
+    await settle();
+    expect(cards()).toHaveLength(1);
+    expect(document.querySelector("#waiting-heading")?.textContent).toBe("Waiting for you (1)");
+    app.unmount();
+  });
+
+  it("previews a rule through the backend as it is edited, and saves it", async () => {
+    const existing: Rule = {
+      id: "r1",
+      effect: "allow",
+      scope: { kind: "always" },
+      target: { kind: "tool", serverId: "fs", tool: "write_file" },
+      boundTo: { serverFingerprint: "s", toolFingerprint: "t" },
+      createdAt: 5,
+    };
+    let policy: PolicySettings = { paused: false, autoAllowReadOnly: false, default: "ask", rules: [existing] };
+    const previews: Rule[] = [];
+    const saved: Rule[] = [];
+    mockIPC(
+      (cmd, args) => {
+        switch (cmd) {
+          case "pending_approvals":
+            return [];
+          case "approval_rules":
+            return policy;
+          case "audit_log":
+            return [];
+          case "preview_rule": {
+            const rule = (args as { rule: Rule }).rule;
+            previews.push(rule);
+            const pointer = rule.conditions?.[0]?.pointer;
+            if (pointer && !pointer.startsWith("/")) {
+              throw { kind: "approval", message: `rule 0 ("r1"), conditions[0].pointer: is not a JSON pointer` };
+            }
+            return { checked: 3, matched: [row(3, "/etc/passwd"), row(1, "/etc/hosts")] };
+          }
+          case "save_rule": {
+            const rule = (args as { rule: Rule }).rule;
+            saved.push(rule);
+            policy = { ...policy, rules: [rule] };
+            return policy;
+          }
+        }
+      },
+      { shouldMockEvents: true },
+    );
+    const app = await mount(
+      createElement(ActivityPanel, { visible: true, servers, paused: false, onPause: () => undefined }),
+    );
+    await click(document.querySelector("[data-testid=edit-rule-r1]"));
+    const editor = document.querySelector("[data-testid=rule-editor]") as HTMLElement;
+    expect(editor.getAttribute("aria-label")).toBe("Edit rule");
+
+    // Narrowed to paths under /etc: the preview asks the backend once typing pauses.
+    await click(editor.querySelector("[data-testid=add-condition]"));
+    // The tool's first argument is offered as the pointer.
+    expect((editor.querySelector("[data-testid=rule-pointer-0]") as HTMLInputElement).value).toBe("/path");
+    await type(editor.querySelector("[data-testid=rule-value-0]") as HTMLInputElement, "/etc/**");
+    await settle(PREVIEW_DELAY_MS + 50);
+    expect(previews.at(-1)).toEqual({
+      id: "r1",
+      effect: "allow",
+      scope: { kind: "always" },
+      target: { kind: "tool", serverId: "fs", tool: "write_file" },
+      conditions: [{ pointer: "/path", matcher: { kind: "glob", value: "/etc/**" } }],
+      boundTo: { serverFingerprint: "s", toolFingerprint: "t" },
+      createdAt: 5,
+      expiresAt: null,
+      note: null,
+      client: null,
+    });
+    const preview = editor.querySelector("[data-testid=rule-preview]");
+    expect(preview?.textContent).toContain("It would have matched 2 of the last 3 requests:");
+    expect([...editor.querySelectorAll("[data-testid=rule-preview-row] code")].map((c) => c.textContent)).toEqual([
+      '{"path":"/etc/passwd"}',
+      '{"path":"/etc/hosts"}',
+    ]);
+
+    // A mistake is named by its field, from the backend.
+    await type(editor.querySelector("[data-testid=rule-pointer-0]") as HTMLInputElement, "path");
+    await settle(PREVIEW_DELAY_MS + 50);
+    expect(editor.querySelector("[data-testid=rule-problem]")?.textContent).toBe(
+      "conditions[0].pointer: is not a JSON pointer",
+    );
+    await type(editor.querySelector("[data-testid=rule-pointer-0]") as HTMLInputElement, "/path");
+
+    // Made an Ask for one app only, and saved.
+    const effect = editor.querySelector("[data-testid=rule-effect]") as HTMLSelectElement;
+    await act(async () => {
+      effect.value = "ask";
+      effect.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await type(editor.querySelector("[data-testid=rule-client]") as HTMLInputElement, "cursor");
+    await click(editor.querySelector("[data-testid=rule-save]"));
+    await settle();
+    expect(saved).toHaveLength(1);
+    expect(saved[0]).toMatchObject({ id: "r1", effect: "ask", client: "cursor" });
+    expect(document.querySelector("[data-testid=rule-editor]")).toBeNull();
+    expect(document.querySelector("[data-testid=rule]")?.textContent).toBe(
+      "Ask before write_file on fs (always, when 1 condition(s) hold, for cursor)",
+    );
+    app.unmount();
+  });
+});
