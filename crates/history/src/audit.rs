@@ -170,6 +170,41 @@ impl AuditEntry {
     }
 }
 
+/// Journaled entries the writer has not taken yet, by key: a completion that comes first is
+/// written into the entry rather than as an update of its own.
+#[derive(Default, Clone)]
+pub(crate) struct Unsaved(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, AuditEntry>>>,
+);
+
+impl Unsaved {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, AuditEntry>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn put(&self, key: &str, entry: AuditEntry) {
+        self.lock().insert(key.to_owned(), entry);
+    }
+
+    fn take(&self, key: &str) -> Option<AuditEntry> {
+        self.lock().remove(key)
+    }
+
+    /// Completes a queued entry that is allowed and not yet finished; false when there is
+    /// none (the writer has taken it: the completion is then an update).
+    fn complete(&self, key: &str, finish: impl FnOnce(&mut AuditEntry)) -> bool {
+        match self.lock().get_mut(key) {
+            Some(e) if e.decision == AuditDecision::Allowed && e.duration_ms.is_none() => {
+                finish(e);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// An audit entry to complete: by its id ([`History::record_audit`]) or by the key
 /// [`History::journal_audit`] gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,38 +377,40 @@ impl History {
     /// by the next [`History::open`] (see `journal.rs`). For an in-memory history it is only
     /// queued. Complete it with [`History::queue_finish_audit`] and the returned reference.
     pub fn journal_audit(&self, entry: AuditEntry) -> Result<AuditRef, HistoryError> {
-        let Some(journal) = self.journal.clone() else {
-            let key = format!(
-                "memory-{}",
-                self.memory_keys.fetch_add(1, Ordering::Relaxed)
-            );
-            let written = key.clone();
-            self.writer.write_lazily(
-                move |conn| insert_audit(conn, &entry, Some(&written), false).map(|_| ()),
-                |_| {},
-            );
-            return Ok(AuditRef::Key(key));
+        let (key, slot) = match &self.journal {
+            Some(journal) => {
+                let key = journal.key();
+                let line = Line {
+                    key: key.clone(),
+                    entry,
+                };
+                let slot = journal.append(&line).map_err(|source| HistoryError::Io {
+                    action: "write the audit journal beside",
+                    path: self.path.clone(),
+                    source,
+                })?;
+                self.unsaved.put(&key, line.entry);
+                (key, Some((journal.clone(), slot)))
+            }
+            None => {
+                let key = format!(
+                    "memory-{}",
+                    self.memory_keys.fetch_add(1, Ordering::Relaxed)
+                );
+                self.unsaved.put(&key, entry);
+                (key, None)
+            }
         };
-        let key = journal.key();
-        let line = Line {
-            key: key.clone(),
-            entry,
-        };
-        let slot = journal.append(&line).map_err(|source| HistoryError::Io {
-            action: "write the audit journal beside",
-            path: self.path.clone(),
-            source,
-        })?;
-        let Line {
-            key: written,
-            entry,
-        } = line;
         // Not woken for: the entry is safe in the journal, and the writer takes it with the next
-        // batch.
+        // batch, with its completion if the call has returned by then.
+        let (unsaved, written) = (self.unsaved.clone(), key.clone());
         self.writer.write_lazily(
-            move |conn| insert_audit(conn, &entry, Some(&written), true).map(|_| ()),
+            move |conn| match unsaved.take(&written) {
+                Some(entry) => insert_audit(conn, &entry, Some(&written), true).map(|_| ()),
+                None => Ok(()),
+            },
             move |committed| {
-                if committed {
+                if let (true, Some((journal, slot))) = (committed, slot) {
                     journal.committed(slot);
                 }
             },
@@ -431,6 +468,20 @@ impl History {
         is_error: bool,
         error: Option<&str>,
     ) {
+        // Still queued (the common case: the writer takes a batch every few milliseconds): the
+        // completion goes into the entry, which is inserted whole, one statement instead of two.
+        if let AuditRef::Key(key) = entry {
+            // The insert saturates the sizes as an update would.
+            let completed = self.unsaved.complete(key, |e| {
+                e.duration_ms = Some(duration_ms);
+                e.result_bytes = result_bytes;
+                e.is_error = is_error;
+                e.error = error.map(str::to_owned);
+            });
+            if completed {
+                return;
+            }
+        }
         self.writer.write_lazily(
             finish_op(entry, duration_ms, result_bytes, is_error, error),
             |_| {},

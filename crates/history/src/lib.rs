@@ -210,6 +210,8 @@ pub struct History {
     journal: Option<Arc<journal::Journal>>,
     /// Keys for [`History::journal_audit`] in an in-memory history, which has no journal.
     memory_keys: AtomicU64,
+    /// Journaled entries not yet taken by the writer.
+    unsaved: audit::Unsaved,
     /// Audit entries found in killed processes' journals when this history was opened.
     recovered: usize,
     path: PathBuf,
@@ -328,6 +330,7 @@ impl History {
             reader,
             journal,
             memory_keys: AtomicU64::new(1),
+            unsaved: audit::Unsaved::default(),
             recovered,
             path,
             clock: Arc::new(SystemClock),

@@ -1560,3 +1560,34 @@ fn a_dead_process_journal_is_replayed_once_and_a_live_one_left_alone() {
     assert!(!dead.exists(), "a replayed journal is deleted");
     assert!(live.exists(), "a live process's journal is left alone");
 }
+
+#[test]
+fn a_completion_before_the_writer_takes_the_entry_goes_in_with_it_and_only_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for history in [
+        memory().0,
+        History::open(&dir.path().join("h.db")).expect("open"),
+    ] {
+        let key = history
+            .journal_audit(entry("s", "t", json!({}), 1))
+            .expect("journal");
+        history.finish_audit_later(&key, 7, Some(3), false, None);
+        // A second outcome is refused (logged), never written over the first.
+        history.finish_audit_later(&key, 9, None, true, Some("again"));
+        let rows = history.audit(&AuditFilter::default()).expect("audit");
+        assert_eq!(rows.len(), 1);
+        let e = &rows[0].entry;
+        assert_eq!(
+            (e.duration_ms, e.result_bytes, e.is_error),
+            (Some(7), Some(3), false)
+        );
+        // After the writer took it, a completion is an update of its own.
+        let later = history
+            .journal_audit(entry("s", "t", json!({}), 2))
+            .expect("journal");
+        history.flush();
+        history.finish_audit_later(&later, 5, None, false, None);
+        let rows = history.audit(&AuditFilter::default()).expect("audit");
+        assert_eq!(rows[0].entry.duration_ms, Some(5));
+    }
+}
