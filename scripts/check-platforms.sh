@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Type-checks the platform-specific crates for macOS and Windows on this Linux machine: the
-# keychain store (toolgate-secrets) and the process guard (toolgate-guard). They have no C in
+# keychain store (toolgate-secrets), the process guard (toolgate-guard) and the sandbox
+# (toolgate-sandbox: the macOS profile, the Windows AppContainer). They have no C in
 # their dependencies, so no cross compiler is needed; only the targets' standard libraries, which
 # rustup installs. Where they cannot be installed (no network to the Rust distribution server),
 # this says so and exits 0: it checks what it can, and never pretends to.
@@ -16,8 +17,8 @@ for target in x86_64-apple-darwin x86_64-pc-windows-gnu; do
       continue
     fi
   fi
-  if cargo clippy --locked -p toolgate-secrets -p toolgate-guard --target "$target" -- -D warnings; then
-    echo "check-platforms: $target: toolgate-secrets and toolgate-guard type-check"
+  if cargo clippy --locked -p toolgate-secrets -p toolgate-guard -p toolgate-sandbox --target "$target" -- -D warnings; then
+    echo "check-platforms: $target: toolgate-secrets, toolgate-guard and toolgate-sandbox type-check"
   else
     echo "check-platforms: $target: FAILED" >&2
     status=1

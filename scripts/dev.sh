@@ -19,7 +19,7 @@ APT_PACKAGES=(
   build-essential pkg-config libssl-dev libdbus-1-dev
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
   xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools ca-certificates
-  python3 python3-venv
+  python3 python3-venv openssl
 )
 
 step() { printf '\n==> %s\n' "$*"; }

@@ -48,7 +48,7 @@ command_error! {
     tauri::Error => "internal",
 }
 
-type Result<T> = std::result::Result<T, CommandError>;
+pub(crate) type Result<T> = std::result::Result<T, CommandError>;
 
 /// Runs a keychain operation off the async runtime: Secret Service calls block.
 async fn keychain<T: Send + 'static>(
@@ -189,6 +189,7 @@ pub async fn clear_api_key(state: State<'_, AppState>) -> Result<ProviderView> {
 pub async fn send_message(
     state: State<'_, AppState>,
     text: String,
+    attachments: Option<Vec<crate::content::Attachment>>,
     on_event: Channel<TurnEvent>,
     servers_off: Option<Vec<String>>,
 ) -> Result<String> {
@@ -208,6 +209,8 @@ pub async fn send_message(
         entry.exclude.push("*".into());
     }
     let (provider, settings) = state.host.provider().await?;
+    // The title is the user's own words; the model also gets the attached resources.
+    let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
         .with_tools(tools, settings.tool_target())
         .with_offers(state.host.offers.clone());
@@ -220,7 +223,10 @@ pub async fn send_message(
             Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
         }
     }
-    let mut agent = agent.with_policy(state.host.policy());
+    // What the chat has read carries over from its earlier turns (see Exposure).
+    let mut agent = agent
+        .with_policy(state.host.policy())
+        .with_exposure(state.host.exposure(conversation.id.as_deref()));
     let mut usage_sink = None;
     if let Some(h) = &history {
         agent = agent.with_audit(h.clone(), conversation.id.clone());
@@ -263,7 +269,7 @@ pub async fn send_message(
             &provider,
             &settings.model,
             &mut conversation.messages,
-            &text,
+            &sent,
             &options,
             &emit,
         )
@@ -777,20 +783,26 @@ pub async fn set_tool_enabled<R: Runtime>(
     Ok(())
 }
 
-/// The folders a server may work in (its MCP roots); the server is told at once.
+/// The folders a server may work in (its MCP roots); the server is told at once, or restarted
+/// when its sandbox is built from them. Returns the notice to show when it was restarted.
 #[tauri::command]
 pub async fn set_server_roots<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     server_id: String,
     roots: Vec<std::path::PathBuf>,
-) -> Result<()> {
+) -> Result<Option<String>> {
     state.update_settings(&app, |s| {
         if let Some(server) = s.servers.iter_mut().find(|server| server.id == server_id) {
             server.roots = roots.clone();
         }
     })?;
-    Ok(state.servers.set_roots(&server_id, roots).await?)
+    Ok(match state.servers.set_roots(&server_id, roots).await? {
+        toolgate_mcp::RootsChange::Told => None,
+        toolgate_mcp::RootsChange::Restarted => Some(format!(
+            "{server_id} was restarted: its sandbox is built from its folders, so the new ones apply only to a new start"
+        )),
+    })
 }
 
 /// A provider the window offers as a starting point.

@@ -1,7 +1,10 @@
 //! The desktop shell: window, tray, settings storage and IPC. Everything else is in the core
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
+mod apps;
 mod commands;
+mod confinement;
+mod content;
 mod notify;
 mod shell_commands;
 mod sign_in;
@@ -98,7 +101,9 @@ pub fn run() {
                 .args(["--hidden"])
                 .build(),
         )
+        .register_uri_scheme_protocol(apps::SCHEME, apps::serve)
         .setup(|app| {
+            app.manage(apps::Apps::default());
             let state = AppState::load(app.handle())?;
             let servers = state.servers.clone();
             let configs = state.settings().servers.clone();
@@ -223,6 +228,14 @@ pub fn run() {
             commands::preview_host,
             commands::connect_host,
             commands::undo_host,
+            confinement::set_server_sandbox,
+            confinement::set_server_trust,
+            content::read_resource_template,
+            content::get_prompt,
+            apps::load_app,
+            apps::close_app,
+            apps::app_call_tool,
+            apps::app_read_resource,
             shell_commands::detect_local_models,
             shell_commands::preview_rule,
             shell_commands::save_rule,

@@ -17,8 +17,13 @@ MODE (default `ok`):
                 as a wedged server does: only SIGKILL ends it
   discover-empty  answers `server/discover` with an empty result `{}`, as some older
                 servers answer every method they do not know; `initialize` works
+  naive         like ok, plus tools that do whatever they are asked with no checks of
+                their own (see NAIVE_TOOLS): read any path, fetch any URL, post to any URL.
+                Only the sandbox stands between them and the rest of the computer;
+                stderr gets `posted <url>` for every post that left.
 
-Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS).
+Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS); with FAULT_RICH_SCHEMA set,
+also `lookup`, whose schema has `$schema`, `$defs`, `additionalProperties` and a top-level `anyOf`.
 tools/list returns at most PAGE_SIZE tools per page, so a host that ignores
 nextCursor misses tools. stderr gets `recv <method>` for every message and
 `cancelled <id>` for every notifications/cancelled, which tests read to prove
@@ -33,7 +38,7 @@ import threading
 import time
 
 MODES = ("ok", "junk-start", "slow-start", "exit-at-once", "hang-start", "list-changed",
-         "stubborn", "discover-empty")
+         "stubborn", "discover-empty", "naive")
 PAGE_SIZE = 2
 JUNK_LINES = ("hello from a debug print", "{not json", "[debug] 42 > 41")
 
@@ -63,6 +68,36 @@ TOOLS = [
     {"name": "wedge", "description": "Stops reading stdin and ignores SIGTERM, for good.",
      "inputSchema": {"type": "object"}},
 ]
+NAIVE_TOOLS = [
+    {"name": "read_file", "description": "Returns the text of the file at `path` (~ is the home folder).",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "write_file", "description": "Writes `text` to the file at `path`.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+                     "required": ["path", "text"]}},
+    {"name": "fetch_url", "description": "Fetches `url` and returns the page.",
+     "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+     "annotations": {"readOnlyHint": True, "openWorldHint": True}},
+    {"name": "post_url", "description": "Posts `body` to `url`.",
+     "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}, "body": {"type": "string"}},
+                     "required": ["url", "body"]},
+     "annotations": {"openWorldHint": True}},
+]
+if mode == "naive":
+    TOOLS.extend(NAIVE_TOOLS)
+if os.environ.get("FAULT_RICH_SCHEMA"):
+    # A schema as servers write them: a draft named, definitions, a closed object, and a
+    # top-level cross-field rule ("id or path") that some providers refuse.
+    TOOLS.append({"name": "lookup", "description": "Looks a thing up by id or by path.",
+                  "inputSchema": {
+                      "$schema": "https://json-schema.org/draft/2020-12/schema",
+                      "type": "object",
+                      "properties": {"id": {"type": "string"}, "path": {"type": "string"},
+                                     "opts": {"$ref": "#/$defs/opts"}},
+                      "$defs": {"opts": {"type": "object", "properties": {"deep": {"type": "boolean"}},
+                                         "additionalProperties": False}},
+                      "anyOf": [{"required": ["id"]}, {"required": ["path"]}],
+                      "additionalProperties": False}})
 LATE_TOOL = {"name": "late_tool", "description": "Appears after start-up (list-changed mode).",
              "inputSchema": {"type": "object"}}
 
@@ -103,6 +138,32 @@ def error(rid, code, message):
 
 def text_result(text):
     return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def error_result(exc):
+    # The exception exactly as the OS raised it: tests tell a sandbox refusal
+    # (PermissionError, errno 13) from anything else by it.
+    return {"content": [{"type": "text", "text": "%s: %s" % (type(exc).__name__, exc)}], "isError": True}
+
+
+def naive(name, args):
+    import urllib.request
+    if name == "read_file":
+        with open(os.path.expanduser(args["path"])) as f:
+            return f.read()
+    if name == "write_file":
+        with open(os.path.expanduser(args["path"]), "w") as f:
+            f.write(args["text"])
+        return "written"
+    if name == "fetch_url":
+        with urllib.request.urlopen(args["url"], timeout=5) as r:
+            return r.read().decode("utf-8", "replace")
+    if name == "post_url":
+        data = args["body"].encode("utf-8")
+        with urllib.request.urlopen(urllib.request.Request(args["url"], data=data), timeout=5) as r:
+            log("posted %s" % args["url"])
+            return "posted: HTTP %d" % r.status
+    raise KeyError(name)
 
 
 def list_tools(rid, params):
@@ -162,6 +223,11 @@ def call_tool(rid, params):
     elif name == "junk":
         junk()
         reply(rid, text_result("answered after junk"))
+    elif mode == "naive" and name in [t["name"] for t in NAIVE_TOOLS]:
+        try:
+            reply(rid, text_result(naive(name, args)))
+        except Exception as exc:  # noqa: BLE001 - the point is to report whatever the OS said
+            reply(rid, error_result(exc))
     elif name == "late_tool" and LATE_TOOL in TOOLS:
         reply(rid, text_result("late tool called"))
     else:

@@ -6,33 +6,58 @@
 // the `iss` authorization response parameter (RFC 9207), refresh tokens (rotated), revocation
 // (RFC 7009), and its development login and consent pages, which the stand-in browser fills in.
 //
-// Usage: node auth_server.mjs <mcp-servers dir> <port> <resource url> [access token seconds]
-// Prints "ready" when listening, and one line "registered <client_id>" per registration.
+// Usage: node auth_server.mjs <mcp-servers dir> <port> <resource url> [access token seconds] [mode]
+// Modes (one configuration each, as providers differ):
+// - "" (default): dynamic registration, and the client `toolgate-by-hand` (client_secret_basic);
+// - "cimd": also Client ID Metadata Documents (`client_id_metadata_document_supported`), beside
+//   dynamic registration; documents are fetched over https, trusting NODE_EXTRA_CA_CERTS;
+// - "post": no registration, the token and revocation endpoints take client_secret_post only,
+//   and the client `toolgate-by-post` is registered by hand.
+// Prints "ready" when listening, one line "registered <client_id>" per registration and one
+// "fetched <url>" per client metadata document fetched.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [dir, port, resource, ttl = "3600"] = process.argv.slice(2);
+const [dir, port, resource, ttl = "3600", mode = ""] = process.argv.slice(2);
 const { default: Provider } = await import(
   pathToFileURL(path.join(path.resolve(dir), "node_modules/oidc-provider/lib/index.js")).href
 );
 
 const issuer = `http://127.0.0.1:${port}`;
 const accessTokenTTL = Number(ttl);
+const byHand = mode === "post"
+  ? {
+    // A client id and secret the user enters, at a provider that takes only client_secret_post.
+    // Its redirect names no port: native apps' loopback redirects match on any (RFC 8252 §7.3).
+    client_id: "toolgate-by-post",
+    client_secret: "by-post-secret-0123456789",
+    redirect_uris: ["http://127.0.0.1/callback"],
+    token_endpoint_auth_method: "client_secret_post",
+  }
+  : {
+    // The "client id and secret the user enters" path, with client_secret_basic.
+    client_id: "toolgate-by-hand",
+    client_secret: "by-hand-secret-0123456789",
+    redirect_uris: ["http://127.0.0.1:47123/callback"],
+    token_endpoint_auth_method: "client_secret_basic",
+  };
 const provider = new Provider(issuer, {
   clients: [
-    {
-      // The "client id and secret the user enters" path, with client_secret_basic.
-      client_id: "toolgate-by-hand",
-      client_secret: "by-hand-secret-0123456789",
-      application_type: "native",
-      redirect_uris: ["http://127.0.0.1:47123/callback"],
-      grant_types: ["authorization_code", "refresh_token"],
-      token_endpoint_auth_method: "client_secret_basic",
-    },
+    { ...byHand, application_type: "native", grant_types: ["authorization_code", "refresh_token"] },
   ],
+  ...(mode === "post" ? { clientAuthMethods: ["client_secret_post"] } : {}),
+  // oidc-provider refuses to fetch from special-use addresses such as 127.0.0.1 (its guard
+  // against server-side request forgery); the test's documents are served there, so the fetch
+  // goes out without that guard. Everything else about the fetch (https, the CA, status,
+  // content, the document's own checks) is oidc-provider's.
+  fetch: (url, { dispatcher: _ssrfGuard, ...options }) => {
+    console.log(`fetched ${url}`);
+    return globalThis.fetch(url, options);
+  },
   features: {
     devInteractions: { enabled: true },
-    registration: { enabled: true },
+    registration: { enabled: mode !== "post" },
+    clientIdMetadataDocument: { enabled: mode === "cimd", ack: "draft-02" },
     revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,

@@ -8,6 +8,8 @@
 //! As the real services do, it refuses a malformed Anthropic request (too many cache
 //! breakpoints, only deferred tools, a `tool_reference` to a tool that is not deferred) and
 //! reports prompt caching in each reply's usage ([`wire`]).
+//! A request the real API would refuse (a tool schema it does not take, a structured-output
+//! field of the other format) is refused with that API's 400 and message too.
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.
@@ -266,12 +268,15 @@ async fn answer(
 ) -> Response {
     let wants_stream = body["stream"] == json!(true);
     let openai = uri.path().ends_with("/chat/completions");
-    if !openai {
-        if let Some(why) = wire::check_anthropic(&body) {
-            record(&script, &uri, &headers, body);
-            let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": why}});
-            return (StatusCode::BAD_REQUEST, Json(body)).into_response();
-        }
+    // A request the real API would refuse is refused here too, before any scripted reply.
+    let refusal = if openai {
+        wire::openai_refusal(&body)
+    } else {
+        wire::anthropic_refusal(&body)
+    };
+    if let Some(refusal) = refusal {
+        record(&script, &uri, &headers, body);
+        return (StatusCode::BAD_REQUEST, Json(refusal)).into_response();
     }
     let cache = {
         let mut cache = lock(&script.cache);
@@ -572,6 +577,48 @@ pub fn filesystem_server(id: &str, root: &std::path::Path) -> ServerConfig {
 pub fn fault_server(id: &str, mode: &str) -> ServerConfig {
     let script = fault_server_script().to_string_lossy().into_owned();
     ServerConfig::stdio(id, "python3", [script, mode.to_owned()])
+}
+
+/// `@modelcontextprotocol/server-basic-vanillajs`, the MCP Apps example (its `get-time` tool
+/// links the `ui://get-time/mcp-app.html` app), over stdio.
+pub fn apps_server(id: &str) -> ServerConfig {
+    let entry = example_servers_dir()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    assert!(
+        entry.is_file(),
+        "{} is missing: run the README's test command",
+        entry.display()
+    );
+    ServerConfig::stdio(
+        id,
+        "node",
+        [entry.to_string_lossy().into_owned(), "--stdio".into()],
+    )
+}
+
+/// `tests/modern_server.py`: a 2026-07-28 server on the official Python SDK (multi-round
+/// questions, a task, live lists, a template and a prompt), logging what it sees to `log`.
+pub fn modern_server(id: &str, log: &std::path::Path) -> ServerConfig {
+    let python = python_server_bin("python");
+    let script = repo_root().join("tests/modern_server.py");
+    let mut config = ServerConfig::stdio(
+        id,
+        python.to_string_lossy(),
+        [script.to_string_lossy().into_owned()],
+    );
+    if let toolgate_settings::Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("MODERN_LOG".into(), log.to_string_lossy().into_owned());
+    }
+    config
+}
+
+/// The lines of a JSON Lines log, parsed (missing file: none).
+pub fn json_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// The parent pid of a process, from `/proc/<pid>/stat`.

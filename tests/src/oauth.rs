@@ -4,11 +4,12 @@
 //! tokens); and the stand-in browser `tests/oauth/xdg-open`, which a test puts first on PATH.
 
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::{example_servers_dir, free_port, npm_server_entry, repo_root};
+use crate::{example_servers_dir, free_port, npm_server_entry, repo_root, temp_dir, TestDir};
 
 /// The three processes, killed when dropped; what the authorization server and the resource
 /// server print is kept.
@@ -31,9 +32,10 @@ impl Drop for OAuthServers {
     }
 }
 
-fn spawn_node(args: &[&str], lines: Arc<Mutex<Vec<String>>>) -> Child {
+fn spawn_node(args: &[&str], env: &[(&str, &Path)], lines: Arc<Mutex<Vec<String>>>) -> Child {
     let mut child = Command::new("node")
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -63,6 +65,12 @@ impl OAuthServers {
     /// The same, with the resource server misconfigured (`fault` as `resource_proxy.mjs` reads
     /// it: `metadata-500`, `bad-metadata`, `wrong-issuer`).
     pub fn start_with_fault(access_token_secs: u32, fault: &str) -> Self {
+        Self::start_with(access_token_secs, fault, "", None)
+    }
+
+    /// The same, with the authorization server in `mode` (as `auth_server.mjs` reads it: `cimd`,
+    /// `post`), trusting the certificate `ca` when it fetches over https.
+    pub fn start_with(access_token_secs: u32, fault: &str, mode: &str, ca: Option<&Path>) -> Self {
         let dir = example_servers_dir();
         let dir = dir.to_str().expect("a UTF-8 path");
         let (everything_port, as_port, proxy_port) = (free_port(), free_port(), free_port());
@@ -89,7 +97,11 @@ impl OAuthServers {
                 &as_port.to_string(),
                 &url,
                 &access_token_secs.to_string(),
+                mode,
             ],
+            &ca.map(|ca| ("NODE_EXTRA_CA_CERTS", ca))
+                .into_iter()
+                .collect::<Vec<_>>(),
             as_lines.clone(),
         );
         let proxy = spawn_node(
@@ -105,6 +117,7 @@ impl OAuthServers {
                 "get-sum",
                 fault,
             ],
+            &[],
             proxy_lines.clone(),
         );
         // server-everything takes a moment to listen.
@@ -133,6 +146,16 @@ impl OAuthServers {
             .count()
     }
 
+    /// The addresses the authorization server fetched (client metadata documents).
+    pub fn fetched(&self) -> Vec<String> {
+        self.as_lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(|l| l.strip_prefix("fetched ").map(str::to_owned))
+            .collect()
+    }
+
     /// The tool calls the resource server passed on, as `call <tool> <subject>`.
     pub fn calls(&self) -> Vec<String> {
         self.proxy_lines
@@ -152,4 +175,89 @@ pub fn path_with_browser() -> String {
         repo_root().join("tests/oauth").display(),
         std::env::var("PATH").unwrap_or_default()
     )
+}
+
+/// A publisher's web server for a Client ID Metadata Document (`tests/oauth/document_host.mjs`):
+/// https on 127.0.0.1 with a self-signed certificate made here (`openssl`), which the
+/// authorization server is told to trust. Stopped when dropped.
+pub struct DocumentHost {
+    child: Option<Child>,
+    dir: TestDir,
+    port: u16,
+    /// The document's address: the client id.
+    pub url: String,
+    /// The certificate, for `NODE_EXTRA_CA_CERTS`.
+    pub cert: PathBuf,
+}
+
+const DOCUMENT_PATH: &str = "/toolgate/client-metadata.json";
+
+impl DocumentHost {
+    /// Makes the certificate and picks the address; nothing is served until [`Self::serve`].
+    pub fn new() -> Self {
+        let dir = temp_dir("cimd-host");
+        let cert = dir.join("cert.pem");
+        let status = Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+            ])
+            .args(["-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"])
+            .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+            .arg("-keyout")
+            .arg(dir.join("key.pem"))
+            .arg("-out")
+            .arg(&cert)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl runs");
+        assert!(status.success(), "openssl made the certificate");
+        let port = free_port();
+        DocumentHost {
+            child: None,
+            url: format!("https://127.0.0.1:{port}{DOCUMENT_PATH}"),
+            cert,
+            dir,
+            port,
+        }
+    }
+
+    /// Serves `document` at [`Self::url`].
+    pub fn serve(&mut self, document: &[u8]) {
+        let file = self.dir.join("client-metadata.json");
+        std::fs::write(&file, document).expect("the document is written");
+        let path = |p: &Path| p.to_str().expect("a UTF-8 path").to_owned();
+        self.child = Some(spawn_node(
+            &[
+                &path(&repo_root().join("tests/oauth/document_host.mjs")),
+                &self.port.to_string(),
+                &path(&self.cert),
+                &path(&self.dir.join("key.pem")),
+                DOCUMENT_PATH,
+                &path(&file),
+            ],
+            &[],
+            Arc::new(Mutex::new(Vec::new())),
+        ));
+    }
+}
+
+impl Default for DocumentHost {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for DocumentHost {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }

@@ -12,6 +12,9 @@
 #[path = "app_webdriver/shell.rs"]
 mod shell;
 
+#[path = "app_webdriver/apps.rs"]
+mod apps;
+
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -111,6 +114,7 @@ fn app_processes(marker: &str) -> Vec<u32> {
     processes_with("toolgate-app", ProcField::Cmdline)
         .into_iter()
         .chain(processes_with("server-everything", ProcField::Cmdline))
+        .chain(processes_with("server-basic-vanillajs", ProcField::Cmdline))
         .filter(|pid| of_this_test.contains(pid))
         .collect()
 }
@@ -207,6 +211,14 @@ async fn scenario(
         "[data-testid=server-everything] [data-testid=server-status]",
         "ready",
         60,
+    )
+    .await?;
+    // Confined by default, and the card says how.
+    wait_text(
+        c,
+        "[data-testid=server-everything] [data-testid=sandbox-badge]",
+        "sandboxed · network none",
+        10,
     )
     .await?;
     click(c, "[data-testid=server-everything] [data-testid=tool-echo]").await?;
@@ -516,6 +528,53 @@ async fn scenario(
     )
     .await?;
 
+    // Its sandbox switched off on the card: it restarts unconfined, and the card says so in
+    // red, with the warning on the card itself.
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox] summary",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-enabled]",
+    )
+    .await?;
+    click(
+        c,
+        "[data-testid=server-canary-server] [data-testid=save-sandbox]",
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-badge]",
+        "unconfined",
+        30,
+    )
+    .await?;
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=sandbox-warnings]",
+        "the sandbox is off",
+        10,
+    )
+    .await?;
+    c.execute(
+        "document.querySelector('[data-testid=server-canary-server]').scrollIntoView()",
+        vec![],
+    )
+    .await
+    .context("scrolling to the card")?;
+    let shot = save_screenshot(c, "e2e-sandbox.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    wait_text(
+        c,
+        "[data-testid=server-canary-server] [data-testid=server-status]",
+        "ready",
+        30,
+    )
+    .await?;
+
     // Edited with the form: renamed, and still running with its secret.
     click(
         c,
@@ -563,6 +622,9 @@ async fn scenario(
     shell::open_settings(c, "diagnostics").await?;
     wait_text(c, "[data-testid=check-node]", "✓ node", 20).await?;
     wait_text(c, "[data-testid=check-keychain]", "✓ keychain", 5).await?;
+    // Passed where the kernel has it all and the app does not run as root (CI runs as root,
+    // which the check names as a gap).
+    wait_text(c, "[data-testid=check-sandbox]", "Landlock ABI", 5).await?;
     wait_text(c, "[data-testid=versions]", "Tauri", 5).await?;
     let shot = save_screenshot(c, "e2e-diagnostics.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
@@ -603,6 +665,9 @@ async fn scenario(
     let tokens = signs_in_to_a_remote_server(c, remote)
         .await
         .context("signing in to a remote server")?;
+    apps::an_app_shows_its_result_and_its_calls_pass_the_gate(c)
+        .await
+        .context("an MCP App")?;
     let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
     secrets.extend(tokens.iter().map(String::as_str));
     assert_no_secret_reached_the_web_view(c, &secrets).await?;
@@ -959,6 +1024,7 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     ])
     .await;
     provider.set_models(&["llama3.2:latest", "qwen3:8b"]);
+    provider.push(apps::replies());
 
     // Installed from the .deb (the README's test command does that): it is in the desktop menu.
     if app_binary().starts_with("/usr/bin") {
@@ -1084,13 +1150,16 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .into_iter()
         .filter(|r| r.path != "/v1/models")
         .collect();
-    assert_eq!(sent.len(), 13, "one request per model round");
+    assert_eq!(sent.len(), 15, "one request per model round");
+    // The last two are the MCP App step's, after an imported server also offers `echo`.
+    let app_round = sent[13].body["tools"].to_string();
+    assert!(app_round.contains("\"get-time\""), "{app_round}");
     // The first run's chat went to "Ollama" in the OpenAI format, with no key at all.
     assert_eq!(sent[0].path, "/v1/chat/completions");
     assert!(!sent[0].headers.contains_key("authorization"));
     assert_eq!(sent[0].body["model"], "llama3.2:latest");
     // From the second on, a tool is switched off.
-    for request in &sent[1..] {
+    for request in &sent[1..13] {
         let tools: Vec<&str> = request.body["tools"]
             .as_array()
             .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())

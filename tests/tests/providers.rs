@@ -30,6 +30,7 @@ fn request() -> ChatRequest {
         ))],
         max_tokens: 256,
         cache: false,
+        response_schema: None,
     }
 }
 

@@ -407,6 +407,43 @@ describe("the window", () => {
     app.unmount();
   }, 60_000);
 
+  it("shows a call the server runs as a task with its status, and Stop is there to cancel it", async () => {
+    const { emit } = backend();
+    const app = await mount(createElement(App));
+    const { host } = app;
+    await type(host.querySelector("#chat-input") as HTMLTextAreaElement, "Make the report");
+    await press(host.querySelector("#chat-input"), "Enter");
+    await settle();
+    await emit({ kind: "decidedByRule", allowed: true, ...call("t1", "slow_report") });
+    await emit({ kind: "toolStarted", callId: "call-t1" });
+    await emit({
+      kind: "toolProgress",
+      callId: "call-t1",
+      progress: 2,
+      total: null,
+      message: "step 2 of 5",
+      task: { id: "task-1", status: "working" },
+    });
+    await settle();
+    expect(host.querySelector("[data-testid=tool-progress]")?.textContent).toBe(
+      "running as a task on the server: working (step 2 of 5)",
+    );
+    await emit({
+      kind: "toolProgress",
+      callId: "call-t1",
+      progress: 3,
+      total: null,
+      message: null,
+      task: { id: "task-1", status: "input_required" },
+    });
+    await settle();
+    expect(host.querySelector("[data-testid=tool-progress]")?.textContent).toBe(
+      "running as a task on the server: input required",
+    );
+    expect(host.querySelector("#chat-stop")).not.toBeNull();
+    app.unmount();
+  });
+
   it("moves between screens in the sidebar with the arrow keys, Home and End", async () => {
     backend();
     const app = await mount(createElement(App));

@@ -114,7 +114,7 @@ describe("ipc", () => {
       { cmd: "ui_state", args: {} },
       { cmd: "set_ui_state", args: { key: "screen", value: "activity" } },
       { cmd: "set_ui_state", args: { key: "drafts", value: null } },
-      { cmd: "send_message", args: { text: "hi", serversOff: ["web"] } },
+      { cmd: "send_message", args: { text: "hi", serversOff: ["web"], attachments: [] } },
     ]);
   });
 });

@@ -44,6 +44,18 @@ export interface PromptInfo {
   name: string;
   description: string | null;
   arguments: string[];
+  /** Each argument with what the server says of it, for the form that fills the prompt. */
+  argumentInfo?: { name: string; description: string | null; required: boolean }[];
+}
+
+/** A resource template: an RFC 6570 URI template, filled in to read a resource. */
+export interface ResourceTemplateInfo {
+  uriTemplate: string;
+  name: string;
+  description: string | null;
+  mimeType: string | null;
+  /** The template's variables, in order. */
+  variables: string[];
 }
 
 export interface ServerSnapshot {
@@ -55,14 +67,60 @@ export interface ServerSnapshot {
   protocolVersion: string | null;
   tools: ToolInfo[];
   resources: ResourceInfo[];
+  resourceTemplates?: ResourceTemplateInfo[];
   prompts: PromptInfo[];
   /** The folders the server is offered as its roots. */
   roots: string[];
+  /** A local server's sandbox: what it may change and reach, and what is not enforced. */
+  sandbox?: SandboxReport | null;
+  /** Its results bring text from outside into a chat (the user's mark, or what it is). */
+  readsUntrusted?: boolean;
+  /** Its calls can send data out of this computer. */
+  sendsOut?: boolean;
+  /** Tools whose results the user reviews before the model sees them ("*": every tool). */
+  reviewResults?: string[];
   signedIn: SignedInInfo | null;
   /** The scopes a call was refused for; signing in again can grant them. */
   needsScope: string | null;
   /** Tools the server listed that Toolgate refuses, and why. */
   refusedTools: { name: string; reason: string }[];
+}
+
+/** How far a confined server reaches on the network. */
+export type NetworkAccess = "none" | "loopback" | "any";
+
+/** A local server's sandbox as it applies (or will, at its next start). */
+export interface SandboxReport {
+  enabled: boolean;
+  network: NetworkAccess;
+  /** Folders it may change: its roots, folders on its command line, its data folder, extras. */
+  writable: string[];
+  /** Folders beyond the system it may read: its program and runtime, its files, extras. */
+  readable: string[];
+  dataDir: string | null;
+  /** What is not confined, in words: shown as a warning. */
+  warnings: string[];
+  /** The settings are the defaults for what the server is. */
+  defaults: boolean;
+  /** How it is confined, e.g. "Landlock and seccomp". */
+  mechanism: string;
+}
+
+/** A local server's sandbox as the user sets it. */
+export interface SandboxSettings {
+  enabled: boolean;
+  network: NetworkAccess;
+  /** Extra folders it may read. */
+  read?: string[];
+  /** Extra folders it may change. */
+  write?: string[];
+}
+
+/** What the gate should know of a server; an absent mark takes the default for what it is. */
+export interface TrustMarks {
+  readsUntrusted?: boolean | null;
+  sendsOut?: boolean | null;
+  reviewResults?: string[];
 }
 
 export type HiddenReason =
@@ -133,8 +191,11 @@ export interface SecretView {
   hint: string | null;
 }
 
-/** What waits at the gate: a model's tool call, or a server's own request. */
-export type RequestKind = "toolCall" | "sampling" | "elicitation";
+/**
+ * What waits at the gate: a model's tool call, a server's own request, or a tool's result held
+ * for review before the model sees it (its `arguments` are `{ text }`).
+ */
+export type RequestKind = "toolCall" | "sampling" | "elicitation" | "toolResult";
 
 export interface PendingCall {
   id: string;
@@ -155,6 +216,11 @@ export interface PendingCall {
   reason?: string;
   /** The connected client that asks (another host, through the gateway), e.g. `claude-code`. */
   client?: string;
+  /**
+   * A page the server asks the user to open (URL-mode elicitation). Approving opens it in the
+   * browser, in the backend; the window never navigates to it.
+   */
+  link?: { url: string; domain: string };
 }
 
 /** An image from a tool's result, base64; the window shows PNG, JPEG, GIF and WebP only. */
@@ -192,9 +258,19 @@ export type TurnEvent =
       progress: number;
       total: number | null;
       message: string | null;
+      /** Set when the server runs the call as a task (polled until it ends; Stop cancels it). */
+      task?: { id: string; status: string };
     }
   | { kind: "retrying"; attempt: number; delayMs: number; reason: string }
-  | { kind: "toolFinished"; callId: string; isError: boolean; output: string; images?: ShownImage[] }
+  | {
+      kind: "toolFinished";
+      callId: string;
+      isError: boolean;
+      output: string;
+      images?: ShownImage[];
+      /** The server's MCP App that shows this result, when the tool links one. */
+      app?: ToolApp;
+    }
   | { kind: "toolDenied"; callId: string; reason: string | null }
   | { kind: "toolsSearched"; callId: string; query: string; found: FoundTool[] }
   /** One model call's tokens and estimated cost (millionths of a dollar; null: price unknown). */
@@ -465,6 +541,10 @@ export type ServerConfig = {
   allowEnv?: string[];
   /** Pins the protocol era; absent or null: discover first, then initialize. */
   protocolVersion?: string | null;
+  sandbox?: SandboxSettings | null;
+  trust?: TrustMarks;
+  /** What each tools/call tells this server in `_meta` (off when absent). Never a secret. */
+  toolContext?: { conversationId?: boolean; meta?: Record<string, unknown> };
 } & (
   | { transport: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string | null }
   | { transport: "http"; url: string; headers: Record<string, string> }
@@ -493,9 +573,20 @@ export const serverLog = (serverId: string) => invoke<string[]>("server_log", { 
 export const setToolEnabled = (serverId: string, tool: string, enabled: boolean) =>
   invoke<void>("set_tool_enabled", { serverId, tool, enabled });
 
-/** The folders the server may work in (absolute paths). */
+/**
+ * The folders the server may work in (absolute paths). Returns a notice when the server was
+ * restarted to apply them to its sandbox.
+ */
 export const setServerRoots = (serverId: string, roots: string[]) =>
-  invoke<void>("set_server_roots", { serverId, roots });
+  invoke<string | null>("set_server_roots", { serverId, roots });
+
+/** Saves a local server's sandbox (null: the defaults); returns a notice when it restarted. */
+export const setServerSandbox = (serverId: string, sandbox: SandboxSettings | null) =>
+  invoke<string | null>("set_server_sandbox", { serverId, sandbox });
+
+/** Saves what the gate should know of a server; applies from its next call. */
+export const setServerTrust = (serverId: string, trust: TrustMarks) =>
+  invoke<void>("set_server_trust", { serverId, trust });
 
 export interface PresetView {
   id: string;
@@ -602,17 +693,69 @@ export interface ReadResourceResult {
 export const readResource = (serverId: string, uri: string) =>
   invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
+/** Fills a resource template with `values` and reads the resource; the URI it made too. */
+export const readResourceTemplate = (serverId: string, template: string, values: Record<string, string>) =>
+  invoke<{ uri: string; result: ReadResourceResult }>("read_resource_template", { serverId, template, values });
+
+/** A prompt's content, as MCP's GetPromptResult: the server's words, untrusted text. */
+export interface PromptResult {
+  description?: string;
+  messages: { role: "user" | "assistant"; content: { type: string; text?: string; resource?: { uri: string; text?: string } } }[];
+}
+
+/** Gets one of a server's prompts filled with `arguments`. */
+export const getPrompt = (serverId: string, name: string, args: Record<string, string>) =>
+  invoke<PromptResult>("get_prompt", { serverId, name, arguments: args });
+
+/** A tool result shown in its server's MCP App (a `ui://` resource). */
+export interface ToolApp {
+  serverId: string;
+  resourceUri: string;
+  arguments: unknown;
+  /** The whole CallToolResult, for the app. */
+  result: unknown;
+}
+
+/** An app document the backend serves (its id on the `mcpapp:` scheme). */
+export interface AppView {
+  id: string;
+  prefersBorder: boolean;
+}
+
+/** Reads a tool's app and registers it to be served with the policy it declared. */
+export const loadApp = (serverId: string, uri: string) => invoke<AppView>("load_app", { serverId, uri });
+/** Forgets an app no longer on screen. */
+export const closeApp = (id: string) => invoke<void>("close_app", { id });
+/** A tool call the app makes: its own server only, through the gate. Returns a CallToolResult. */
+export const appCallTool = (id: string, name: string, args: unknown) =>
+  invoke<unknown>("app_call_tool", { id, name, arguments: args ?? {} });
+/** A resource the app reads: its own server only. */
+export const appReadResource = (id: string, uri: string) => invoke<unknown>("app_read_resource", { id, uri });
+
+/** A resource attached to a message: read by the backend when the message is sent. */
+export interface Attachment {
+  serverId: string;
+  uri: string;
+}
+
 /** What a turn is sent with besides its text. */
 export interface TurnInput {
   /** Servers switched off for this chat, whose tools the model is not offered. */
   serversOff?: string[];
+  /** Resources attached to the message, read by the backend when it is sent. */
+  attachments?: Attachment[];
 }
 
 /** Runs one turn; `onEvent` sees progress and approval requests, the promise the final answer. */
 export function sendMessage(text: string, onEvent: (event: TurnEvent) => void, input: TurnInput = {}): Promise<string> {
   const channel = new Channel<TurnEvent>();
   channel.onmessage = onEvent;
-  return invoke<string>("send_message", { text, onEvent: channel, serversOff: input.serversOff ?? [] });
+  return invoke<string>("send_message", {
+    text,
+    onEvent: channel,
+    serversOff: input.serversOff ?? [],
+    attachments: input.attachments ?? [],
+  });
 }
 
 export const listConversations = (search: string | null) =>

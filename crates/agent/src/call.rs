@@ -8,62 +8,11 @@ use toolgate_mcp::{CallOptions, CallProgress, McpError, ToolOutput};
 
 use crate::gate::{Decision, Lasting, PendingCall, RequestKind};
 use crate::offer::Offer;
+use crate::output::{images_of, json_size, truncate};
 use crate::{
-    approval, Agent, AgentError, CallOutcome, ShownImage, ToolTarget, TurnEvent, TurnOptions,
+    approval, apps, exposure, Agent, AgentError, CallOutcome, ShownImage, ToolTarget, TurnEvent,
+    TurnOptions,
 };
-
-/// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
-/// megabytes, and only their size is needed for the audit log.
-fn json_size(value: &Value) -> Option<u64> {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    serde_json::to_writer(&mut count, value).ok()?;
-    Some(count.0)
-}
-
-/// The images of a tool result, for providers that can look at them. Everything else is in the
-/// text rendering already (with a placeholder where each image was).
-fn images_of(raw: &Value) -> Vec<ContentPart> {
-    // What Anthropic and OpenAI accept in a request; anything else stays a placeholder in text.
-    const KINDS: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-    // Base64 of about 5 MB, the largest image Anthropic takes.
-    const MAX_BASE64: usize = 6_900_000;
-    raw.get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-        .filter_map(|b| {
-            let mime_type = b.get("mimeType")?.as_str()?;
-            let data = b.get("data")?.as_str()?;
-            (KINDS.contains(&mime_type) && data.len() <= MAX_BASE64).then(|| ContentPart::Image {
-                mime_type: mime_type.to_owned(),
-                data: data.to_owned(),
-            })
-        })
-        .collect()
-}
-
-/// Cuts a tool result to `limit` characters, telling the model what was left out.
-fn truncate(text: String, limit: usize) -> String {
-    let total = text.chars().count();
-    if total <= limit {
-        return text;
-    }
-    let kept: String = text.chars().take(limit).collect();
-    format!(
-        "{kept}\n\n[Toolgate cut this result: it was {total} characters and the limit is {limit}. Ask for a smaller part if you need the rest.]"
-    )
-}
 
 impl Agent {
     /// One tool call through exactly the path a model's call takes in a turn, without a model: the
@@ -106,12 +55,31 @@ impl Agent {
     ) -> Message {
         match self.gated(offer, call, options, on_event).await {
             CallOutcome::Refused(told) => Message::tool_text(call.id.clone(), told, true),
-            CallOutcome::Ran(outcome) => self.result_message(call, outcome, options, on_event),
+            CallOutcome::Ran(outcome) => {
+                // A tool that links an MCP App has its result shown there too.
+                let app = match &outcome {
+                    Ok(output) => offer
+                        .catalog
+                        .resolve(&call.name)
+                        .or_else(|| offer.catalog.resolve_loose(&call.name))
+                        .and_then(|entry| {
+                            let key = (entry.server_id.clone(), entry.tool.name.clone());
+                            Some(apps::ToolApp {
+                                resource_uri: offer.apps.get(&key)?.clone(),
+                                server_id: entry.server_id.clone(),
+                                arguments: call.arguments.clone(),
+                                result: output.raw.clone(),
+                            })
+                        }),
+                    Err(_) => None,
+                };
+                self.result_message(call, outcome, options, on_event, app)
+            }
         }
     }
 
     /// [`Self::gated_call`] up to the server's answer.
-    async fn gated(
+    pub(crate) async fn gated(
         &self,
         offer: &Offer,
         call: &ToolCall,
@@ -166,12 +134,18 @@ impl Agent {
         };
         let conversation = self.audit.conversation.as_deref();
         let client = self.audit.client.as_deref();
-        let verdict = toolgate_policy::decide_for_client(
+        let untrusted = self.exposure.untrusted();
+        let egress = exposure::egress(entry, &offer.facts);
+        let verdict = toolgate_policy::decide_in(
             &asked,
             &self.policy.settings(),
-            conversation,
-            client,
-            approval::now_ms(),
+            &toolgate_policy::Context {
+                conversation_id: conversation,
+                client,
+                now_ms: approval::now_ms(),
+                untrusted: untrusted.as_deref(),
+                egress: egress.as_deref(),
+            },
         );
         let by_policy = match verdict.basis {
             toolgate_policy::Basis::Paused => DecidedBy::Pause,
@@ -193,21 +167,20 @@ impl Agent {
                 reason,
             })
         };
-        let write = |decision, by, arguments: &Value, original, reason: Option<String>| {
-            self.audit.record(approval::Decided {
-                call: subject,
-                arguments,
-                original,
-                decision,
-                by,
-                rule_id: (by == DecidedBy::Rule)
-                    .then(|| verdict.rule_id.clone())
-                    .flatten(),
-                reason,
-            })
-        };
         let decided = |decision, by, arguments: &Value, original, reason: Option<String>| {
-            drop(write(decision, by, arguments, original, reason));
+            drop(
+                self.audit.record(approval::Decided {
+                    call: subject,
+                    arguments,
+                    original,
+                    decision,
+                    by,
+                    rule_id: (by == DecidedBy::Rule)
+                        .then(|| verdict.rule_id.clone())
+                        .flatten(),
+                    reason,
+                }),
+            );
         };
         // Every call that will not run ends here: the card shows `shown`, the model gets `told`.
         let denied = |shown: Option<String>, told: String| {
@@ -235,6 +208,7 @@ impl Agent {
             input_schema: entry.tool.input_schema.clone(),
             reason,
             client: self.audit.client.clone(),
+            link: None,
         };
         let arguments = match verdict.decision {
             toolgate_policy::Decision::Deny => {
@@ -264,6 +238,7 @@ impl Agent {
                 );
                 return self
                     .run(
+                        offer,
                         entry,
                         call,
                         call.arguments.clone(),
@@ -404,13 +379,17 @@ impl Agent {
             }
         };
         let (arguments, audit) = arguments;
-        self.run(entry, call, arguments, audit, options, on_event)
+        self.run(offer, entry, call, arguments, audit, options, on_event)
             .await
     }
 
     /// Runs an approved call on its server, reporting progress, and completes its audit entry.
+    /// The result is then reviewed when the user asked to, and noted as untrusted content when
+    /// it is.
+    #[allow(clippy::too_many_arguments)]
     async fn run(
         &self,
+        offer: &Offer,
         entry: &toolgate_catalog::Entry,
         call: &ToolCall,
         arguments: Value,
@@ -426,6 +405,7 @@ impl Agent {
         let call_options = CallOptions {
             cancel: Some(options.cancel.child_token()),
             progress: Some(progress),
+            conversation: self.audit.conversation.clone(),
             ..CallOptions::default()
         };
         let running = self.servers.call_tool_with(
@@ -438,12 +418,13 @@ impl Agent {
         let outcome = loop {
             tokio::select! {
                 outcome = &mut running => break outcome,
-                Some(CallProgress { progress, total, message }) = updates.recv() => {
+                Some(CallProgress { progress, total, message, task }) = updates.recv() => {
                     on_event(TurnEvent::ToolProgress {
                         call_id: call.id.clone(),
                         progress,
                         total,
                         message,
+                        task,
                     });
                 }
             }
@@ -460,7 +441,8 @@ impl Agent {
                 .audit
                 .finish(audit.as_ref(), millis, None, Some(&e.to_string())),
         }
-        CallOutcome::Ran(outcome)
+        self.after_run(offer, entry, call, outcome, options, on_event)
+            .await
     }
 
     /// What the model gets back from a call that ran, announced to the UI.
@@ -470,6 +452,7 @@ impl Agent {
         outcome: Result<ToolOutput, McpError>,
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+        app: Option<apps::ToolApp>,
     ) -> Message {
         let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
@@ -504,6 +487,7 @@ impl Agent {
             is_error,
             output: content.clone(),
             images: shown,
+            app,
         });
         let mut parts = vec![ContentPart::text(content)];
         parts.extend(images);

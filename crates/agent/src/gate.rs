@@ -26,6 +26,10 @@ pub enum RequestKind {
     /// A server asks the user a question (`elicitation/create`). `arguments` are the answer
     /// (filled with the form's defaults), `input_schema` the form, and `message` the question.
     Elicitation,
+    /// A tool's result, held for the user's review before the model sees it. `arguments` are
+    /// `{"text": …}`, the result as the model would get it; approving passes it, an edit
+    /// replaces it, a denial withholds it. `message` says what the call was.
+    ToolResult,
 }
 
 /// A request held for the user's decision: usually a tool call, or a server's request.
@@ -56,6 +60,20 @@ pub struct PendingCall {
     /// Toolgate's own chat and the servers' requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// A server's question that is a page to open (URL-mode elicitation): approving opens it
+    /// in the browser, and only that does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
+}
+
+/// A page a server asks the user to open, with the domain to show prominently: the host as
+/// the browser will reach it (an international name in its ASCII form, so a look-alike is
+/// seen for what it is).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Link {
+    pub url: String,
+    pub domain: String,
 }
 
 /// How far an "always" answer reaches.
@@ -146,7 +164,11 @@ impl PendingCall {
                 None => format!("{} on {}", self.tool, self.server_name),
             },
             RequestKind::Sampling => format!("{} wants to use your model", self.server_name),
+            RequestKind::Elicitation if self.link.is_some() => {
+                format!("{} asks you to open a page", self.server_name)
+            }
             RequestKind::Elicitation => format!("{} asks you a question", self.server_name),
+            RequestKind::ToolResult => format!("Review the result of {}", self.tool),
         };
         if line.chars().count() <= 48 {
             line
@@ -184,6 +206,7 @@ impl PendingCall {
             RequestKind::ToolCall => "Toolgate: approve a tool call?",
             RequestKind::Sampling => "Toolgate: let a server use your model?",
             RequestKind::Elicitation => "Toolgate: a server asks you something",
+            RequestKind::ToolResult => "Toolgate: review a tool's result?",
         };
         let body = format!(
             "{}. Answer from the tray menu or open Toolgate.",
@@ -331,6 +354,7 @@ mod tests {
             }),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 
@@ -438,6 +462,7 @@ mod tests {
             input_schema: serde_json::json!({}),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 
@@ -469,6 +494,7 @@ mod tests {
     fn a_connected_clients_call_is_announced_with_its_name() {
         let call = PendingCall {
             client: Some("claude-code".into()),
+            link: None,
             ..request("c", RequestKind::ToolCall)
         };
         assert_eq!(

@@ -14,13 +14,18 @@
 //! cancelling the tool calls in flight and withdrawing the ones awaiting an answer. Rate limits and
 //! overloads are retried with backoff, and each retry is announced.
 
+mod answer;
 mod approval;
+pub mod apps;
+mod attach;
 mod call;
+mod exposure;
 mod gate;
-mod ids;
 mod offer;
+mod output;
 mod record;
 mod requests;
+mod review;
 mod rules;
 mod search;
 mod tools;
@@ -33,17 +38,24 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
 use toolgate_llm::{ChatRequest, LlmError, Message, Provider, StreamDelta, Usage, WireFormat};
-use toolgate_mcp::{McpError, ServerManager, ToolOutput};
+use toolgate_mcp::{McpError, ServerManager, TaskState, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
-pub use gate::{Announcer, Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
+pub use attach::{with_attachments, Attached};
+pub use exposure::Exposure;
+pub use gate::{
+    Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
+};
 pub use offer::Offers;
 pub use record::{restore, stored, title_for, HistoryRecorder};
-pub use requests::{ModelSource, ServerRequestGate};
+pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
 pub use rules::{bind_edited, BindError};
 pub use search::FoundTool;
 pub use toolgate_catalog::Provider as ToolTarget;
-pub use tools::catalog_of;
+pub use tools::{catalog_of, catalog_with};
+
+use offer::Offer;
+use output::{call_ids, unique_call_ids};
 
 /// How a gated call ended.
 #[derive(Debug)]
@@ -70,6 +82,11 @@ pub struct TurnOptions {
     pub retry_delay: Duration,
     /// How long a call waits for the user's answer before it is denied.
     pub approval_timeout: Duration,
+    /// Makes the final answer a JSON value valid against this schema (`toolgate run --schema`):
+    /// the provider's own structured output where it has one (Anthropic, OpenAI), else the
+    /// schema given in words; either way the answer is validated, and an invalid one gets one
+    /// round to be repaired.
+    pub answer_schema: Option<serde_json::Value>,
 }
 
 impl Default for TurnOptions {
@@ -81,6 +98,7 @@ impl Default for TurnOptions {
             retries: 4,
             retry_delay: Duration::from_secs(1),
             approval_timeout: Duration::from_secs(600),
+            answer_schema: None,
         }
     }
 }
@@ -129,6 +147,9 @@ pub enum TurnEvent {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
+        /// Set when the server runs the call as a task: its id and last status.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        task: Option<TaskState>,
     },
     /// The provider refused for now (rate limit, overload); the call is retried after a wait.
     #[serde(rename_all = "camelCase")]
@@ -145,6 +166,9 @@ pub enum TurnEvent {
         /// The result's images (PNG, JPEG, GIF, WebP), for the window to show.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         images: Vec<ShownImage>,
+        /// The server's MCP App that shows this result, when the tool links one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        app: Option<apps::ToolApp>,
     },
     #[serde(rename_all = "camelCase")]
     ToolDenied {
@@ -190,11 +214,14 @@ pub enum AgentError {
     /// The tool list cannot be sent: a name collision the settings forbid, or too many tools.
     #[error(transparent)]
     Tools(#[from] CatalogError),
+    /// The final answer did not match the schema asked for, even after one repair round.
+    #[error("the answer is not a JSON value valid against the schema, even after one round to repair it: {}", .0.join("; "))]
+    InvalidAnswer(Vec<String>),
 }
 
 /// What a turn sends besides the conversation.
 struct Prepared {
-    offer: Arc<offer::Offer>,
+    offer: Arc<Offer>,
     tools: search::TurnTools,
     system: Option<String>,
 }
@@ -205,7 +232,8 @@ fn request(
     system: &Option<String>,
     history: &[Message],
     tools: &search::TurnTools,
-    offer: &offer::Offer,
+    offer: &Offer,
+    response_schema: Option<serde_json::Value>,
 ) -> ChatRequest {
     ChatRequest {
         model: model.to_owned(),
@@ -215,6 +243,7 @@ fn request(
         max_tokens: 4096,
         // Breakpoints for Anthropic; OpenAI caches the same stable prefix by itself.
         cache: true,
+        response_schema,
     }
 }
 
@@ -238,6 +267,8 @@ pub struct Agent {
     target: ToolTarget,
     /// The servers whose tools are offered, by id; `None`: every server.
     only: Option<std::collections::BTreeSet<String>>,
+    /// The untrusted content this conversation has read (see [`Exposure`]).
+    exposure: Arc<Exposure>,
     /// Offers kept by their inputs, shared with every other agent of the host.
     offers: Arc<Offers>,
 }
@@ -257,6 +288,7 @@ impl Agent {
             tools: CatalogSettings::default(),
             target: ToolTarget::Anthropic,
             only: None,
+            exposure: Arc::new(Exposure::new()),
             offers: Arc::default(),
         }
     }
@@ -265,6 +297,13 @@ impl Agent {
     /// agents, so a turn or call whose servers and settings are unchanged builds nothing.
     pub fn with_offers(mut self, offers: Arc<Offers>) -> Self {
         self.offers = offers;
+        self
+    }
+
+    /// What the conversation has read so far, shared with the agents of its other turns (the
+    /// app builds one agent per turn) or of a connected client's other calls.
+    pub fn with_exposure(mut self, exposure: Arc<Exposure>) -> Self {
+        self.exposure = exposure;
         self
     }
 
@@ -322,11 +361,15 @@ impl Agent {
     /// The tools for this turn or call: kept from an earlier one when the servers and settings
     /// are unchanged. A provider's limits (tool count, schema rules) are checked when the
     /// request is made: they are for a model, not for a connected client.
-    async fn offer(&self) -> Result<Arc<offer::Offer>, AgentError> {
-        Ok(self
+    async fn offer(&self) -> Result<Arc<Offer>, AgentError> {
+        let offer = self
             .offers
             .get(&self.servers, &self.tools, self.only.as_ref())
-            .await?)
+            .await?;
+        if self.exposure.first_recall() {
+            self.recall_exposure(&offer.catalog, &offer.facts);
+        }
+        Ok(offer)
     }
 
     /// The tools a connected client is offered: the same catalog a turn builds.
@@ -405,10 +448,25 @@ impl Agent {
         };
         let mut usage = Usage::default();
         let mut cost = Some(0u64);
+        // Where the provider has structured output it constrains the answer; elsewhere the
+        // schema is given in words. The answer is validated either way.
+        let native = matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi);
+        let system = match (&options.answer_schema, native) {
+            (Some(schema), false) => Some(answer::instruction(system.as_deref(), schema)),
+            _ => system,
+        };
+        let mut repaired = false;
         for _ in 0..options.max_rounds {
-            let request = request(model, &system, history, &tools, &offer);
+            let request = request(
+                model,
+                &system,
+                history,
+                &tools,
+                &offer,
+                options.answer_schema.clone().filter(|_| native),
+            );
             let mut reply = self.ask(provider, &request, options, on_event).await?;
-            ids::unique_call_ids(&mut reply.tool_calls, &ids::call_ids(history));
+            unique_call_ids(&mut reply.tool_calls, &call_ids(history));
             let call_cost = toolgate_llm::pricing::cost_micro_usd(format, model, &reply.usage);
             on_event(TurnEvent::Usage {
                 usage: reply.usage,
@@ -425,12 +483,30 @@ impl Agent {
             )
             .await;
             if reply.tool_calls.is_empty() {
+                let text = match &options.answer_schema {
+                    None => reply.text,
+                    Some(schema) => match answer::check(schema, &reply.text) {
+                        Ok(json) => json,
+                        Err(problems) if !repaired => {
+                            repaired = true;
+                            self.keep(
+                                history,
+                                Message::User {
+                                    text: answer::repair_request(&problems),
+                                },
+                            )
+                            .await;
+                            continue;
+                        }
+                        Err(problems) => return Err(AgentError::InvalidAnswer(problems)),
+                    },
+                };
                 on_event(TurnEvent::Finished {
-                    text: reply.text.clone(),
+                    text: text.clone(),
                     usage,
                     cost_micro_usd: cost,
                 });
-                return Ok(reply.text);
+                return Ok(text);
             }
             if !reply.text.is_empty() {
                 on_event(TurnEvent::AssistantText { text: reply.text });
@@ -504,6 +580,7 @@ impl Agent {
             history,
             &prepared.tools,
             &prepared.offer,
+            None,
         ))
     }
 

@@ -2,7 +2,8 @@
 //!
 //! An [`Offer`] is the catalog of the ready servers under the user's tool settings, with what
 //! every turn and call needs from it made once: each server's launch fingerprint, each tool's
-//! fingerprint (on first use), the tool specs per provider, the search index, and whether the
+//! fingerprint (on first use), what the gate knows of each server, the MCP Apps its tools
+//! link, the tool specs per provider, the search index, and whether the
 //! provider's limits hold. [`Offers`] keeps them by their inputs: the manager's
 //! [`ServerManager::version`] (every start, stop, crash and list change moves it), the tool
 //! settings and the servers a client's profile shows. A turn or call whose inputs match takes
@@ -14,9 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use toolgate_catalog::{Catalog, CatalogError, CatalogSettings, Entry, SearchIndex};
 use toolgate_llm::ToolSpec;
-use toolgate_mcp::ServerManager;
+use toolgate_mcp::{ServerManager, ServerSnapshot};
 
-use crate::{approval, catalog_of, ToolTarget};
+use crate::{approval, catalog_of, exposure, ToolTarget};
 
 /// How many sets of inputs are kept: the chat's, and a few connected clients' profiles.
 const KEPT: usize = 8;
@@ -26,6 +27,11 @@ pub struct Offer {
     pub(crate) catalog: Catalog,
     /// Each server's launch fingerprint, which grants are bound to.
     pub(crate) fingerprints: HashMap<String, String>,
+    /// What the gate knows of each server (its way out, its untrusted output, results to
+    /// review).
+    pub(crate) facts: exposure::Facts,
+    /// (server id, tool) → the `ui://` resource of the MCP App that shows its results.
+    pub(crate) apps: HashMap<(String, String), String>,
     /// Each tool's fingerprint, by model-facing name, made on its first call.
     tool_prints: Mutex<HashMap<String, Arc<str>>>,
     /// The specs sent to each provider, in catalog order, made on first use.
@@ -55,10 +61,29 @@ fn slot(target: ToolTarget) -> usize {
 }
 
 impl Offer {
-    fn new(catalog: Catalog, fingerprints: HashMap<String, String>) -> Self {
+    pub(crate) fn new(catalog: Catalog, snapshot: &[ServerSnapshot]) -> Self {
+        let fingerprints = snapshot
+            .iter()
+            .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
+            .collect();
+        let apps = snapshot
+            .iter()
+            .flat_map(|s| {
+                s.tools.iter().filter_map(|t| {
+                    let uri = t.ui_resource.clone()?;
+                    Some(((s.id.clone(), t.name.clone()), uri))
+                })
+            })
+            .collect();
+        let facts = snapshot
+            .iter()
+            .map(|s| (s.id.clone(), exposure::ServerFacts::of(s)))
+            .collect();
         Self {
             catalog,
             fingerprints,
+            facts,
+            apps,
             tool_prints: Mutex::default(),
             specs: Default::default(),
             checks: Default::default(),
@@ -156,11 +181,7 @@ impl Offers {
             snapshot.retain(|s| only.contains(&s.id));
         }
         let catalog = catalog_of(&snapshot, tools)?;
-        let fingerprints = snapshot
-            .iter()
-            .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
-            .collect();
-        let offer = Arc::new(Offer::new(catalog, fingerprints));
+        let offer = Arc::new(Offer::new(catalog, &snapshot));
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.retain(|(_, inputs, _)| !(inputs.tools == *tools && inputs.only.as_ref() == only));
         if kept.len() >= KEPT {

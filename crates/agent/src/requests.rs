@@ -27,6 +27,10 @@ use toolgate_llm::{ChatRequest, Message, Provider, StopReason};
 use toolgate_mcp::{ServerManager, ServerRequests};
 use toolgate_policy::{Basis, Effect, Rule, Scope, Subject};
 
+mod link;
+
+pub use link::{link_of, open_in_browser};
+
 use crate::approval::{launch_fingerprint, now_ms, PolicyStore};
 use crate::gate::{Decision, Gate, Lasting, PendingCall, RequestKind};
 
@@ -237,6 +241,7 @@ impl ServerRequestGate {
             max_tokens: params.max_tokens.clamp(1, 32_000),
             // A server's one-off request: nothing of it is sent again.
             cache: false,
+            response_schema: None,
         };
         let reply = tokio::select! {
             reply = provider.complete(&request) => reply.map_err(|e| e.to_string())?,
@@ -340,6 +345,7 @@ fn pending(asker: &Asker, request: RequestKind, arguments: Value, schema: Value)
         input_schema: schema,
         reason: String::new(),
         client: None,
+        link: None,
     }
 }
 
@@ -559,11 +565,9 @@ impl ServerRequests for ServerRequestGate {
                 let schema = serde_json::to_value(requested_schema).unwrap_or(Value::Null);
                 (message.clone(), form_defaults(&schema), schema)
             }
-            ElicitRequestParams::UrlElicitationParams { message, url, .. } => (
-                format!("{message}\n\nIt asks you to open: {url}"),
-                json!({}),
-                json!({"type": "object"}),
-            ),
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                return Ok(self.open_link(&asker, message, url, &cancel).await);
+            }
             _ => {
                 return Ok(ElicitResult::new(ElicitationAction::Decline));
             }

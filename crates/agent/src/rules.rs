@@ -93,6 +93,7 @@ mod tests {
                 json!({"type": "object"}),
             )],
             resources: Vec::new(),
+            resource_templates: Vec::new(),
             prompts: Vec::new(),
             roots: Vec::new(),
             signed_in: None,
@@ -102,6 +103,10 @@ mod tests {
                 command: command.into(),
                 args: Vec::new(),
             },
+            sandbox: None,
+            reads_untrusted: false,
+            sends_out: false,
+            review_results: Vec::new(),
         }
     }
 

@@ -14,6 +14,16 @@ pub fn catalog_of(
     servers: &[ServerSnapshot],
     settings: &CatalogSettings,
 ) -> Result<Catalog, CatalogError> {
+    catalog_with(servers, settings, false)
+}
+
+/// [`catalog_of`], with the tools only a server's MCP App may call (`_meta.ui.visibility`
+/// `["app"]`) when `app_only` is set; they are never offered to a model.
+pub fn catalog_with(
+    servers: &[ServerSnapshot],
+    settings: &CatalogSettings,
+    app_only: bool,
+) -> Result<Catalog, CatalogError> {
     let sources: Vec<SourceServer> = servers
         .iter()
         .filter(|s| s.status == ServerStatus::Ready)
@@ -21,7 +31,12 @@ pub fn catalog_of(
             id: s.id.clone(),
             name: s.name.clone(),
             enabled: s.enabled,
-            tools: s.tools.iter().map(source_tool).collect(),
+            tools: s
+                .tools
+                .iter()
+                .filter(|t| app_only || !t.app_only)
+                .map(source_tool)
+                .collect(),
         })
         .collect();
     Catalog::build(&sources, settings)
@@ -64,6 +79,7 @@ mod tests {
                 .map(|n| ToolInfo::new(*n, "", json!({"type": "object"})))
                 .collect(),
             resources: vec![],
+            resource_templates: vec![],
             prompts: vec![],
             roots: vec![],
             signed_in: None,
@@ -73,6 +89,10 @@ mod tests {
                 command: "node".into(),
                 args: vec![format!("{id}.js")],
             },
+            sandbox: None,
+            reads_untrusted: false,
+            sends_out: false,
+            review_results: vec![],
         }
     }
 

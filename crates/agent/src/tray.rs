@@ -120,14 +120,23 @@ pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Ve
         n => format!("{n} requests waiting for approval"),
     })];
     for call in waiting {
+        // A result held for review is passed or withheld; reading it needs the window.
+        let (yes, no) = match call.request {
+            RequestKind::ToolResult => ("Pass it on", "Withhold"),
+            _ => ("Approve", "Deny"),
+        };
         let first = if call.request == RequestKind::Elicitation {
             action("open", "Answer in the window…")
         } else {
-            action(format!("approve:{}", call.id), "Approve")
+            action(format!("approve:{}", call.id), yes)
         };
+        let mut entries = vec![first, action(format!("deny:{}", call.id), no)];
+        if call.request == RequestKind::ToolResult {
+            entries.insert(0, action("open", "Read it in the window…"));
+        }
         items.push(Item::Submenu {
             label: call.summary(),
-            items: vec![first, action(format!("deny:{}", call.id), "Deny")],
+            items: entries,
         });
     }
     items.push(Item::Separator);
@@ -179,6 +188,7 @@ mod tests {
             input_schema: serde_json::json!({}),
             reason: String::new(),
             client: None,
+            link: None,
         }
     }
 
@@ -191,6 +201,34 @@ mod tests {
                 _ => Vec::new(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_result_held_for_review_is_read_in_the_window_passed_or_withheld() {
+        let items = menu(&[request("r", RequestKind::ToolResult)], &[], false);
+        let Item::Submenu { label, items } = &items[1] else {
+            panic!("a submenu for the request: {items:?}")
+        };
+        assert!(label.starts_with("Review the result of"), "{label}");
+        let labels: Vec<&str> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Action { label, .. } => Some(label.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(labels, ["Read it in the window…", "Pass it on", "Withhold"]);
+        assert_eq!(
+            ids(items)
+                .iter()
+                .filter_map(|id| Action::parse(id))
+                .collect::<Vec<_>>(),
+            [
+                Action::Open,
+                Action::Approve("r".into()),
+                Action::Deny("r".into())
+            ]
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::naming::{assign_names, fold, prefix_for, sanitize, NameInput, PREFIX_SEPARATOR};
-use crate::provider::{for_provider, normalize};
+use crate::provider::for_provider;
 use crate::settings::{HiddenReason, ToolFilter};
 use crate::{
     Annotations, CatalogError, CatalogSettings, Provider, ServerToolSettings, SourceServer,
@@ -30,24 +30,20 @@ pub struct Entry {
     /// The other server whose prefixed name this tool's own name imitates (see
     /// [`ListedTool::imitates`]).
     pub imitates: Option<String>,
-    /// The normalized input schema, kept only when it differs from the server's: most schemas
-    /// need no change, and a build should not copy 1,000 of them for nothing.
-    normalized: Option<Value>,
 }
 
 impl Entry {
-    /// The input schema after the normalization every provider needs
-    /// ([`crate::provider::normalize`]); use [`Entry::schema_for`] when sending.
+    /// The input schema as the server wrote it (what a connected client gets); use
+    /// [`Entry::schema_for`] when sending to a model.
     pub fn schema(&self) -> &Value {
-        self.normalized.as_ref().unwrap_or(&self.tool.input_schema)
+        &self.tool.input_schema
     }
 
-    /// The input schema to send to `provider`.
+    /// The input schema to send to `provider`: the server's, changed only where that provider
+    /// needs it ([`crate::provider::SchemaFix`]). Borrowed when nothing changes, which is most
+    /// schemas: a build of 1,000 tools copies none of them for nothing.
     pub fn schema_for(&self, provider: Provider) -> Cow<'_, Value> {
-        match for_provider(self.schema(), provider) {
-            Some(adjusted) => Cow::Owned(adjusted),
-            None => Cow::Borrowed(self.schema()),
-        }
+        for_provider(&self.tool.input_schema, provider)
     }
 
     /// The server's hints about the tool, for the approval gate and the UI.
@@ -219,10 +215,6 @@ impl Catalog {
                         model_name: model_name.clone(),
                         server_id: p.server.id.clone(),
                         server_name: p.server.name.clone(),
-                        normalized: match normalize(&tool.input_schema) {
-                            Cow::Borrowed(_) => None,
-                            Cow::Owned(changed) => Some(changed),
-                        },
                         tool: Arc::clone(&tool),
                         imitates: imitates.clone(),
                     });

@@ -524,7 +524,7 @@ fn budget_and_check_per_provider() {
 }
 
 #[test]
-fn entries_carry_annotations_and_normalized_schemas() {
+fn entries_carry_annotations_and_schemas_as_each_provider_needs_them() {
     let mut source = server("s", &["t"]);
     source.tools[0].annotations.read_only_hint = Some(true);
     source.tools[0].input_schema = json!({
@@ -536,7 +536,13 @@ fn entries_carry_annotations_and_normalized_schemas() {
     let catalog = Catalog::build(&[source], &Default::default()).unwrap();
     let entry = catalog.resolve("t").unwrap();
     assert_eq!(entry.annotations().read_only_hint, Some(true));
-    assert!(entry.schema().get("$schema").is_none());
+    // As written, for Anthropic and OpenAI alike; Gemini gets its OpenAPI subset.
+    assert!(entry
+        .schema_for(Provider::Anthropic)
+        .get("$schema")
+        .is_some());
+    assert!(entry.schema_for(Provider::OpenAi).get("$schema").is_some());
+    assert!(entry.schema_for(Provider::Gemini).get("$schema").is_none());
     assert_eq!(
         entry.schema_for(Provider::OpenAi)["additionalProperties"],
         false

@@ -68,11 +68,30 @@ fn ask(gate: &Gate, call: &PendingCall) {
             "\n{} wants to use your model:\n{pretty}",
             call.server_name
         ),
-        RequestKind::Elicitation => writeln!(
+        RequestKind::Elicitation => match &call.link {
+            // A page to open: the domain first and alone on its line, then the whole address.
+            Some(link) => writeln!(
+                err,
+                "\n{} asks you to open a page on\n\n    {}\n\n{}\nThe whole address: {}",
+                call.server_name,
+                link.domain,
+                call.message.as_deref().unwrap_or_default(),
+                link.url
+            ),
+            None => writeln!(
+                err,
+                "\n{} asks: {}\nThe answer starts as:\n{pretty}",
+                call.server_name,
+                call.message.as_deref().unwrap_or_default()
+            ),
+        },
+        RequestKind::ToolResult => writeln!(
             err,
-            "\n{} asks: {}\nThe answer starts as:\n{pretty}",
+            "\nThe result of {} on {} ({}), held for your review:\n{}",
+            call.tool,
             call.server_name,
-            call.message.as_deref().unwrap_or_default()
+            call.message.as_deref().unwrap_or_default(),
+            call.arguments["text"].as_str().unwrap_or_default()
         ),
     };
     if !call.reason.is_empty() {
@@ -80,13 +99,60 @@ fn ask(gate: &Gate, call: &PendingCall) {
     }
     loop {
         let _ = match call.request {
+            RequestKind::Elicitation if call.link.is_some() => {
+                write!(err, "Open it in your browser? [o]pen, [n]o: ")
+            }
             RequestKind::Elicitation => {
                 write!(err, "Answer? [e]dit and send, [s]end as is, [n]o: ")
             }
+            RequestKind::ToolResult => write!(
+                err,
+                "Let the model see it? [p]ass, [e]dit (to redact), [w]ithhold: "
+            ),
             _ => write!(err, "Allow? [y]es, [n]o, [a]lways, [e]dit: "),
         };
         let _ = err.flush();
-        let decision = match read_line().as_str() {
+        let line = read_line();
+        if call.link.is_some() {
+            // Only an explicit "open" opens it; there is nothing to edit.
+            let decision = match line.as_str() {
+                "o" | "open" => Decision::Approve,
+                "n" | "no" => Decision::Deny {
+                    reason: Some("not opened".to_owned()),
+                },
+                _ => continue,
+            };
+            let _ = gate.answer(&call.id, decision);
+            return;
+        }
+        if call.request == RequestKind::ToolResult {
+            let decision = match line.as_str() {
+                "p" | "pass" | "y" | "yes" => Decision::Approve,
+                "w" | "withhold" | "n" | "no" => Decision::Deny {
+                    reason: Some("withheld at the prompt".to_owned()),
+                },
+                "e" | "edit" => {
+                    match edit_text(call.arguments["text"].as_str().unwrap_or_default()) {
+                        Ok(text) => Decision::ApproveEdited {
+                            arguments: serde_json::json!({ "text": text }),
+                        },
+                        Err(problem) => {
+                            let _ = writeln!(err, "{problem}");
+                            continue;
+                        }
+                    }
+                }
+                _ => continue,
+            };
+            match gate.answer(&call.id, decision) {
+                Ok(()) | Err(GateError::NotPending) => return,
+                Err(problem) => {
+                    let _ = writeln!(err, "{problem}");
+                    continue;
+                }
+            }
+        }
+        let decision = match line.as_str() {
             "y" | "yes" | "s" | "send" => Decision::Approve,
             "a" | "always" if call.request != RequestKind::Elicitation => Decision::Allow {
                 reach: if call.request == RequestKind::ToolCall {
@@ -119,10 +185,34 @@ fn ask(gate: &Gate, call: &PendingCall) {
 
 /// Opens the arguments in `$VISUAL` / `$EDITOR` (else `vi`) and reads them back.
 fn edit(arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
-    let path: PathBuf =
-        std::env::temp_dir().join(format!("toolgate-edit-{}.json", uuid::Uuid::new_v4()));
     let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
-    std::fs::write(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    let edited = in_editor(&text, "json")?;
+    serde_json::from_str(&edited).map_err(|e| format!("the edited arguments are not JSON: {e}"))
+}
+
+/// Creates `path` (it must not exist) readable by the user only, holding `text`.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(text.as_bytes())
+}
+
+/// Opens a result's text in the editor, to redact it, and reads it back.
+fn edit_text(text: &str) -> Result<String, String> {
+    in_editor(text, "txt")
+}
+
+/// Writes `text` to a temporary file only the user can read (arguments and results may hold
+/// secrets), opens it in `$VISUAL` / `$EDITOR` (else `vi`), and returns what was saved; the
+/// file is removed either way.
+fn in_editor(text: &str, extension: &str) -> Result<String, String> {
+    let path: PathBuf = std::env::temp_dir().join(format!(
+        "toolgate-edit-{}.{extension}",
+        uuid::Uuid::new_v4()
+    ));
+    write_private(&path, text).map_err(|e| format!("could not write {}: {e}", path.display()))?;
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".to_owned());
@@ -136,6 +226,5 @@ fn edit(arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
     if !status?.success() {
         return Err(format!("the editor {editor} failed; nothing was changed"));
     }
-    let edited = edited.map_err(|e| format!("could not read the edited arguments: {e}"))?;
-    serde_json::from_str(&edited).map_err(|e| format!("the edited arguments are not JSON: {e}"))
+    edited.map_err(|e| format!("could not read what was edited: {e}"))
 }

@@ -72,6 +72,11 @@ enum Command {
         /// Allow tools matching this glob (model-facing or own name) for this run only.
         #[arg(long, value_name = "GLOB")]
         approve: Vec<String>,
+        /// A JSON Schema file: the answer must be one JSON value valid against it, printed
+        /// alone on stdout (the provider's structured output where it has one; otherwise
+        /// asked for, checked, and sent back once to be repaired).
+        #[arg(long, value_name = "FILE")]
+        schema: Option<PathBuf>,
     },
     /// Add servers from another host's config: Claude Desktop, Cursor, .mcp.json or VS Code's
     /// mcp.json. Values that look like secrets are moved to the keychain.
@@ -109,6 +114,17 @@ enum Command {
     /// `toolgate connect`. Calls your rules leave open are asked here when this is a terminal,
     /// else refused.
     Serve,
+    /// Print Toolgate's Client ID Metadata Document for URL: host it there (https), and that
+    /// address is Toolgate's client id, without registering, with every authorization server
+    /// that accepts such documents. Name it in a server's settings as oauth.clientMetadataUrl.
+    ClientMetadata {
+        /// The https:// address the document will be served at (default: the one built in).
+        url: Option<String>,
+        /// A fixed loopback port to list as well, for an authorization server that matches
+        /// redirect ports exactly; set the same as the server's oauth.callbackPort (repeatable).
+        #[arg(long = "callback-port", value_name = "PORT")]
+        callback_ports: Vec<u16>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -218,6 +234,13 @@ enum Secrets {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    if let Command::ClientMetadata {
+        url,
+        callback_ports,
+    } = &cli.command
+    {
+        return sign_in::client_metadata(url.as_deref(), callback_ports);
+    }
     let data_dir = match cli.data_dir {
         Some(dir) => dir,
         None => context::default_data_dir()?,
@@ -272,7 +295,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             goal,
             json,
             approve,
-        } => run::run(ctx, &goal, &approve, json).await,
+            schema,
+        } => run::run(ctx, &goal, &approve, json, schema.as_deref()).await,
         Command::Import {
             file,
             dry_run,
@@ -288,7 +312,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             keep_secrets_in_settings,
         }) => hosts::connect(&mut ctx, &host, yes, keep_secrets_in_settings).await,
         Command::Hosts(Hosts::Undo { host, force }) => hosts::undo(&ctx, &host, force),
-        Command::Connect { .. } => unreachable!("handled before the host is opened"),
+        Command::Connect { .. } | Command::ClientMetadata { .. } => {
+            unreachable!("handled before the host is opened")
+        }
     }
 }
 

@@ -181,17 +181,22 @@ impl Session {
         })
     }
 
-    /// One turn; `print` streams the model's text to stdout and the calls to stderr.
+    /// One turn; `print` streams the model's text to stdout and the calls to stderr. With a
+    /// `schema` the answer must be a JSON value valid against it, and is not streamed: a first
+    /// answer sent back to be repaired must not reach stdout.
     pub async fn turn(
         &self,
         history: &mut Vec<Message>,
         text: &str,
         print: bool,
+        schema: Option<Value>,
     ) -> (Result<String, String>, Vec<TraceEntry>, Spent) {
         let seen: Arc<Mutex<HashMap<String, Seen>>> = Arc::default();
         let usage = Arc::new(Mutex::new(Spent::default()));
+        let stream_text = print && schema.is_none();
         let options = TurnOptions {
             approval_timeout: self.ctx.settings.policy.approval_timeout(),
+            answer_schema: schema,
             ..TurnOptions::default()
         };
         let cancel = options.cancel.clone();
@@ -205,7 +210,7 @@ impl Session {
             move |event: TurnEvent| {
                 let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                 match event {
-                    TurnEvent::TextDelta { text } if print => {
+                    TurnEvent::TextDelta { text } if stream_text => {
                         print!("{text}");
                         let _ = std::io::stdout().flush();
                     }
@@ -323,7 +328,7 @@ impl Session {
             .await
             .map_err(|e| e.to_string());
         on_ctrl_c.abort();
-        if print {
+        if stream_text {
             println!();
         }
         let seen = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -451,11 +456,36 @@ fn trace(messages: &[Message], seen: &HashMap<String, Seen>) -> Vec<TraceEntry> 
         .collect()
 }
 
+/// The JSON Schema of `--schema FILE`, or what is wrong with it, before anything starts.
+fn read_schema(path: &std::path::Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("--schema {}: cannot read it: {e}", path.display()))?;
+    let schema: Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "--schema {}: not JSON (line {}, column {}): {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    toolgate_policy::compile_schema(&schema)
+        .map_err(|e| anyhow::anyhow!("--schema {}: {e}", path.display()))?;
+    Ok(schema)
+}
+
 /// `toolgate run`: one goal, its trace, and the answer.
-pub async fn run(ctx: Context, goal: &str, approve: &[String], json: bool) -> Result<u8> {
+pub async fn run(
+    ctx: Context,
+    goal: &str,
+    approve: &[String],
+    json: bool,
+    schema: Option<&std::path::Path>,
+) -> Result<u8> {
+    let schema = schema.map(read_schema).transpose()?;
+    let structured = schema.is_some();
     let session = Session::start(ctx, approve, goal).await?;
     let mut history = Vec::new();
-    let (result, trace, spent) = session.turn(&mut history, goal, !json).await;
+    let (result, trace, spent) = session.turn(&mut history, goal, !json, schema).await;
     session.stop().await;
     let report = RunReport {
         goal: goal.to_owned(),
@@ -468,6 +498,10 @@ pub async fn run(ctx: Context, goal: &str, approve: &[String], json: bool) -> Re
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        if let (true, Some(answer)) = (structured, &report.answer) {
+            // The value alone on stdout, for a script to read; the trace stays on stderr.
+            println!("{answer}");
+        }
         if let Some(error) = &report.error {
             eprintln!("toolgate: {error}");
         }
@@ -503,7 +537,7 @@ pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
         if text.is_empty() {
             continue;
         }
-        let (result, _, spent) = session.turn(&mut history, text, true).await;
+        let (result, _, spent) = session.turn(&mut history, text, true, None).await;
         if let Err(e) = result {
             eprintln!("toolgate: {e}");
         }

@@ -106,3 +106,16 @@ pub async fn step_up(ctx: &Context, server: &str, scope: &str) -> Result<bool> {
     .await?;
     Ok(true)
 }
+
+/// `toolgate client-metadata [URL]`: the document to host at URL, on stdout.
+pub fn client_metadata(url: Option<&str>, callback_ports: &[u16]) -> Result<u8> {
+    let Some(url) = url.or(toolgate_oauth::BUILT_IN_CLIENT_METADATA_URL) else {
+        return Err(anyhow!(
+            "give the https:// address the document will be served at, e.g. `toolgate client-metadata https://example.org/toolgate/client.json` (this build of Toolgate has none built in)"
+        ));
+    };
+    let document =
+        toolgate_oauth::client_metadata_document(url, callback_ports).map_err(|e| anyhow!(e))?;
+    println!("{}", serde_json::to_string_pretty(&document)?);
+    Ok(0)
+}

@@ -647,3 +647,68 @@ async fn chat_asks_at_the_terminal_and_always_becomes_a_saved_rule() {
     let result = provider.received()[1].body["messages"][2].to_string();
     assert!(result.contains("Echo: asked at the prompt"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_held_for_review_is_withheld_at_the_terminal_and_the_model_never_sees_it() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::tool_use(
+            "toolu_cli_review",
+            "echo",
+            json!({"message": "private words"}),
+        )),
+        Scripted::ok(anthropic::text("Understood.")),
+    ])
+    .await;
+    let dir = data_dir_with("review", &provider, |s| {
+        s.servers[0].trust.review_results = vec!["echo".into()];
+    });
+    let command = format!(
+        "{} --data-dir {} chat",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        // The message, yes to the call, withhold its result, then leave.
+        stdin
+            .write_all(b"Please echo\ny\nw\n/exit\n")
+            .expect("typed");
+    }
+    let out = child.wait_with_output().expect("chat ends");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    assert!(
+        screen.contains("The result of echo on everything")
+            && screen.contains("held for your review")
+            && screen.contains("Echo: private words"),
+        "the result was shown in full: {screen}"
+    );
+    assert!(
+        screen.contains("Let the model see it? [p]ass, [e]dit (to redact), [w]ithhold"),
+        "{screen}"
+    );
+    let sent = provider.received()[1].body["messages"].to_string();
+    assert!(!sent.contains("Echo: private words"), "{sent}");
+    assert!(sent.contains("withheld"), "{sent}");
+    let history = toolgate_history::History::open(&dir.join("history.sqlite3")).expect("history");
+    let reviews: Vec<String> = history
+        .audit(&toolgate_history::AuditFilter::default())
+        .expect("audit")
+        .into_iter()
+        .filter_map(|row| row.entry.reason)
+        .filter(|r| r.starts_with("result review:"))
+        .collect();
+    assert_eq!(
+        reviews,
+        ["result review: withheld (the user withheld it: withheld at the prompt)"]
+    );
+}

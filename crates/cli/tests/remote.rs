@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use toolgate_settings::{ServerConfig, Settings};
-use toolgate_tests::oauth::{path_with_browser, OAuthServers as Remote};
+use toolgate_tests::oauth::{path_with_browser, DocumentHost, OAuthServers as Remote};
 use toolgate_tests::{repo_root, temp_dir};
 
 fn data_dir(tag: &str, id: &str, url: &str) -> toolgate_tests::TestDir {
@@ -80,6 +80,25 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// `toolgate secrets set NAME`, typed at its prompt.
+fn set_secret(dir: &Path, name: &str, value: &str) {
+    let mut set = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["secrets", "set", name])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    {
+        use std::io::Write;
+        let mut stdin = set.stdin.take().expect("stdin");
+        stdin
+            .write_all(format!("{value}\n").as_bytes())
+            .expect("typed");
+    }
+    assert!(set.wait().expect("secrets set").success());
 }
 
 #[test]
@@ -331,21 +350,11 @@ fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_basic()
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("oauth.clientSecret"), "{}", text(&out));
 
-    let mut set = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("--data-dir")
-        .arg(&*dir)
-        .args(["secrets", "set", &format!("BYHAND_{}", std::process::id())])
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("toolgate runs");
-    {
-        use std::io::Write;
-        let mut stdin = set.stdin.take().expect("stdin");
-        stdin
-            .write_all(b"by-hand-secret-0123456789\n")
-            .expect("typed");
-    }
-    assert!(set.wait().expect("secrets set").success());
+    set_secret(
+        &dir,
+        &format!("BYHAND_{}", std::process::id()),
+        "by-hand-secret-0123456789",
+    );
 
     let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -393,4 +402,139 @@ fn misconfigured_servers_are_named_with_what_is_wrong_and_nothing_is_stored() {
         assert_eq!(keychain_item(&id, &remote.issuer), None, "{fault}");
         assert_eq!(remote.registrations(), 0, "{fault}: nothing registered");
     }
+}
+
+#[test]
+fn a_client_id_metadata_document_is_the_client_id_where_the_authorization_server_takes_one() {
+    // The publisher's side: the document `toolgate client-metadata` prints for its address,
+    // hosted there over https (a certificate the authorization server trusts).
+    let mut host = DocumentHost::new();
+    let dir = temp_dir("remote-cimd");
+    let out = toolgate(&dir, &["client-metadata", &host.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let document: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(document["client_id"], host.url.as_str());
+    assert_eq!(
+        document["redirect_uris"],
+        serde_json::json!(["http://127.0.0.1/callback"])
+    );
+    host.serve(&out.stdout);
+
+    // An authorization server that offers both documents and dynamic registration, access
+    // tokens living 2 s; the server's settings name the document.
+    let remote = Remote::start_with(2, "", "cimd", Some(&host.cert));
+    let id = format!("cimd-{}", std::process::id());
+    let mut server = ServerConfig::http(&id, &remote.url);
+    server.startup_timeout_secs = 30;
+    server.oauth = Some(toolgate_settings::OAuthSettings {
+        client_metadata_url: Some(host.url.clone()),
+        ..Default::default()
+    });
+    toolgate_settings::file::save(&dir.join("settings.json"), &Settings::first_run(server))
+        .expect("settings");
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let as_client_id = host.url.replace(':', "%3A").replace('/', "%2F");
+    assert!(
+        text(&out).contains(&format!("client_id={as_client_id}&")),
+        "the document's address is the client id: {}",
+        text(&out)
+    );
+    assert_eq!(
+        remote.registrations(),
+        0,
+        "documents come before registering"
+    );
+    assert!(
+        remote.fetched().contains(&host.url),
+        "the authorization server read the document: {:?}",
+        remote.fetched()
+    );
+    let item = keychain_item(&id, &remote.issuer).expect("the sign-in is in the keychain");
+    assert_eq!(item["client"]["clientId"], host.url.as_str(), "{item}");
+    assert_eq!(item["client"]["document"], true, "{item}");
+    let access = token(&item, "access_token");
+
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "by document"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Renewed after expiry as the same public client (its id, no secret).
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(
+        &dir,
+        &["call", "echo", r#"{"message": "renewed by document"}"#],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let renewed = keychain_item(&id, &remote.issuer).expect("still signed in");
+    assert_ne!(
+        token(&renewed, "access_token"),
+        access,
+        "a new access token"
+    );
+    assert_eq!(remote.calls().len(), 2, "{:?}", remote.calls());
+    assert_eq!(remote.registrations(), 0);
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("did not confirm"), "{}", text(&out));
+
+    // A server whose settings name no document: the same authorization server is registered
+    // with instead.
+    let plain = format!("cimd-plain-{}", std::process::id());
+    let other = data_dir("cimd-plain", &plain, &remote.url);
+    let out = toolgate(&other, &["servers", "login", &plain, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(remote.registrations(), 1);
+    let out = toolgate(&other, &["servers", "logout", &plain]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_post() {
+    // The authorization server lets no app register and takes client_secret_post only, at its
+    // token and revocation endpoints; `toolgate-by-post` was registered there by hand.
+    let remote = Remote::start_with(2, "", "post", None);
+    let id = format!("bypost-{}", std::process::id());
+    let secret = format!("BYPOST_{}", std::process::id());
+    let dir = temp_dir("remote-bypost");
+    let mut server = ServerConfig::http(&id, &remote.url);
+    server.startup_timeout_secs = 30;
+    server.oauth = Some(toolgate_settings::OAuthSettings {
+        client_id: Some("toolgate-by-post".into()),
+        client_secret: Some(format!("${{secret:{secret}}}")),
+        ..Default::default()
+    });
+    toolgate_settings::file::save(&dir.join("settings.json"), &Settings::first_run(server))
+        .expect("settings");
+    set_secret(&dir, &secret, "by-post-secret-0123456789");
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("client_id=toolgate-by-post"),
+        "{}",
+        text(&out)
+    );
+    let item = keychain_item(&id, &remote.issuer).expect("the sign-in is in the keychain");
+    let access = token(&item, "access_token");
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "by post"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Renewed after expiry: the refresh request carries the secret in its form.
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "renewed by post"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let renewed = keychain_item(&id, &remote.issuer).expect("still signed in");
+    assert_ne!(
+        token(&renewed, "access_token"),
+        access,
+        "a new access token"
+    );
+    assert_eq!(remote.calls().len(), 2);
+    // Signing out revokes with the secret in the form too: the server confirms it.
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("did not confirm"), "{}", text(&out));
+    let _ = Command::new("secret-tool")
+        .args(["clear", "service", "toolgate", "username"])
+        .arg(format!("secret.{secret}"))
+        .status();
 }

@@ -18,7 +18,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{Agent, CallOutcome, ToolTarget, TurnEvent, TurnOptions};
+use toolgate_agent::{Agent, CallOutcome, Exposure, ToolTarget, TurnEvent, TurnOptions};
 use toolgate_catalog::CatalogSettings;
 use toolgate_host::Host;
 use toolgate_llm::ToolCall;
@@ -46,6 +46,9 @@ pub(crate) struct Session {
     calls: Arc<Semaphore>,
     /// Whether list changes are already followed for an older-era client.
     watching: Arc<AtomicBool>,
+    /// What this client's connection has read: for a connected client, the connection is the
+    /// conversation (see `toolgate_agent::Exposure`).
+    exposure: Arc<Exposure>,
 }
 
 /// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
@@ -109,6 +112,7 @@ impl Session {
             closed,
             calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
             watching: Arc::new(AtomicBool::new(false)),
+            exposure: Arc::new(Exposure::new()),
         }
     }
 
@@ -152,7 +156,8 @@ impl Session {
             .with_servers(view.servers)
             .with_policy(self.host.policy())
             .with_offers(self.host.offers.clone())
-            .with_client(client);
+            .with_client(client)
+            .with_exposure(self.exposure.clone());
         if let Ok(history) = &self.host.history {
             agent = agent.with_audit(history.clone(), None);
         }
@@ -480,8 +485,11 @@ impl ServerHandler for Session {
             .await
             .into_iter()
             .filter_map(|(shown, _, p)| {
-                let arguments: Vec<Value> =
-                    p.arguments.iter().map(|a| json!({ "name": a })).collect();
+                let arguments: Vec<Value> = p
+                    .argument_info
+                    .iter()
+                    .map(|a| json!({ "name": a.name, "description": a.description, "required": a.required }))
+                    .collect();
                 serde_json::from_value::<Prompt>(json!({
                     "name": shown,
                     "description": p.description,

@@ -22,7 +22,7 @@ pub use toolgate_oauth::SignedInInfo;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use toolgate_agent::{Gate, ModelSource, Offers, PolicyStore, ServerRequestGate};
+use toolgate_agent::{Exposure, Gate, ModelSource, Offers, PolicyStore, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError, WireFormat};
 use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
@@ -38,6 +38,8 @@ pub use rules::{RuleEditError, RulePreview};
 pub const SETTINGS_FILE: &str = "settings.json";
 /// The history and audit database, in the data folder.
 pub const HISTORY_FILE: &str = "history.sqlite3";
+/// Each local server's own data folder is `<data folder>/servers/<id>`.
+pub const SERVER_DATA: &str = "servers";
 
 /// The app's identifier: its data folder is `$XDG_DATA_HOME/<this>` (Tauri's `app_data_dir`).
 pub const APP_IDENTIFIER: &str = "dev.toolgate.desktop";
@@ -119,6 +121,17 @@ pub enum ApplyImportError {
     Settings(#[from] FileError),
 }
 
+/// Why a change to one server was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerChangeError {
+    #[error("no server '{0}' is configured")]
+    Unknown(String),
+    #[error("'{0}' is a remote server: it runs elsewhere, so it has no sandbox here")]
+    Remote(String),
+    #[error(transparent)]
+    Settings(#[from] FileError),
+}
+
 /// What an applied import changed.
 #[derive(Debug, Clone)]
 pub struct Imported {
@@ -148,6 +161,8 @@ pub struct Host {
     pub notices: Vec<String>,
     /// Rules for this process only (the CLI's `--approve`), on top of the saved ones.
     grants: Mutex<Vec<Rule>>,
+    /// The untrusted content each conversation has read, kept across its turns.
+    exposures: Mutex<std::collections::HashMap<String, Arc<Exposure>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -214,6 +229,10 @@ impl Host {
                 // Running server processes, so a killed Toolgate's leftovers are stopped next
                 // time; shared by every front end on this folder, which never stop each other's.
                 state_dir: Some(options.data_dir.clone()),
+                // Each local server's own folder, the one place beside its roots its sandbox
+                // lets it write; the rest of Toolgate's folder is closed to every server.
+                server_data: Some(options.data_dir.join(SERVER_DATA)),
+                protected: vec![options.data_dir.clone()],
                 env: options.env.clone(),
                 ..ManagerOptions::default()
             });
@@ -230,6 +249,7 @@ impl Host {
                 offers: Arc::default(),
                 notices,
                 grants: Mutex::default(),
+                exposures: Mutex::default(),
             }
         }))
     }
@@ -279,6 +299,63 @@ impl Host {
         Ok(next)
     }
 
+    /// Saves a local server's sandbox (`None`: the defaults for what it is) and, since a
+    /// sandbox applies from a start, starts the server again with it when it is on. Returns
+    /// whether it was restarted.
+    pub async fn set_sandbox(
+        &self,
+        id: &str,
+        sandbox: Option<toolgate_settings::SandboxSettings>,
+    ) -> Result<bool, ServerChangeError> {
+        let server = self.server(id)?;
+        if server.sandbox_settings().is_none() {
+            return Err(ServerChangeError::Remote(id.to_owned()));
+        }
+        let saved = self.update_settings(|s| {
+            if let Some(slot) = s.servers.iter_mut().find(|s| s.id == id) {
+                slot.sandbox = sandbox;
+            }
+        })?;
+        let Some(next) = saved.servers.into_iter().find(|s| s.id == id) else {
+            return Err(ServerChangeError::Unknown(id.to_owned()));
+        };
+        // Only a server this host runs is restarted (the CLI keeps none running).
+        if !self.servers.snapshot().await.iter().any(|s| s.id == id) {
+            return Ok(false);
+        }
+        let _ = self.servers.remove(id).await;
+        self.servers.add(std::slice::from_ref(&next)).await;
+        Ok(next.enabled)
+    }
+
+    /// Saves what the gate should know of a server: whether its results are untrusted content,
+    /// whether its calls can send data out, which results are reviewed. Applies from the next
+    /// call; the server keeps running.
+    pub async fn set_trust(
+        &self,
+        id: &str,
+        trust: toolgate_settings::TrustMarks,
+    ) -> Result<(), ServerChangeError> {
+        self.server(id)?;
+        self.update_settings(|s| {
+            if let Some(slot) = s.servers.iter_mut().find(|s| s.id == id) {
+                slot.trust = trust.clone();
+            }
+        })?;
+        // A server this host does not run has nothing to update beyond the file.
+        let _ = self.servers.set_trust(id, trust).await;
+        Ok(())
+    }
+
+    fn server(&self, id: &str) -> Result<toolgate_settings::ServerConfig, ServerChangeError> {
+        self.settings()
+            .servers
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()
+            .ok_or_else(|| ServerChangeError::Unknown(id.to_owned()))
+    }
+
     /// Pauses every tool (denying what waits now) or lifts the pause.
     pub fn set_paused(&self, paused: bool) -> Result<PolicySettings, FileError> {
         let saved = self.update_settings(|s| s.policy.paused = paused)?;
@@ -292,6 +369,18 @@ impl Host {
     /// every decision, plus this process's grants; "always" answers are saved to the file.
     pub fn policy(self: &Arc<Self>) -> Arc<dyn PolicyStore> {
         Arc::new(HostPolicy(Arc::downgrade(self)))
+    }
+
+    /// What conversation `id` has read, shared by its turns (a fresh one without an id). After
+    /// a restart it starts empty and the agent recalls it from the audit log.
+    pub fn exposure(&self, id: Option<&str>) -> Arc<Exposure> {
+        match id {
+            Some(id) => lock(&self.exposures)
+                .entry(id.to_owned())
+                .or_insert_with(|| Arc::new(Exposure::new()))
+                .clone(),
+            None => Arc::new(Exposure::new()),
+        }
     }
 
     /// Adds rules that hold until this process ends and are never saved (`--approve`).
@@ -540,6 +629,48 @@ mod tests {
         host.secrets.set(item, "sk-test-key").unwrap();
         let (_, settings) = host.provider().await.unwrap();
         assert_eq!(settings, host.settings().provider);
+    }
+
+    #[tokio::test]
+    async fn a_servers_sandbox_and_trust_marks_are_saved_and_a_remote_server_has_no_sandbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(options(dir.path())).unwrap();
+        host.update_settings(|s| {
+            s.servers.push(toolgate_settings::ServerConfig::http(
+                "remote",
+                "https://x.example/mcp",
+            ))
+        })
+        .unwrap();
+        let sandbox = toolgate_settings::SandboxSettings {
+            network: toolgate_settings::NetworkAccess::Loopback,
+            ..toolgate_settings::SandboxSettings::default()
+        };
+        let restarted = host
+            .set_sandbox("everything", Some(sandbox.clone()))
+            .await
+            .unwrap();
+        assert!(!restarted, "not running here, so nothing to restart");
+        assert_eq!(host.settings().servers[0].sandbox, Some(sandbox));
+        assert!(matches!(
+            host.set_sandbox("remote", None).await,
+            Err(ServerChangeError::Remote(_))
+        ));
+        assert!(matches!(
+            host.set_sandbox("nope", None).await,
+            Err(ServerChangeError::Unknown(_))
+        ));
+        let trust = toolgate_settings::TrustMarks {
+            reads_untrusted: Some(true),
+            review_results: vec!["*".into()],
+            ..Default::default()
+        };
+        host.set_trust("everything", trust.clone()).await.unwrap();
+        let Loaded::Found(saved) = toolgate_settings::file::load(host.settings_path()).unwrap()
+        else {
+            panic!("saved")
+        };
+        assert_eq!(saved.servers[0].trust, trust);
     }
 
     #[tokio::test]

@@ -27,6 +27,22 @@ pub struct Request<'a> {
     pub tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
+    /// Structured output: `{"format": {"type": "json_schema", "schema": …}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OutputConfig<'a> {
+    pub format: OutputFormat<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OutputFormat<'a> {
+    /// Always `json_schema`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub schema: &'a Value,
 }
 
 /// The system prompt: a plain string, or (to carry a cache breakpoint) one text block.
@@ -356,6 +372,12 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
         messages,
         tools,
         stream: false,
+        output_config: request.response_schema.as_ref().map(|schema| OutputConfig {
+            format: OutputFormat {
+                kind: "json_schema",
+                schema,
+            },
+        }),
     }
 }
 
@@ -442,6 +464,7 @@ mod tests {
             ))],
             max_tokens: 100,
             cache: false,
+            response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
         assert_eq!(
@@ -519,6 +542,7 @@ mod tests {
             tools: vec![],
             max_tokens: 10,
             cache: false,
+            response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
         assert_eq!(

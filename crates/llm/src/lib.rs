@@ -200,6 +200,10 @@ pub struct ChatRequest {
     /// `cache_control` breakpoints on the tools, the system prompt and the conversation so
     /// far. (OpenAI caches the longest prefix it has seen by itself.)
     pub cache: bool,
+    /// Constrains the final answer to JSON valid against this schema, with the provider's own
+    /// structured output (Anthropic's `output_config.format`, OpenAI's `response_format`). Set
+    /// only for providers that have it; others are asked in words (see `toolgate-agent`).
+    pub response_schema: Option<serde_json::Value>,
 }
 
 /// The tokens of one model call (or of several, summed).

@@ -28,6 +28,27 @@ pub struct Request<'a> {
     /// Only sent to endpoints known to accept it: some reject unknown fields with a 400.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
+    /// Structured output: `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ResponseFormat<'a> {
+    /// Always `json_schema`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonSchemaFormat<'a> {
+    /// `^[a-zA-Z0-9_-]{1,64}$`.
+    pub name: &'static str,
+    pub schema: &'a Value,
+    /// Strict mode accepts only a subset of JSON Schema (every object closed, every property
+    /// required), which a user's schema rarely is; the answer is validated here either way.
+    pub strict: bool,
 }
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -281,6 +302,17 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
         max_completion_tokens: request.max_tokens,
         stream: false,
         stream_options: None,
+        response_format: request
+            .response_schema
+            .as_ref()
+            .map(|schema| ResponseFormat {
+                kind: "json_schema",
+                json_schema: JsonSchemaFormat {
+                    name: "answer",
+                    schema,
+                    strict: false,
+                },
+            }),
     }
 }
 
@@ -483,6 +515,7 @@ mod tests {
             tools: vec![],
             max_tokens: 10,
             cache: false,
+            response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
         assert_eq!(wire["messages"][0]["content"], Value::Null);
@@ -534,6 +567,7 @@ mod tests {
             tools: vec![],
             max_tokens: 10,
             cache: false,
+            response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
         let messages = wire["messages"].as_array().expect("messages");

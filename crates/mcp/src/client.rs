@@ -109,10 +109,46 @@ pub(crate) fn client_info() -> ClientConfig {
     roots.list_changed = Some(true);
     capabilities.roots = Some(roots);
     capabilities.sampling = Some(SamplingCapability::default());
-    capabilities.elicitation = Some(ElicitationCapability::default());
+    // Both kinds of question: forms (filled in the window or at the terminal) and URLs (shown
+    // with their domain, opened in the browser only when the user says so).
+    capabilities.elicitation = Some(
+        ElicitationCapability::new()
+            .with_form(Default::default())
+            .with_url(Default::default()),
+    );
+    // Long calls a server runs as a task are polled (`tasks/get`) and cancelled (`tasks/cancel`)
+    // by the manager; on 2026-07-28 connections this goes with every request.
+    let mut extensions = rmcp::model::ExtensionCapabilities::new();
+    extensions.insert(
+        rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+        Default::default(),
+    );
+    // MCP Apps: a tool's `ui://` resource is shown in a sandboxed frame in the window.
+    let mut apps = rmcp::model::JsonObject::new();
+    apps.insert(
+        "mimeTypes".to_owned(),
+        serde_json::json!([crate::APP_MIME_TYPE]),
+    );
+    extensions.insert(crate::UI_EXTENSION_ID.to_owned(), apps);
+    capabilities.extensions = Some(extensions);
     let mut implementation = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
     implementation.title = Some("Toolgate".to_owned());
     ClientConfig::new(capabilities, implementation)
+}
+
+/// The answer to `roots/list`: each folder as a `file://` URI, named by its last component.
+pub(crate) fn roots_result(roots: &[PathBuf]) -> ListRootsResult {
+    let roots = roots
+        .iter()
+        .map(|path| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.display().to_string());
+            Root::new(root_uri(path)).with_name(name)
+        })
+        .collect();
+    ListRootsResult::new(roots)
 }
 
 pub(crate) fn root_uri(path: &std::path::Path) -> String {
@@ -156,20 +192,8 @@ impl ClientHandler for Client {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let roots = self
-            .roots
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|path| {
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| path.display().to_string());
-                Root::new(root_uri(path)).with_name(name)
-            })
-            .collect();
-        Ok(ListRootsResult::new(roots))
+        let roots = self.roots.read().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(roots_result(&roots))
     }
 
     async fn create_message(
@@ -250,6 +274,12 @@ mod tests {
         assert_eq!(info["clientInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(info["capabilities"]["roots"]["listChanged"], true);
         assert!(info["capabilities"]["sampling"].is_object());
-        assert!(info["capabilities"]["elicitation"].is_object());
+        assert!(info["capabilities"]["elicitation"]["form"].is_object());
+        assert!(info["capabilities"]["elicitation"]["url"].is_object());
+        assert!(info["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object());
+        assert_eq!(
+            info["capabilities"]["extensions"]["io.modelcontextprotocol/ui"]["mimeTypes"],
+            serde_json::json!(["text/html;profile=mcp-app"])
+        );
     }
 }

@@ -63,6 +63,55 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
         },
     })
     .collect();
+    let support = crate::confine::support();
+    let gaps: Vec<String> = [
+        toolgate_sandbox::Network::None,
+        toolgate_sandbox::Network::Loopback,
+    ]
+    .into_iter()
+    .flat_map(|n| support.gaps(n))
+    .fold(Vec::new(), |mut all, gap| {
+        if !all.contains(&gap) {
+            all.push(gap);
+        }
+        all
+    });
+    // Root's capabilities reach past Landlock's guard on other processes' /proc entries.
+    #[cfg(target_os = "linux")]
+    let root = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let root = false;
+    let mut gaps = gaps;
+    if root {
+        gaps.push(
+            "Toolgate runs as root, whose capabilities let a confined server read other \
+             processes' environments (where secrets are)"
+                .to_owned(),
+        );
+    }
+    checks.push(Check {
+        name: "sandbox".into(),
+        ok: gaps.is_empty(),
+        detail: if gaps.is_empty() {
+            format!(
+                "{}: each local server reads only the system, its runtime and its own files, \
+                 changes only its roots and its data folder, and reaches the network only as its \
+                 card says",
+                support.summary()
+            )
+        } else {
+            format!("{}; not enforced: {}", support.summary(), gaps.join("; "))
+        },
+        fix: (!gaps.is_empty()).then(|| {
+            "Run Toolgate as your own user, not root. Run Linux 5.13 or later with Landlock enabled (it is in the kernel's lsm= list on \
+             Debian 12, Ubuntu 22.04, Fedora 35 and later) and seccomp; Linux 5.9 or later for \
+             \"loopback only\". Until then each server's card says what is not confined."
+                .into()
+        }),
+    });
     checks.push(Check {
         name: "PATH for servers".into(),
         ok: !host.dirs().is_empty(),

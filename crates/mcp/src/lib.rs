@@ -22,6 +22,7 @@
 //! go to a [`ServerRequests`] handler the caller provides.
 
 mod client;
+pub mod confine;
 pub mod doctor;
 mod host_env;
 mod http;
@@ -31,17 +32,26 @@ pub mod orphans;
 mod sse;
 mod stdio;
 pub mod stdout;
+pub mod templates;
 mod types;
 
 pub use client::{DeclineServerRequests, ServerRequests};
+pub use confine::SandboxReport;
 pub use host_env::HostEnv;
-pub use manager::{ManagerOptions, ServerManager};
+pub use manager::{ManagerOptions, RootsChange, ServerManager};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
+pub use toolgate_settings::NetworkAccess;
 pub use types::{
-    CallOptions, CallProgress, Launch, LogLevel, PromptInfo, RefusedTool, ResourceInfo,
-    ServerEvent, ServerSnapshot, ServerStatus, ToolInfo, ToolOutput,
+    CallOptions, CallProgress, Launch, LogLevel, PromptArgumentInfo, PromptInfo, RefusedTool,
+    ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus, TaskState,
+    ToolInfo, ToolOutput,
 };
+
+/// The MCP Apps extension: tools whose results are shown by an HTML app the server serves.
+pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP App's `ui://` resource.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// Why a server or a call failed, in words for the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,6 +6,8 @@
 
 mod calls;
 mod connect;
+mod listen;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,13 +26,14 @@ use toolgate_settings::ServerConfig;
 
 use self::connect::Connected;
 use crate::client::{DeclineServerRequests, ListKind, ServerRequests};
+use crate::confine::{self, Protected, SandboxReport};
 use crate::host_env::{HostEnv, LoginPath};
 use crate::logs::ServerLog;
 use crate::orphans::{self, Registry};
 use crate::stdio::{self, StdioProcess};
 use crate::types::{
-    CallOptions, PromptInfo, ResourceInfo, ServerEvent, ServerSnapshot, ServerStatus, ToolInfo,
-    ToolOutput,
+    CallOptions, PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot,
+    ServerStatus, ToolInfo, ToolOutput,
 };
 use crate::McpError;
 
@@ -58,6 +61,12 @@ pub struct ManagerOptions {
     pub stop_grace: Duration,
     /// The wait before the first restart after a crash; doubled for each crash in a row.
     pub restart_delay: Duration,
+    /// Where each local server gets a data folder of its own (`<this>/<id>`), the only place
+    /// beside its roots its sandbox lets it write. None: a temporary folder for each start.
+    pub server_data: Option<PathBuf>,
+    /// Folders no sandbox grant Toolgate derives may contain (its own data folder), on top of
+    /// the home folder's private places; a grant the user makes that opens one is warned about.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Default for ManagerOptions {
@@ -70,6 +79,8 @@ impl Default for ManagerOptions {
             secrets: None,
             stop_grace: Duration::from_secs(2),
             restart_delay: Duration::from_secs(1),
+            server_data: None,
+            protected: Vec::new(),
         }
     }
 }
@@ -81,6 +92,7 @@ struct Entry {
     protocol_version: Option<String>,
     tools: Vec<ToolInfo>,
     resources: Vec<ResourceInfo>,
+    resource_templates: Vec<ResourceTemplateInfo>,
     prompts: Vec<PromptInfo>,
     conn: Option<Conn>,
     /// A start in progress, so a stop can cut it short and wait for its process to be gone.
@@ -90,11 +102,22 @@ struct Entry {
     crashes: u32,
     log: ServerLog,
     roots: Arc<RwLock<Vec<PathBuf>>>,
+    /// The sandbox as applied at the last start.
+    sandbox: Option<SandboxReport>,
     /// A remote server's sign-in while connected.
     session: Option<toolgate_oauth::Session>,
     /// The scope a call was refused for (403 `insufficient_scope`), until the next start.
     needs_scope: Option<String>,
     refused: crate::http::Refused,
+}
+
+/// What a change of roots did to a running server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootsChange {
+    /// It was told (`notifications/roots/list_changed`), or is not running.
+    Told,
+    /// Its sandbox is built from its roots, so it was restarted with the new ones.
+    Restarted,
 }
 
 struct Conn {
@@ -143,6 +166,7 @@ impl Entry {
         self.status = status;
         self.tools.clear();
         self.resources.clear();
+        self.resource_templates.clear();
         self.prompts.clear();
         let starting = self.starting.take();
         if let Some(s) = &starting {
@@ -169,6 +193,8 @@ pub struct ServerManager {
     /// Generations come from one counter, so an entry replaced by `start_all` never reuses one.
     generations: AtomicU64,
     me: Weak<ServerManager>,
+    /// What no derived sandbox grant may open.
+    protected: Protected,
 }
 
 impl ServerManager {
@@ -186,7 +212,9 @@ impl ServerManager {
         }
         let registry = StdMutex::new(Registry::new(options.state_dir.as_deref()));
         let paths = LoginPath::new(options.env.clone(), options.state_dir.as_deref());
+        let protected = Protected::of_this_user(&options.protected);
         let manager = Arc::new_cyclic(|me| Self {
+            protected,
             entries: Mutex::new(BTreeMap::new()),
             changes: watch::channel(0).0,
             events: broadcast::channel(1024).0,
@@ -323,11 +351,13 @@ impl ServerManager {
             protocol_version: None,
             tools: Vec::new(),
             resources: Vec::new(),
+            resource_templates: Vec::new(),
             prompts: Vec::new(),
             conn: None,
             starting: None,
             generation: self.next_generation(),
             crashes: 0,
+            sandbox: None,
             session: None,
             needs_scope: None,
             refused: Default::default(),
@@ -397,7 +427,10 @@ impl ServerManager {
         retired.finish().await;
         // Only now: the old process's last words must not explain the new one's failure.
         log.clear();
-        let outcome = self.connect(&config, &log, roots, refused, &cancel).await;
+        let mut sandbox = None;
+        let outcome = self
+            .connect(&config, &log, roots, refused, &cancel, &mut sandbox)
+            .await;
         let mut entries = self.entries.lock().await;
         let Some(entry) = entries.get_mut(id).filter(|e| e.generation == generation) else {
             // Stopped or restarted while starting: this connection is no longer wanted.
@@ -408,6 +441,9 @@ impl ServerManager {
             return;
         };
         entry.starting = None;
+        if sandbox.is_some() {
+            entry.sandbox = sandbox;
+        }
         let retry = match outcome {
             Ok((connected, listed)) => {
                 tracing::info!(server = id, tools = listed.tools.len(), "server ready");
@@ -416,6 +452,7 @@ impl ServerManager {
                 entry.protocol_version = listed.protocol_version;
                 entry.tools = listed.tools;
                 entry.resources = listed.resources;
+                entry.resource_templates = listed.resource_templates;
                 entry.prompts = listed.prompts;
                 entry.session = connected.session.clone();
                 entry.status = ServerStatus::Ready;
@@ -500,6 +537,23 @@ impl ServerManager {
         }
     }
 
+    /// Changes what the gate knows of a server (its trust marks), for the next snapshot.
+    pub async fn set_trust(
+        &self,
+        id: &str,
+        trust: toolgate_settings::TrustMarks,
+    ) -> Result<(), McpError> {
+        self.entries
+            .lock()
+            .await
+            .get_mut(id)
+            .ok_or_else(|| McpError::UnknownServer(id.to_owned()))?
+            .config
+            .trust = trust;
+        self.changed(id);
+        Ok(())
+    }
+
     /// Stops every server, starting ones included: closes stdin, waits, then terminates each
     /// process group. Returns when every process is gone.
     pub async fn stop_all(&self) {
@@ -514,17 +568,34 @@ impl ServerManager {
         self.changed("");
     }
 
-    /// Changes the folders a server is offered as roots, and tells it so.
-    pub async fn set_roots(&self, id: &str, roots: Vec<PathBuf>) -> Result<(), McpError> {
-        let peer = {
+    /// Changes the folders a server is offered as roots, and tells it so. A confined server's
+    /// sandbox is built from its roots, so a running one is restarted to apply them (the log
+    /// says why).
+    pub async fn set_roots(&self, id: &str, roots: Vec<PathBuf>) -> Result<RootsChange, McpError> {
+        let (peer, restart) = {
             let mut entries = self.entries.lock().await;
             let entry = entries
                 .get_mut(id)
                 .ok_or_else(|| McpError::UnknownServer(id.to_owned()))?;
             *entry.roots.write().unwrap_or_else(|p| p.into_inner()) = roots.clone();
+            let changed = entry.config.roots != roots;
             entry.config.roots = roots;
-            entry.conn.as_ref().map(|c| c.peer.clone())
+            let confined = entry.config.sandbox_settings().is_some_and(|s| s.enabled);
+            let live = entry.conn.is_some() || entry.starting.is_some();
+            if changed && confined && live {
+                (None, Some(entry.log.clone()))
+            } else {
+                (entry.conn.as_ref().map(|c| c.peer.clone()), None)
+            }
         };
+        if let Some(log) = restart {
+            self.start(id).await;
+            // After the start, which clears the previous run's lines from the log's tail.
+            log.push(
+                "(toolgate) restarted: its folders changed, and its sandbox is built from them",
+            );
+            return Ok(RootsChange::Restarted);
+        }
         if let Some(peer) = peer {
             peer.notify_roots_list_changed()
                 .await
@@ -534,7 +605,7 @@ impl ServerManager {
                     detail: e.to_string(),
                 })?;
         }
-        Ok(())
+        Ok(RootsChange::Told)
     }
 
     pub async fn snapshot(&self) -> Vec<ServerSnapshot> {
@@ -551,6 +622,7 @@ impl ServerManager {
                 protocol_version: e.protocol_version.clone(),
                 tools: e.tools.clone(),
                 resources: e.resources.clone(),
+                resource_templates: e.resource_templates.clone(),
                 prompts: e.prompts.clone(),
                 roots: e.roots.read().unwrap_or_else(|p| p.into_inner()).clone(),
                 signed_in: e.session.as_ref().and_then(toolgate_oauth::Session::info),
@@ -566,6 +638,16 @@ impl ServerManager {
                     })
                     .collect(),
                 launch: launch_of(&e.config),
+                sandbox: e
+                    .sandbox
+                    .clone()
+                    .or_else(|| confine::report_of(&e.config, &self.protected)),
+                reads_untrusted: e.config.reads_untrusted(),
+                sends_out: e.config.sends_out()
+                    || (e.config.trust.sends_out.is_none()
+                        && e.config.sandbox_settings().is_some()
+                        && !confine::network_enforced()),
+                review_results: e.config.trust.review_results.clone(),
             })
             .collect()
     }
@@ -618,6 +700,7 @@ impl ServerManager {
             entry.conn = None;
             entry.tools.clear();
             entry.resources.clear();
+            entry.resource_templates.clear();
             entry.prompts.clear();
             if uptime >= STABLE_AFTER {
                 entry.crashes = 0;
@@ -679,10 +762,21 @@ impl ServerManager {
                 .list_all_tools()
                 .await
                 .map(|t| Lists::Tools(t.into_iter().map(ToolInfo::from).collect())),
-            ListKind::Resources => peer
-                .list_all_resources()
-                .await
-                .map(|r| Lists::Resources(r.into_iter().map(ResourceInfo::from).collect())),
+            ListKind::Resources => match peer.list_all_resources().await {
+                Ok(r) => {
+                    // Templates are resources too: a server that changed one list may have
+                    // changed the other; one that cannot list templates simply has none.
+                    let templates = peer.list_all_resource_templates().await.unwrap_or_default();
+                    Ok(Lists::Resources(
+                        r.into_iter().map(ResourceInfo::from).collect(),
+                        templates
+                            .into_iter()
+                            .map(ResourceTemplateInfo::from)
+                            .collect(),
+                    ))
+                }
+                Err(e) => Err(e),
+            },
             ListKind::Prompts => peer
                 .list_all_prompts()
                 .await
@@ -705,7 +799,10 @@ impl ServerManager {
                     tracing::info!(server = %id, tools = t.len(), "tool list changed");
                     entry.tools = t;
                 }
-                Lists::Resources(r) => entry.resources = r,
+                Lists::Resources(r, t) => {
+                    entry.resources = r;
+                    entry.resource_templates = t;
+                }
                 Lists::Prompts(p) => entry.prompts = p,
             }
         }
@@ -726,10 +823,23 @@ async fn supervise(
         service,
         process,
         mut list_changed,
+        list_sender,
+        listening,
         ..
     } = connected;
     let started = Instant::now();
     let peer = service.peer().clone();
+    // 2026-07-28 servers tell of list changes only on a stream we open; it lives as long as
+    // this connection.
+    let _listening = listening.map(|(filter, first)| {
+        calls::AbortOnDrop::new(tokio::spawn(listen::listen_for_changes(
+            id.clone(),
+            peer.clone(),
+            filter,
+            first,
+            list_sender,
+        )))
+    });
     let cancel = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
@@ -799,6 +909,6 @@ fn launch_of(config: &ServerConfig) -> crate::types::Launch {
 
 enum Lists {
     Tools(Vec<ToolInfo>),
-    Resources(Vec<ResourceInfo>),
+    Resources(Vec<ResourceInfo>, Vec<ResourceTemplateInfo>),
     Prompts(Vec<PromptInfo>),
 }

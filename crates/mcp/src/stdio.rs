@@ -1,7 +1,7 @@
 //! A stdio server's process: spawned in its own group, its output sorted, and stopped for sure.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::broadcast;
 
+use crate::confine::Plan;
 use crate::host_env::HostEnv;
 use crate::logs::ServerLog;
 use crate::orphans::{group_members, signal_group, ProcessId, Signal};
@@ -26,7 +27,8 @@ pub(crate) const MESSAGE_LIMIT: usize = 64 * 1024 * 1024;
 
 pub(crate) struct StdioSpec<'a> {
     pub server: &'a str,
-    pub command: &'a str,
+    /// The command, found on the PATH servers get.
+    pub program: &'a Path,
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, String>,
     pub cwd: Option<&'a Path>,
@@ -46,31 +48,30 @@ pub(crate) struct StdioProcess {
     /// The task copying stderr to the log: awaited (briefly) on stop, so a server that died at
     /// start has its last words in the log before the failure reason quotes them.
     stderr: Option<tokio::task::JoinHandle<()>>,
+    /// What lives as long as the process: the loopback guard of its sandbox, and a temporary
+    /// folder of its own, removed once the whole group is gone.
+    sandbox: Option<Running>,
 }
 
-pub(crate) fn spawn(
+/// The parts of a sandbox that outlive the spawn.
+struct Running {
+    #[cfg(target_os = "linux")]
+    _loopback: Option<toolgate_sandbox::linux::loopback::Guard>,
+    _temp: Option<tempfile::TempDir>,
+}
+
+/// A command for `spec` with the environment every server gets, in its own process group, to
+/// die with Toolgate; and with its sandbox armed when `plan` is given.
+fn command_for(
     spec: &StdioSpec<'_>,
     host: &HostEnv,
-    log: &ServerLog,
-    events: &broadcast::Sender<ServerEvent>,
-) -> Result<Spawned, String> {
-    if let Some(cwd) = spec.cwd {
-        if !cwd.is_dir() {
-            return Err(format!(
-                "its working folder '{}' does not exist; fix cwd in the server's settings",
-                cwd.display()
-            ));
-        }
-    }
-    let program: PathBuf = host.resolve(spec.command, spec.cwd)?;
-    let mut command = tokio::process::Command::new(&program);
+    plan: Option<&mut Plan>,
+) -> Result<(tokio::process::Command, Option<Armed>), String> {
+    let mut command = tokio::process::Command::new(spec.program);
     command
         .args(spec.args)
         .env("PATH", host.path_var())
         .envs(spec.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         // Its own group, so stopping it stops whatever it started (npx starts node, uvx python).
         .process_group(0)
         // A last resort should this handle be dropped without `stop`.
@@ -79,17 +80,217 @@ pub(crate) fn spawn(
         command.current_dir(cwd);
     }
     die_with_parent(&mut command);
-    let mut child = command.spawn().map_err(|e| match e.kind() {
+    let armed = match plan {
+        Some(plan) => {
+            command.envs(&plan.env);
+            Some(arm(plan, &mut command)?)
+        }
+        None => None,
+    };
+    Ok((command, armed))
+}
+
+#[cfg(target_os = "linux")]
+type Armed = toolgate_sandbox::linux::Armed;
+#[cfg(not(target_os = "linux"))]
+type Armed = ();
+
+/// Arms the command with the plan's sandbox (after the parent-death signal, so both apply).
+#[cfg(target_os = "linux")]
+fn arm(plan: &Plan, command: &mut tokio::process::Command) -> Result<Armed, String> {
+    let prepared = toolgate_sandbox::linux::prepare(&plan.confinement, &crate::confine::support())
+        .map_err(|e| e.to_string())?;
+    prepared
+        .arm(command.as_std_mut())
+        .map_err(|e| e.to_string())
+}
+
+/// macOS: the command runs under `sandbox-exec` with a profile of the same allow-list. Not
+/// verified (see `toolgate_sandbox::macos`).
+#[cfg(target_os = "macos")]
+fn arm(plan: &Plan, command: &mut tokio::process::Command) -> Result<Armed, String> {
+    let inner = command.as_std_mut();
+    let program = std::path::PathBuf::from(inner.get_program());
+    let args: Vec<String> = inner
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut wrapped = tokio::process::Command::new(toolgate_sandbox::macos::SANDBOX_EXEC);
+    wrapped.args(toolgate_sandbox::macos::wrap(
+        &plan.confinement,
+        &program,
+        &args,
+    ));
+    for (name, value) in inner.get_envs() {
+        match value {
+            Some(value) => wrapped.env(name, value),
+            None => wrapped.env_remove(name),
+        };
+    }
+    if let Some(dir) = inner.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped.process_group(0).kill_on_drop(true);
+    *command = wrapped;
+    Ok(())
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn arm(_plan: &Plan, _command: &mut tokio::process::Command) -> Result<Armed, String> {
+    Ok(())
+}
+
+/// Why a spawn failed, in words.
+fn spawn_problem(program: &Path, e: &std::io::Error) -> String {
+    #[cfg(target_os = "linux")]
+    if e.raw_os_error() == Some(toolgate_sandbox::linux::SETUP_FAILED) {
+        return format!(
+            "could not start '{}': its sandbox could not be applied in the new process (see the doctor)",
+            program.display()
+        );
+    }
+    match e.kind() {
         std::io::ErrorKind::NotFound => format!(
             "could not start '{}': the program or its interpreter was not found",
             program.display()
         ),
         std::io::ErrorKind::PermissionDenied => format!(
-            "could not start '{}': permission denied (is it executable?)",
+            "could not start '{}': permission denied (is it executable, and inside what its sandbox may read?)",
             program.display()
         ),
         _ => format!("could not start '{}': {e}", program.display()),
-    })?;
+    }
+}
+
+/// The fetch step of a launcher in a sandbox without the network (see `confine::launcher`):
+/// the launcher with the network, installing what the command line names and running `true`.
+/// Its output goes to the server's log. Skipped when the same command line was fetched before.
+pub(crate) async fn fetch(
+    spec: &StdioSpec<'_>,
+    host: &HostEnv,
+    plan: &Plan,
+    log: &ServerLog,
+    timeout: Duration,
+) -> Result<(), String> {
+    let Some((_, args)) = &plan.fetch else {
+        return Ok(());
+    };
+    let marker = plan.data_dir.as_ref().map(|d| d.join(".fetched"));
+    let line = format!("{}\0{}", spec.program.display(), spec.args.join("\0"));
+    if let Some(marker) = &marker {
+        if std::fs::read_to_string(marker).is_ok_and(|done| done == line) {
+            return Ok(());
+        }
+    }
+    let mut with_network = Plan {
+        confinement: toolgate_sandbox::Confinement {
+            network: toolgate_sandbox::Network::Any,
+            ..plan.confinement.clone()
+        },
+        env: plan.env.clone(),
+        fetch: None,
+        temp: None,
+        data_dir: None,
+        report: plan.report.clone(),
+    };
+    for offline in ["npm_config_offline", "UV_OFFLINE"] {
+        with_network.env.remove(offline);
+    }
+    with_network
+        .env
+        .insert("npm_config_ignore_scripts".into(), "true".into());
+    let fetch_spec = StdioSpec { args, ..*spec };
+    let (mut command, armed) = command_for(&fetch_spec, host, Some(&mut with_network))?;
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    log.mark(&format!(
+        "fetching its packages first (the server itself has no network): {} {}",
+        spec.program.display(),
+        args.join(" ")
+    ));
+    let child = command
+        .spawn()
+        .map_err(|e| spawn_problem(spec.program, &e))?;
+    #[cfg(target_os = "linux")]
+    let _guard = armed
+        .map(|a| a.started(spec.server))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    #[cfg(not(target_os = "linux"))]
+    let _ = armed;
+    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(e)) => return Err(format!("fetching its packages failed: {e}")),
+        Err(_) => {
+            return Err(format!(
+                "fetching its packages took longer than {} s",
+                timeout.as_secs()
+            ))
+        }
+    };
+    for line in String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&output.stderr).lines())
+    {
+        log.push(&format!("(fetch) {line}"));
+    }
+    if !output.status.success() {
+        return Err(format!(
+            "fetching its packages failed ({})",
+            describe_exit(Some(output.status))
+        ));
+    }
+    if let Some(marker) = &marker {
+        let _ = std::fs::write(marker, line);
+    }
+    Ok(())
+}
+
+/// Checks the working folder a server is configured with.
+pub(crate) fn check_cwd(cwd: Option<&Path>) -> Result<(), String> {
+    match cwd {
+        Some(cwd) if !cwd.is_dir() => Err(format!(
+            "its working folder '{}' does not exist; fix cwd in the server's settings",
+            cwd.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Starts the server, confined by `plan` when it has one.
+pub(crate) fn spawn(
+    spec: &StdioSpec<'_>,
+    host: &HostEnv,
+    mut plan: Option<Plan>,
+    log: &ServerLog,
+    events: &broadcast::Sender<ServerEvent>,
+) -> Result<Spawned, String> {
+    check_cwd(spec.cwd)?;
+    let program = spec.program;
+    let (mut command, armed) = command_for(spec, host, plan.as_mut())?;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(|e| spawn_problem(program, &e))?;
+    #[cfg(target_os = "linux")]
+    let loopback = match armed.map(|a| a.started(spec.server)).transpose() {
+        Ok(guard) => guard.flatten(),
+        Err(e) => {
+            // It could not be guarded: it must not run.
+            let _ = child.start_kill();
+            return Err(e.to_string());
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = armed;
+    let sandbox = plan.map(|plan| Running {
+        #[cfg(target_os = "linux")]
+        _loopback: loopback,
+        _temp: plan.temp,
+    });
     let pid = child.id().unwrap_or(0);
     let leader = ProcessId::of(pid).unwrap_or(ProcessId { pid, start: 0 });
     let (Some(stdin), Some(stdout), Some(stderr)) =
@@ -130,6 +331,7 @@ pub(crate) fn spawn(
             child,
             leader,
             stderr: Some(stderr_task),
+            sandbox,
         },
         reader,
         writer: stdin,
@@ -293,6 +495,8 @@ impl StdioProcess {
         if let Some(task) = self.stderr.take() {
             let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
         }
+        // Its temporary folder and loopback guard, now that nothing of it runs.
+        drop(self.sandbox.take());
         status
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use rmcp::model::{Prompt, Resource, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -60,6 +60,13 @@ pub struct ToolInfo {
     pub destructive: bool,
     pub idempotent: bool,
     pub open_world: bool,
+    /// The `ui://` resource an MCP App shows this tool's result in (`_meta.ui.resourceUri`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui_resource: Option<String>,
+    /// Only the server's app may call it (`_meta.ui.visibility` is `["app"]`): never offered to
+    /// the model.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub app_only: bool,
 }
 
 impl ToolInfo {
@@ -79,6 +86,8 @@ impl ToolInfo {
             destructive: false,
             idempotent: false,
             open_world: false,
+            ui_resource: None,
+            app_only: false,
         }
     }
 }
@@ -101,6 +110,19 @@ impl From<Tool> for ToolInfo {
             destructive: a.and_then(|a| a.destructive_hint).unwrap_or(false),
             idempotent: a.and_then(|a| a.idempotent_hint).unwrap_or(false),
             open_world: a.and_then(|a| a.open_world_hint).unwrap_or(false),
+            ui_resource: t.meta.as_ref().and_then(|meta| {
+                let ui = meta.0.get("ui");
+                ui.and_then(|ui| ui.get("resourceUri"))
+                    .or_else(|| meta.0.get("ui/resourceUri"))
+                    .and_then(Value::as_str)
+                    .filter(|uri| uri.starts_with("ui://"))
+                    .map(str::to_owned)
+            }),
+            app_only: t
+                .meta
+                .as_ref()
+                .and_then(|meta| meta.0.get("ui")?.get("visibility")?.as_array().cloned())
+                .is_some_and(|v| !v.is_empty() && v.iter().all(|x| x == "app")),
         }
     }
 }
@@ -125,25 +147,66 @@ impl From<Resource> for ResourceInfo {
     }
 }
 
+/// A resource template: an RFC 6570 URI template the user fills to read a resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateInfo {
+    pub uri_template: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub mime_type: Option<String>,
+    /// The template's variables, in order of first use (for a form to fill).
+    pub variables: Vec<String>,
+}
+
+impl From<ResourceTemplate> for ResourceTemplateInfo {
+    fn from(t: ResourceTemplate) -> Self {
+        Self {
+            variables: crate::templates::variables(&t.uri_template),
+            uri_template: t.uri_template,
+            name: t.name,
+            description: t.description,
+            mime_type: t.mime_type,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptInfo {
     pub name: String,
     pub description: Option<String>,
+    /// The arguments' names, in order.
     pub arguments: Vec<String>,
+    /// Each argument with what the server says of it, for a form to fill.
+    pub argument_info: Vec<PromptArgumentInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptArgumentInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
 }
 
 impl From<Prompt> for PromptInfo {
     fn from(p: Prompt) -> Self {
+        let argument_info: Vec<PromptArgumentInfo> = p
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| PromptArgumentInfo {
+                description: a.description.or(a.title),
+                required: a.required.unwrap_or(false),
+                name: a.name,
+            })
+            .collect();
         Self {
             name: p.name,
             description: p.description,
-            arguments: p
-                .arguments
-                .unwrap_or_default()
-                .into_iter()
-                .map(|a| a.name)
-                .collect(),
+            arguments: argument_info.iter().map(|a| a.name.clone()).collect(),
+            argument_info,
         }
     }
 }
@@ -161,6 +224,7 @@ pub struct ServerSnapshot {
     pub protocol_version: Option<String>,
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
+    pub resource_templates: Vec<ResourceTemplateInfo>,
     pub prompts: Vec<PromptInfo>,
     /// The folders the server is offered as its roots.
     pub roots: Vec<std::path::PathBuf>,
@@ -176,6 +240,16 @@ pub struct ServerSnapshot {
     /// arguments and URLs may hold secrets.
     #[serde(skip)]
     pub launch: Launch,
+    /// A local server's sandbox: what it may change and reach, and what is not enforced. As
+    /// applied at its last start, else as its settings say.
+    pub sandbox: Option<crate::confine::SandboxReport>,
+    /// Its results bring text from outside into a chat (the user's mark, or what it is).
+    pub reads_untrusted: bool,
+    /// Its calls can send data out of this computer: remote, unconfined, with network access,
+    /// on a kernel that cannot confine its network, or marked so by the user.
+    pub sends_out: bool,
+    /// Tools whose results wait for the user's review before the model sees them (`*`: all).
+    pub review_results: Vec<String>,
 }
 
 /// A tool a server offered that Toolgate will not call, and why.
@@ -310,6 +384,9 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives this call's progress notifications (and only this call's).
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<CallProgress>>,
+    /// The conversation the call belongs to, sent in the call's `_meta` to servers whose tool
+    /// context settings ask for it.
+    pub conversation: Option<String>,
 }
 
 /// One progress notification of a call.
@@ -319,6 +396,18 @@ pub struct CallProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+    /// Set when the server runs the call as a task (the tasks extension): its id and status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskState>,
+}
+
+/// A call the server runs as a task, as last polled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskState {
+    pub id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use toolgate_secrets::SecretStore;
 use toolgate_settings::OAuthSettings;
 
 use crate::store::{self, ClientRecord};
-use crate::{describe, manager_for, SignedInInfo};
+use crate::{describe, document, manager_for, SignedInInfo};
 
 /// What to sign in to.
 pub struct SignInRequest {
@@ -142,62 +142,65 @@ pub async fn sign_in(
         .local_addr()
         .map_err(|e| format!("could not listen for the sign-in's answer: {e}"))?
         .port();
-    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    let redirect_uri = document::redirect_uri(port);
 
-    // The client's identity: kept from an earlier sign-in, entered by the user, a Client ID
-    // Metadata Document, or registered now. A registration made now is saved only when the sign-in
-    // succeeds.
+    // The client's identity, in the order both MCP authorization eras give: a client id the user
+    // entered (now, or at an earlier sign-in), a Client ID Metadata Document where the
+    // authorization server accepts one, then a registration of Toolgate's own (kept from an
+    // earlier sign-in, or made now). A new identity is saved only when the sign-in succeeds.
     let mut auth = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("Toolgate");
-    let mut new_client: Option<ClientRecord> = None;
-    match (&stored_client, &settings.client_id) {
-        (Some(client), entered)
-            if client.redirect_uri == redirect_uri
-                && entered.as_ref().is_none_or(|id| *id == client.client_id) =>
-        {
-            auth = with_client(auth, &client.client_id, client.client_secret.as_deref());
+    let document = document::document_url(&settings, document::BUILT_IN_CLIENT_METADATA_URL);
+    let kept = |registered: bool| {
+        stored_client
+            .clone()
+            .filter(|c| c.registered == registered && !c.document && c.redirect_uri == redirect_uri)
+    };
+    let client = if let Some(entered) = &settings.client_id {
+        ClientRecord {
+            client_id: entered.clone(),
+            client_secret: request.client_secret.clone(),
+            redirect_uri: redirect_uri.clone(),
+            registered: false,
+            document: false,
         }
-        (_, Some(entered)) => {
-            auth = with_client(auth, entered, request.client_secret.as_deref());
-            new_client = Some(ClientRecord {
-                client_id: entered.clone(),
-                client_secret: request.client_secret.clone(),
-                redirect_uri: redirect_uri.clone(),
-                registered: false,
-            });
+    } else if let Some(entered) = kept(false) {
+        entered
+    } else if let Some(url) = document.filter(|_| cimd_supported) {
+        ClientRecord {
+            client_id: url,
+            client_secret: None,
+            redirect_uri: redirect_uri.clone(),
+            registered: false,
+            document: true,
         }
-        _ => match settings.client_metadata_url.as_deref() {
-            Some(document) if cimd_supported => {
-                auth = auth.with_client_metadata_url(document);
-                new_client = Some(ClientRecord {
-                    client_id: document.to_owned(),
-                    client_secret: None,
-                    redirect_uri: redirect_uri.clone(),
-                    registered: false,
-                });
-            }
-            _ if registration_endpoint.is_some() => {
-                let scopes = requested_scopes(&settings, &request.extra_scopes, &granted);
-                let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-                let config = manager
-                    .register_client("Toolgate", &redirect_uri, &refs)
-                    .await
-                    .map_err(|e| describe(server, &e))?;
-                tracing::info!(server, "registered Toolgate with the authorization server");
-                auth = with_client(auth, &config.client_id, config.client_secret.as_deref());
-                new_client = Some(ClientRecord {
-                    client_id: config.client_id,
-                    client_secret: config.client_secret,
-                    redirect_uri: redirect_uri.clone(),
-                    registered: true,
-                });
-            }
-            _ => {
-                return Err(format!(
-                    "{server}'s authorization server ({issuer}) does not let apps register themselves. Register an app there with the redirect URI http://127.0.0.1:PORT/callback, then give Toolgate its client id: `toolgate servers login {server} --client-id ID` or oauth.clientId in the server's settings (with oauth.callbackPort set to that PORT)"
-                ));
-            }
-        },
-    }
+    } else if let Some(registered) = kept(true) {
+        registered
+    } else if registration_endpoint.is_some() {
+        let scopes = requested_scopes(&settings, &request.extra_scopes, &granted);
+        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let config = manager
+            .register_client("Toolgate", &redirect_uri, &refs)
+            .await
+            .map_err(|e| describe(server, &e))?;
+        tracing::info!(server, "registered Toolgate with the authorization server");
+        ClientRecord {
+            client_id: config.client_id,
+            client_secret: config.client_secret,
+            redirect_uri: redirect_uri.clone(),
+            registered: true,
+            document: false,
+        }
+    } else {
+        return Err(format!(
+            "{server}'s authorization server ({issuer}) does not let apps register themselves. Register an app there with the redirect URI http://127.0.0.1:PORT/callback, then give Toolgate its client id: `toolgate servers login {server} --client-id ID` or oauth.clientId in the server's settings (with oauth.callbackPort set to that PORT)"
+        ));
+    };
+    auth = if client.document {
+        // rmcp sends the document's address as the client id, with no secret and no registration.
+        auth.with_client_metadata_url(&client.client_id)
+    } else {
+        with_client(auth, &client.client_id, client.client_secret.as_deref())
+    };
     let scopes = requested_scopes(&settings, &request.extra_scopes, &granted);
     auth = if scopes.is_empty() {
         auth.with_initial_scope_selection()
@@ -267,9 +270,7 @@ pub async fn sign_in(
 
     let (s, i) = (server.to_owned(), issuer.clone());
     store::blocking(&request.secrets, move |k| {
-        if let Some(client) = new_client {
-            store::update_record(k, &s, &i, |r| r.client = Some(client))?;
-        }
+        store::update_record(k, &s, &i, |r| r.client = Some(client))?;
         store::note_issuer(k, &s, &i)
     })
     .await
@@ -330,7 +331,7 @@ async fn wait_for_callback(listener: &TcpListener, server: &str) -> Result<Callb
             respond(&mut stream, 400, "Bad request").await;
             continue;
         };
-        if url.path() != "/callback" {
+        if url.path() != document::CALLBACK_PATH {
             respond(&mut stream, 404, "Not found").await;
             continue;
         }

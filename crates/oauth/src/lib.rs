@@ -17,6 +17,7 @@
 //! - signing out ([`revoke`]): RFC 7009 revocation where offered, then every item removed;
 //! - errors in words that name the server and say what to do ([`describe`]).
 
+mod document;
 mod flow;
 mod revoke;
 mod store;
@@ -30,6 +31,9 @@ use rmcp::transport::auth::{
 use serde::Serialize;
 use toolgate_secrets::SecretStore;
 
+pub use document::{
+    client_metadata_document, redirect_uri, BUILT_IN_CLIENT_METADATA_URL, CALLBACK_PATH,
+};
 pub use flow::{open_in_browser, sign_in, SignInRequest};
 pub use revoke::sign_out;
 

@@ -45,11 +45,7 @@ pub async fn sign_out(
         let Some(token) = &credentials.token_response else {
             continue;
         };
-        let Some(endpoint) = revocation
-            .as_ref()
-            .filter(|(i, _)| i == issuer)
-            .map(|(_, e)| e)
-        else {
+        let Some(endpoint) = revocation.as_ref().filter(|e| e.issuer == *issuer) else {
             continue;
         };
         // Revoking the refresh token ends the grant; the access token too, for servers that do
@@ -59,12 +55,20 @@ pub async fn sign_out(
             tokens.push((refresh.secret().clone(), "refresh_token"));
         }
         tokens.push((token.access_token().secret().clone(), "access_token"));
+        let mut grant_ended = false;
         for (value, hint) in tokens {
-            if let Err(why) = revoke(endpoint, client, &value, hint).await {
-                notes.push(format!(
-                    "{issuer} did not confirm the revocation ({why}); the tokens were removed from this computer anyway"
-                ));
-                break;
+            match revoke(endpoint, client, &value, hint).await {
+                Ok(()) => grant_ended |= hint == "refresh_token",
+                // A self-contained (JWT) access token cannot be revoked at many servers (RFC 7009
+                // `unsupported_token_type`); with the grant ended, it only lives out its
+                // minutes and is never renewed.
+                Err(Refused::UnsupportedTokenType) if grant_ended => {}
+                Err(why) => {
+                    notes.push(format!(
+                        "{issuer} did not confirm the revocation ({why}); the tokens were removed from this computer anyway"
+                    ));
+                    break;
+                }
             }
         }
     }
@@ -92,35 +96,62 @@ fn has_tokens(record: Option<&Record>) -> bool {
     })
 }
 
+/// Where and how to revoke at the server's current authorization server.
+struct Revocation {
+    issuer: String,
+    endpoint: String,
+    /// The client secret goes in the form (`client_secret_post`), not in a Basic header: the
+    /// authorization server offers post and not basic (the rule rmcp follows at the token
+    /// endpoint).
+    secret_in_form: bool,
+}
+
 /// The revocation endpoint of the server's current authorization server, with its issuer.
 async fn revocation_endpoint(
     url: &str,
     records: &[(String, Option<Record>)],
-) -> Option<(String, String)> {
+) -> Option<Revocation> {
     let manager = manager_for(url).await.ok()?;
     let metadata = manager.resolve_metadata().await.ok()?.metadata;
     let issuer = metadata.issuer.clone()?;
     if !records.iter().any(|(i, _)| *i == issuer) {
         return None;
     }
-    let endpoint = metadata
-        .additional_fields
+    let fields = &metadata.additional_fields;
+    let endpoint = fields
         .get("revocation_endpoint")
         .and_then(serde_json::Value::as_str)?
         .to_owned();
-    Some((issuer, endpoint))
+    // RFC 8414: the revocation endpoint's methods, defaulting to the token endpoint's.
+    let methods: Vec<&str> = fields
+        .get("revocation_endpoint_auth_methods_supported")
+        .or_else(|| fields.get("token_endpoint_auth_methods_supported"))
+        .and_then(serde_json::Value::as_array)
+        .map(|a| a.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    let secret_in_form =
+        methods.contains(&"client_secret_post") && !methods.contains(&"client_secret_basic");
+    Some(Revocation {
+        issuer,
+        endpoint,
+        secret_in_form,
+    })
 }
 
 async fn revoke(
-    endpoint: &str,
+    at: &Revocation,
     client: &store::ClientRecord,
     token: &str,
     hint: &str,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let http = reqwest::Client::new();
     let mut form = vec![("token", token), ("token_type_hint", hint)];
-    let mut request = http.post(endpoint);
+    let mut request = http.post(&at.endpoint);
     match &client.client_secret {
+        Some(secret) if at.secret_in_form => {
+            form.push(("client_id", client.client_id.as_str()));
+            form.push(("client_secret", secret.as_str()));
+        }
         Some(secret) => request = request.basic_auth(&client.client_id, Some(secret)),
         None => form.push(("client_id", client.client_id.as_str())),
     }
@@ -129,10 +160,30 @@ async fn revoke(
         .timeout(std::time::Duration::from_secs(15))
         .send()
         .await
-        .map_err(|e| e.without_url().to_string())?;
-    if response.status().is_success() {
-        Ok(())
-    } else {
-        Err(format!("HTTP {}", response.status()))
+        .map_err(|e| Refused::Other(e.without_url().to_string()))?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    if body["error"] == "unsupported_token_type" {
+        return Err(Refused::UnsupportedTokenType);
+    }
+    Err(Refused::Other(format!("HTTP {status}")))
+}
+
+/// Why a token was not revoked.
+enum Refused {
+    /// The server does not revoke tokens of this kind (RFC 7009 §2.2.1).
+    UnsupportedTokenType,
+    Other(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::UnsupportedTokenType => f.write_str("it does not revoke tokens of this kind"),
+            Refused::Other(why) => f.write_str(why),
+        }
     }
 }

@@ -36,6 +36,10 @@ pub(crate) struct ClientRecord {
     /// Registered by Toolgate itself (dynamic registration), not entered by the user.
     #[serde(default)]
     pub registered: bool,
+    /// The client id is the address of a Client ID Metadata Document: nothing was registered,
+    /// and it is offered again only while the server's settings and authorization server allow.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub document: bool,
 }
 
 impl std::fmt::Debug for ClientRecord {
@@ -44,6 +48,8 @@ impl std::fmt::Debug for ClientRecord {
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("redirect_uri", &self.redirect_uri)
+            .field("registered", &self.registered)
+            .field("document", &self.document)
             .finish()
     }
 }

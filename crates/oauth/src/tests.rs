@@ -36,6 +36,7 @@ async fn credentials_live_in_one_item_per_server_and_issuer_and_keep_the_registr
             client_secret: None,
             redirect_uri: "http://127.0.0.1:1/callback".into(),
             registered: true,
+            document: false,
         })
     })
     .unwrap();

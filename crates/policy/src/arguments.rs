@@ -37,6 +37,37 @@ pub fn validate_arguments(schema: &Value, args: &Value) -> Result<(), Vec<String
     }
 }
 
+/// Checks a whole value (a structured answer) against `schema`: problems as "`pointer`: what
+/// is wrong", `(answer)` standing for the value itself. A schema that does not compile is an
+/// error here, unlike for arguments: the user gave it, and should hear what is wrong with it.
+pub fn validate_value(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
+    let validator = compile(schema).map_err(|e| vec![e])?;
+    let mut problems: Vec<String> = validator
+        .iter_errors(value)
+        .map(|error| {
+            let at = error.instance_path().as_str().to_owned();
+            let at = if at.is_empty() {
+                "(answer)".to_owned()
+            } else {
+                at
+            };
+            format!("{at}: {error}")
+        })
+        .collect();
+    problems.sort();
+    problems.dedup();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// Compiles a schema the user gave (`toolgate run --schema`), or says why it is not one.
+pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))
+}
+
 fn shown(at: &str) -> &str {
     if at.is_empty() {
         "(arguments)"

@@ -24,6 +24,25 @@ pub enum Basis {
     Destructive,
     ReadOnly,
     Default,
+    /// The conversation has read untrusted content and the call could send data out: an
+    /// allow became a question ([`decide_in`], step 7).
+    Untrusted,
+}
+
+/// Where a request is decided: its conversation and client, the time, and what the gate knows
+/// of the conversation's content and the call's reach, for step 7 of [`decide`]'s precedence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Context<'a> {
+    pub conversation_id: Option<&'a str>,
+    /// The connected client asking, for rules limited to one ([`decide_for_client`]).
+    pub client: Option<&'a str>,
+    pub now_ms: i64,
+    /// Untrusted content the conversation has read, in words ("fetch_url on Web, which reads
+    /// the outside world"); `None` when it has read none.
+    pub untrusted: Option<&'a str>,
+    /// Why this call could send data out of the computer, in words ("the server marks the
+    /// tool as reaching the outside world"); `None` when it cannot.
+    pub egress: Option<&'a str>,
 }
 
 /// The decision, why, and which grants lapsed on the way.
@@ -64,6 +83,15 @@ pub struct Changed {
 ///    Allow. Destructive wins, so a tool marked both is not allowed unasked. With "deny by
 ///    default" a destructive tool is denied (step 6): this step never loosens the default.
 /// 6. The **default**: Ask, or Deny.
+/// 7. **Untrusted content** ([`decide_in`] only): when the conversation has read untrusted
+///    content ([`Context::untrusted`]: a result of a tool marked open-world, or of a server the
+///    user marked as reading the outside world) and the call could send data out
+///    ([`Context::egress`]: an open-world tool, a server with network access, a remote or
+///    unconfined server, or one the user marked), an **Allow from step 4 or 5 becomes Ask**,
+///    whatever rule allowed it, and the reason says why. This is the step that closes "the
+///    lethal trifecta": private data, untrusted content, and a way out. It never loosens: a
+///    Deny stays a Deny; an Ask stays an Ask, its reason noting the risk; pause and deny rules
+///    come first. Sampling and elicitation are not tool calls and are not affected.
 ///
 /// A rule applies when it is in force ([`crate::Scope::Conversation`] only in its own
 /// conversation, [`crate::Scope::Once`] never, not past `expires_at`), its target covers the
@@ -84,6 +112,65 @@ pub fn decide(
 /// [`decide`] for a call from a connected client (through the gateway): the same precedence,
 /// with the rules for every caller and those limited to `client` both in force.
 pub fn decide_for_client(
+    subject: &Subject,
+    settings: &PolicySettings,
+    conversation_id: Option<&str>,
+    client: Option<&str>,
+    now_ms: i64,
+) -> Verdict {
+    decide_in(
+        subject,
+        settings,
+        &Context {
+            conversation_id,
+            client,
+            now_ms,
+            untrusted: None,
+            egress: None,
+        },
+    )
+}
+
+/// [`decide`] with everything the gate knows of where the request comes from: its
+/// conversation and client, and, for step 7, what untrusted content the conversation has read
+/// and whether the call could send data out.
+pub fn decide_in(subject: &Subject, settings: &PolicySettings, context: &Context<'_>) -> Verdict {
+    let verdict = by_rules(
+        subject,
+        settings,
+        context.conversation_id,
+        context.client,
+        context.now_ms,
+    );
+    let (Subject::ToolCall(_), Some(untrusted), Some(egress)) =
+        (subject, context.untrusted, context.egress)
+    else {
+        return verdict;
+    };
+    let risk = format!(
+        "this chat has read untrusted content ({untrusted}), and this call could send data out ({egress})"
+    );
+    match verdict.decision {
+        Decision::Allow => Verdict {
+            decision: Decision::Ask,
+            basis: Basis::Untrusted,
+            reason: format!(
+                "asking because {risk}; otherwise it would be {}",
+                verdict.reason
+            ),
+            rule_id: None,
+            changed: verdict.changed,
+        },
+        Decision::Ask => Verdict {
+            reason: format!("{}; note that {risk}", verdict.reason),
+            ..verdict
+        },
+        Decision::Deny => verdict,
+    }
+}
+
+/// Steps 1 to 6 of the precedence.
+fn by_rules(
     subject: &Subject,
     settings: &PolicySettings,
     conversation_id: Option<&str>,

@@ -30,6 +30,11 @@
 //!   ([`Scope::Once`]) is never stored.
 //! - **Server requests pass the same gate**: sampling and elicitation are [`Subject`]s with
 //!   their own rule targets, so "let this server use my model" is a rule like any other.
+//! - **A chat that has read untrusted text loses its shortcuts to the outside** ([`decide_in`]):
+//!   once a result from a tool that reads the outside world is in the conversation, a call
+//!   that could send data out is asked even where a rule allows it. The caller says what the
+//!   conversation has read and how the call could send data out ([`Context`]); the policy only
+//!   decides, so the step is tested by a table like the rest.
 //!
 //! # Example
 //!
@@ -77,9 +82,11 @@ mod rule;
 mod settings;
 mod subject;
 
-pub use arguments::validate_arguments;
+pub use arguments::{compile as compile_schema, validate_arguments, validate_value};
 pub use condition::{ArgCondition, Matcher};
-pub use decide::{decide, decide_for_client, Basis, Changed, Decision, Verdict};
+pub use decide::{
+    decide, decide_for_client, decide_in, Basis, Changed, Context, Decision, Verdict,
+};
 pub use fingerprint::{server_fingerprint, tool_fingerprint, ServerEndpoint};
 pub use preview::{PastRequest, ELICITATION_METHOD, SAMPLING_METHOD};
 pub use rule::{Binding, ChangeKind, Effect, Rule, Scope, Target};

@@ -45,8 +45,16 @@ pub fn for_window(server: &ServerConfig) -> ServerConfig {
     shown
 }
 
-/// The edit from the window applied to the stored server: hidden values keep what they were.
+/// The edit from the window applied to the stored server: hidden values keep what they were,
+/// and a form that does not send the sandbox or the trust marks (they have their own editor on
+/// the card) keeps them too.
 pub fn apply(old: &ServerConfig, mut edited: ServerConfig) -> ServerConfig {
+    if edited.sandbox.is_none() {
+        edited.sandbox.clone_from(&old.sandbox);
+    }
+    if edited.trust.is_default() {
+        edited.trust.clone_from(&old.trust);
+    }
     match (&old.transport, &mut edited.transport) {
         (Transport::Stdio { env: before, .. }, Transport::Stdio { env, .. }) => keep(before, env),
         (

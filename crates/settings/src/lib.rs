@@ -17,18 +17,25 @@ pub mod edit;
 pub mod export;
 pub mod file;
 pub mod import;
+pub mod sandbox;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+mod client_id_url;
 pub mod reference;
+mod tool_context;
+pub use client_id_url::client_id_url_problem;
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
+pub use sandbox::{NetworkAccess, SandboxSettings, ServerKind, TrustMarks};
+pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
 
 /// The current schema version. Bump it together with a migration in [`Settings::from_json`].
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 3 gave every local server a sandbox ([`SandboxSettings`]).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything the user configures, except secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,6 +138,17 @@ pub struct ServerConfig {
     /// ([`PROTOCOL_VERSIONS`]). Absent: `server/discover` first, then `initialize`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// What a local server may reach. Absent: the defaults for what it is
+    /// ([`SandboxSettings::defaults_for`]), which confine it. Ignored for a remote server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSettings>,
+    /// What the gate should know of this server: untrusted output, a way out, results to
+    /// review ([`TrustMarks`]).
+    #[serde(default, skip_serializing_if = "TrustMarks::is_default")]
+    pub trust: TrustMarks,
+    /// What Toolgate tells this server about each call in the call's `_meta` (off unless set).
+    #[serde(default, skip_serializing_if = "ToolContext::is_off")]
+    pub tool_context: ToolContext,
     /// How Toolgate signs in to a remote server that asks for OAuth, when the defaults (dynamic
     /// registration, the scopes the server names) are not enough. Never holds a token: those
     /// live in the keychain only.
@@ -278,7 +296,7 @@ impl<'de> Deserialize<'de> for Transport {
     }
 }
 
-fn yes() -> bool {
+pub(crate) fn yes() -> bool {
     true
 }
 fn default_startup_timeout() -> u64 {
@@ -338,6 +356,9 @@ impl ServerConfig {
             roots: Vec::new(),
             allow_env: Vec::new(),
             protocol_version: None,
+            sandbox: None,
+            trust: TrustMarks::default(),
+            tool_context: ToolContext::default(),
             oauth: None,
         }
     }
@@ -364,6 +385,7 @@ impl ServerConfig {
 
     /// Checks this entry alone; `at` names a field for the error, e.g. `servers[2].command`.
     fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        self.tool_context.check(at)?;
         if let Some(version) = &self.protocol_version {
             if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
                 return Err(invalid(
@@ -446,6 +468,16 @@ impl ServerConfig {
                 format!("'{}' must be an absolute folder path", root.display()),
             ));
         }
+        if let Some(sandbox) = &self.sandbox {
+            for (field, paths) in [("read", &sandbox.read), ("write", &sandbox.write)] {
+                if let Some((i, path)) = paths.iter().enumerate().find(|(_, p)| !p.is_absolute()) {
+                    return Err(invalid(
+                        at(&format!("sandbox.{field}[{i}]")),
+                        format!("'{}' must be an absolute folder path", path.display()),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -472,10 +504,10 @@ impl OAuthSettings {
             }
         }
         if let Some(url) = &self.client_metadata_url {
-            if !url.starts_with("https://") {
+            if let Some(problem) = client_id_url_problem(url) {
                 return Err(invalid(
                     at("oauth.clientMetadataUrl"),
-                    "must be an https:// address of a Client ID Metadata Document",
+                    format!("{problem}: it is the address of a Client ID Metadata Document (see `toolgate client-metadata`)"),
                 ));
             }
         }
@@ -670,6 +702,10 @@ impl Settings {
         let tools = section::<CatalogSettings>(&mut value, "tools")?;
         let policy = section::<PolicySettings>(&mut value, "policy")?;
         let gateway = section::<GatewaySettings>(&mut value, "gateway")?;
+        let mut servers = servers;
+        if found < 3 {
+            migrate_v2(&mut servers);
+        }
         let settings = Settings {
             version: SCHEMA_VERSION,
             servers,
@@ -748,6 +784,17 @@ fn migrate_v1(value: &mut serde_json::Value) {
             server
                 .entry("transport")
                 .or_insert_with(|| serde_json::Value::from("stdio"));
+        }
+    }
+}
+
+/// Version 3 confines local servers. Servers from before get a sandbox written out, so the file
+/// says what applies: the defaults for what each server is, except that a server Toolgate does
+/// not know keeps its network ([`SandboxSettings::migrated`]).
+fn migrate_v2(servers: &mut [ServerConfig]) {
+    for server in servers {
+        if server.sandbox.is_none() && matches!(server.transport, Transport::Stdio { .. }) {
+            server.sandbox = Some(SandboxSettings::migrated(server));
         }
     }
 }

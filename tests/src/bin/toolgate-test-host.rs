@@ -15,8 +15,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: toolgate-test-host <state dir> <servers.json>".into());
     };
     let configs: Vec<ServerConfig> = serde_json::from_slice(&std::fs::read(config)?)?;
+    let state_dir = PathBuf::from(state_dir);
     let servers = ServerManager::new(ManagerOptions {
-        state_dir: Some(PathBuf::from(state_dir)),
+        // As the host does: each server's data folder (and its temporary folder) in the data
+        // folder, so a killed host leaves them where the test cleans up.
+        server_data: Some(state_dir.join("servers")),
+        state_dir: Some(state_dir),
         ..ManagerOptions::default()
     });
     servers.start_all(&configs).await;

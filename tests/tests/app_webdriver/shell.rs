@@ -103,7 +103,9 @@ pub(crate) async fn add_a_well_known_server(c: &Client, marker: &str) -> Result<
     let shot = save_screenshot(c, "e2e-add-confirm.png").await?;
     eprintln!("screenshot saved: {}", shot.display());
     click(c, "[data-testid=add-confirm]").await?;
-    wait_text(c, "[role=status]", "Added Filesystem", 10).await?;
+    // Adding waits for the server's start, and a first `npx` start downloads the package (in a
+    // confined server's fetch step, then the server itself): a network's time, not a UI's.
+    wait_text(c, "[role=status]", "Added Filesystem", 60).await?;
     click(c, "[data-testid=add-server-close]").await?;
     click(c, "[data-testid=server-row-filesystem]").await?;
     wait_text(

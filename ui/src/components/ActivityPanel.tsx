@@ -33,7 +33,7 @@ export const LOG_REFRESH_MS = 2000;
 /** Where a waiting request comes from, in words. */
 export function askedBy(call: PendingCall): string {
   if (call.client) return `from ${call.client}`;
-  if (call.request === "toolCall") return "from the chat";
+  if (call.request === "toolCall" || call.request === "toolResult") return "from the chat";
   return `from ${call.serverName}`;
 }
 

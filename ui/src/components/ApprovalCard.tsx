@@ -1,6 +1,7 @@
 import { useMemo, useState } from "react";
 import type { Decision, PendingCall, ShownImage } from "../ipc";
 import { ResultImages } from "./Images";
+import ResultReview from "./ResultReview";
 import { formFields, SchemaForm } from "./SchemaForm";
 
 interface Props {
@@ -26,7 +27,15 @@ const STATE_LABEL = {
 /** A tool call held at the gate: what will run, where, with which arguments, and the answer. */
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
-export default function ApprovalCard({ call, state, output, images, progress, onAnswer }: Props) {
+/** A request held at the gate; a result held for review has a card of its own. */
+export default function ApprovalCard(props: Props) {
+  if (props.call.request === "toolResult") {
+    return <ResultReview call={props.call} waiting={props.state === "waiting"} onAnswer={props.onAnswer} />;
+  }
+  return <CallCard {...props} />;
+}
+
+function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
   const kind = call.request ?? "toolCall";
   // A server's question is answered by typing: its answer is open for editing from the start.
   const question = kind === "elicitation";

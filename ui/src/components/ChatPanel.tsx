@@ -6,6 +6,7 @@ import {
   type ConversationSummary,
   currentConversation,
   listConversations,
+  type Attachment,
   type Decision,
   errorMessage,
   openConversation,
@@ -17,14 +18,17 @@ import {
   type ProviderView,
   type ServerSnapshot,
   type ShownImage,
+  type ToolApp,
   type TurnEvent,
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import ChatExtras from "./ChatExtras";
 import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
 import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
+import McpApp from "./McpApp";
 import { dismiss, isDismissed, remember, remembered } from "../uiState";
 import { describeUsage } from "../usage";
 
@@ -41,6 +45,8 @@ export type Item =
       /** The result's images, shown under its text. */
       images?: ShownImage[];
       progress?: string;
+      /** The server's MCP App that shows the result. */
+      app?: ToolApp;
     }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
@@ -124,6 +130,7 @@ export default function ChatPanel({
 }: Props) {
   const [items, setItems] = useState<Item[]>([]);
   const [text, setText] = useState(() => remembered().drafts?.new ?? "");
+  const [attachments, setAttachments] = useState<(Attachment & { label: string })[]>([]);
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
@@ -206,7 +213,17 @@ export default function ChatPanel({
       case "approvalRequested": {
         const { kind: _kind, ...call } = event;
         void _kind;
-        setItems((all) => [...all, { type: "tool", call, state: "waiting" }]);
+        setItems((all) => [
+          // A result held for review: the call's own card is done; the review card follows.
+          ...(call.request === "toolResult"
+            ? all.map((it) =>
+                it.type === "tool" && it.call.callId === call.callId && it.state === "running"
+                  ? { ...it, state: "done" as const, output: "The result waits for your review below." }
+                  : it,
+              )
+            : all),
+          { type: "tool", call, state: "waiting" },
+        ]);
         break;
       }
       case "decidedByRule": {
@@ -227,6 +244,14 @@ export default function ChatPanel({
         updateTool(event.callId, { state: "running" });
         break;
       case "toolProgress": {
+        if (event.task) {
+          // A task has no share done, only a status and the server's message.
+          const status = event.task.status.replace("_", " ");
+          updateTool(event.callId, {
+            progress: `running as a task on the server: ${status}${event.message ? ` (${event.message})` : ""}`,
+          });
+          break;
+        }
         const share =
           event.total !== null && event.total > 0
             ? `${Math.round((100 * event.progress) / event.total)}%`
@@ -249,6 +274,7 @@ export default function ChatPanel({
           state: event.isError ? "failed" : "done",
           output: event.output,
           images: event.images,
+          app: event.app,
         });
         break;
       case "toolDenied":
@@ -295,11 +321,17 @@ export default function ChatPanel({
   const send = async () => {
     const message = text.trim();
     if (!message || busy) return;
+    const attached = attachments;
     setText("");
+    setAttachments([]);
     setBusy(true);
-    setItems((all) => [...all, { type: "user", text: message }]);
+    const shown = attached.length > 0 ? `${message}\n\n(attached: ${attached.map((a) => a.label).join(", ")})` : message;
+    setItems((all) => [...all, { type: "user", text: shown }]);
     try {
-      await sendMessage(message, onEvent, { serversOff });
+      await sendMessage(message, onEvent, {
+        serversOff,
+        attachments: attached.map(({ serverId, uri }) => ({ serverId, uri })),
+      });
     } catch (e) {
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
@@ -471,6 +503,7 @@ export default function ChatPanel({
                 onAnswer={(decision) => answer(item.call, decision)}
               />
             )}
+            {item.type === "tool" && item.app && <McpApp app={item.app} serverName={item.call.serverName} />}
             {item.type === "notice" && (
               <p className="muted" role="status" data-testid="chat-notice">
                 {item.text}
@@ -495,6 +528,35 @@ export default function ChatPanel({
           </button>
         </div>
       )}
+      {attachments.length > 0 && (
+        <ul className="attachments plain row wrap" aria-label="Attached resources" data-testid="attachments">
+          {attachments.map((a, i) => (
+            <li key={`${a.serverId}|${a.uri}`} className="badge">
+              {a.label}{" "}
+              <button
+                type="button"
+                className="link"
+                aria-label={`Remove ${a.label}`}
+                onClick={() => setAttachments((all) => all.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ChatExtras
+        servers={servers}
+        onAttach={(a) =>
+          setAttachments((all) =>
+            all.some((b) => b.serverId === a.serverId && b.uri === a.uri) ? all : [...all, a],
+          )
+        }
+        onInsert={(inserted) => {
+          setText((current) => (current.trim() ? `${current}\n\n${inserted}` : inserted));
+          input.current?.focus();
+        }}
+      />
       <form
         className="composer"
         onSubmit={(e) => {

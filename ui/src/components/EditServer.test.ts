@@ -58,9 +58,46 @@ describe("editing a server", () => {
         env: { GITHUB_TOKEN: HIDDEN_VALUE, LOG_LEVEL: "info" },
         // Left on automatic: the era is Toolgate's choice.
         protocolVersion: null,
+        // Tool context stays off.
+        toolContext: { conversationId: false, meta: {} },
       },
     });
     expect(done).toBe(1);
+    act(() => root.unmount());
+  });
+
+  it("turns on tool context: the conversation id and keys as a JSON object", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      if (cmd === "server_config")
+        return { ...stored, toolContext: { conversationId: false, meta: { "example.com/tenant": "acme" } } };
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(EditServer, { serverId: "gh", onDone: () => undefined })));
+    await settle();
+    const keys = host.querySelector("#edit-context-gh") as HTMLTextAreaElement;
+    expect(JSON.parse(keys.value)).toEqual({ "example.com/tenant": "acme" });
+    await act(async () => (host.querySelector("#edit-conversation-gh") as HTMLInputElement).click());
+    const setValue = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")?.set;
+    await act(async () => {
+      setValue?.call(keys, "not json");
+      keys.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await act(async () => (host.querySelector("[data-testid=save-server]") as HTMLButtonElement).click());
+    await settle();
+    expect(host.querySelector("[role=alert]")?.textContent).toContain("must be a JSON object");
+    expect(calls.some((c) => c.cmd === "update_server")).toBe(false);
+    await act(async () => {
+      setValue?.call(keys, '{"example.com/region": "eu"}');
+      keys.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await act(async () => (host.querySelector("[data-testid=save-server]") as HTMLButtonElement).click());
+    await settle();
+    const sent = calls.find((c) => c.cmd === "update_server")?.args as { server: ServerConfig };
+    expect(sent.server.toolContext).toEqual({ conversationId: true, meta: { "example.com/region": "eu" } });
     act(() => root.unmount());
   });
 });

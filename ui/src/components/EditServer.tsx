@@ -20,6 +20,8 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
   const [pairs, setPairs] = useState("");
   const [timeout, setTimeout_] = useState(60);
   const [protocol, setProtocol] = useState("");
+  const [sendConversation, setSendConversation] = useState(false);
+  const [contextKeys, setContextKeys] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
 
   useEffect(() => {
@@ -29,6 +31,9 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         setName(c.name);
         setTimeout_(c.callTimeoutSecs);
         setProtocol(c.protocolVersion ?? "");
+        setSendConversation(c.toolContext?.conversationId ?? false);
+        const meta = c.toolContext?.meta ?? {};
+        setContextKeys(Object.keys(meta).length > 0 ? JSON.stringify(meta, null, 2) : "");
         if (c.transport === "stdio") {
           setCommand([c.command, ...c.args].map(quote).join(" "));
           setPairs(lines(c.env, "="));
@@ -46,8 +51,19 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
     setProblem(null);
     let next: ServerConfig;
     try {
+      let meta: Record<string, unknown> = {};
+      if (contextKeys.trim()) {
+        try {
+          meta = JSON.parse(contextKeys) as Record<string, unknown>;
+        } catch {
+          throw new Error('The tool context keys must be a JSON object, like {"example.com/tenant": "acme"}.');
+        }
+        if (typeof meta !== "object" || meta === null || Array.isArray(meta))
+          throw new Error('The tool context keys must be a JSON object, like {"example.com/tenant": "acme"}.');
+      }
       const base = {
         ...config,
+        toolContext: { conversationId: sendConversation, meta },
         name: name.trim() || config.id,
         callTimeoutSecs: timeout,
         maxCallTimeoutSecs: Math.max(config.maxCallTimeoutSecs, timeout),
@@ -104,6 +120,27 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
           </option>
         ))}
       </select>
+      <fieldset className="tool-context">
+        <legend>What each tool call tells this server (off unless set; never put a secret here)</legend>
+        <label className="row">
+          <input
+            type="checkbox"
+            id={id("conversation")}
+            checked={sendConversation}
+            onChange={(e) => setSendConversation(e.target.checked)}
+          />
+          Send the conversation&apos;s id
+        </label>
+        <label htmlFor={id("context")}>Other keys sent in _meta, as a JSON object</label>
+        <textarea
+          id={id("context")}
+          rows={2}
+          spellCheck={false}
+          placeholder='{"example.com/tenant": "acme"}'
+          value={contextKeys}
+          onChange={(e) => setContextKeys(e.target.value)}
+        />
+      </fieldset>
       <div className="row">
         <button type="button" data-testid="save-server" onClick={save}>
           Save and restart

@@ -179,7 +179,7 @@ describe("the chat's own choices", () => {
     await type(input, "list my files");
     await press(input, "Enter");
     await settle();
-    expect(sent).toEqual([{ text: "list my files", serversOff: ["web"], onEvent: undefined }]);
+    expect(sent).toEqual([{ text: "list my files", serversOff: ["web"], attachments: [], onEvent: undefined }]);
     await settle(REMEMBER_DELAY_MS + 50);
     // The draft is gone once sent; the chat, now stored, keeps its servers under its id.
     const last = (key: string) => remembered.filter((r) => r.key === key).at(-1)?.value;

@@ -80,6 +80,46 @@ describe("requests from servers", () => {
     act(() => root.unmount());
   });
 
+  it("shows a page to open with its domain first, as text, and opens it only on the button", async () => {
+    const page: PendingCall = {
+      ...question,
+      id: "u1",
+      message: "Sign in to the example service",
+      arguments: {},
+      inputSchema: { type: "object" },
+      reason: "Everything asks you to open a page on accounts.example.com.",
+      link: { url: "https://accounts.example.com/signin?session=abc", domain: "accounts.example.com" },
+    };
+    const answers: unknown[] = [];
+    mockIPC(
+      (cmd, args) => {
+        if (cmd === "pending_approvals") return [page];
+        if (cmd === "answer_approval") answers.push(args);
+      },
+      { shouldMockEvents: true },
+    );
+    const { host, unmount } = await mount(createElement(ServerRequests));
+    const card = host.querySelector("[data-testid=link-card]") as HTMLElement;
+    expect(card.getAttribute("aria-label")).toBe("Everything asks you to open a page on accounts.example.com");
+    expect(card.querySelector("[data-testid=link-domain]")?.textContent).toBe("accounts.example.com");
+    expect(card.querySelector("[data-testid=link-url]")?.textContent).toBe(
+      "https://accounts.example.com/signin?session=abc",
+    );
+    // Nothing on the card can navigate the window: no link, no form answer.
+    expect(card.querySelector("a")).toBeNull();
+    expect(card.querySelector("textarea")).toBeNull();
+    expect(answers).toEqual([]);
+    await click(card.querySelector("[data-testid=link-decline]"));
+    await settle();
+    await click(card.querySelector("[data-testid=link-open]"));
+    await settle();
+    expect(answers).toEqual([
+      { id: "u1", decision: { decision: "deny", reason: null } },
+      { id: "u1", decision: { decision: "approve" } },
+    ]);
+    unmount();
+  });
+
   it("shows a connected host's tool call with its name, and no 'in this chat' answer", async () => {
     const fromClient: PendingCall = {
       ...toolCall,

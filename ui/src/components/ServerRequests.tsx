@@ -1,6 +1,14 @@
 import { useCallback, useEffect, useState } from "react";
-import { answerApproval, errorMessage, onApprovalsChanged, pendingApprovals, type PendingCall } from "../ipc";
+import {
+  answerApproval,
+  errorMessage,
+  onApprovalsChanged,
+  pendingApprovals,
+  type Decision,
+  type PendingCall,
+} from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import LinkCard from "./LinkCard";
 
 /**
  * Requests that arrive outside a chat turn, shown above every tab: servers asking to use the
@@ -15,7 +23,8 @@ export default function ServerRequests() {
   const refresh = useCallback(() => {
     pendingApprovals().then(
       (all) => {
-        setWaiting(all.filter((c) => c.request !== "toolCall" || c.client));
+        // A chat's own calls and results are answered on its cards; a client's, here.
+        setWaiting(all.filter((c) => (c.request === "toolCall" || c.request === "toolResult" ? !!c.client : true)));
         setProblem(null);
       },
       (e) => setProblem(errorMessage(e)),
@@ -38,20 +47,21 @@ export default function ServerRequests() {
           {problem}
         </p>
       )}
-      {waiting.map((call) => (
-        <ApprovalCard
-          key={call.id}
-          call={call}
-          state="waiting"
-          onAnswer={async (decision) => {
-            try {
-              await answerApproval(call.id, decision);
-            } catch (e) {
-              throw new Error(errorMessage(e), { cause: e });
-            }
-          }}
-        />
-      ))}
+      {waiting.map((call) => {
+        const onAnswer = async (decision: Decision) => {
+          try {
+            await answerApproval(call.id, decision);
+          } catch (e) {
+            throw new Error(errorMessage(e), { cause: e });
+          }
+        };
+        const link = call.link;
+        return link ? (
+          <LinkCard key={call.id} call={{ ...call, link }} onAnswer={onAnswer} />
+        ) : (
+          <ApprovalCard key={call.id} call={call} state="waiting" onAnswer={onAnswer} />
+        );
+      })}
     </section>
   );
 }

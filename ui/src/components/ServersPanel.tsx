@@ -1,5 +1,6 @@
 import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
+import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
 import SignIn from "./SignIn";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
@@ -255,6 +256,8 @@ function ServerCard({
   const [removing, setRemoving] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const [roots, setRoots] = useState(server.roots.join("\n"));
+  const [rootsNotice, setRootsNotice] = useState<string | null>(null);
+  const badge = sandboxBadge(server.sandbox);
   const act = (op: () => Promise<void>) => {
     setProblem(null);
     op().catch((e: unknown) => setProblem(errorMessage(e)));
@@ -268,8 +271,15 @@ function ServerCard({
     <article className="card" data-testid={`server-${server.id}`}>
       <header className="row spread">
         <h2>{server.name}</h2>
-        <span className={`badge ${server.status.state}`} data-testid="server-status">
-          {statusLabel(server.status)}
+        <span className="row">
+          {badge && (
+            <span className={`badge small ${badge.tone}`} data-testid="sandbox-badge">
+              {badge.text}
+            </span>
+          )}
+          <span className={`badge ${server.status.state}`} data-testid="server-status">
+            {statusLabel(server.status)}
+          </span>
         </span>
       </header>
       <div className="row">
@@ -353,6 +363,7 @@ function ServerCard({
       )}
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
+      <SandboxPanel server={server} />
       <details className="roots">
         <summary>Folders it may work in ({server.roots.length})</summary>
         <form
@@ -362,12 +373,19 @@ function ServerCard({
               .split("\n")
               .map((r) => r.trim())
               .filter(Boolean);
-            act(() => setServerRoots(server.id, list));
+            setProblem(null);
+            setRootsNotice(null);
+            setServerRoots(server.id, list).then(setRootsNotice, (e: unknown) => setProblem(errorMessage(e)));
           }}
         >
           <label htmlFor={`roots-${server.id}`}>One absolute folder per line (offered as the server&apos;s roots)</label>
           <textarea id={`roots-${server.id}`} rows={3} value={roots} onChange={(e) => setRoots(e.target.value)} />
           <button type="submit">Save folders</button>
+          {rootsNotice && (
+            <p className="muted small" role="status" data-testid="roots-notice">
+              {rootsNotice}
+            </p>
+          )}
         </form>
       </details>
       {server.tools.length > FILTER_FROM && (

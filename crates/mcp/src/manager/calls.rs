@@ -1,15 +1,30 @@
 //! Tool calls: timeouts reset by progress, cancellation that reaches the server, and errors that
 //! say what happened.
+//!
+//! A call may take several rounds. A 2026-07-28 server that needs something first answers
+//! `input_required` (multi-round requests): its questions go to the same [`ServerRequests`]
+//! handler a standalone request goes to (the gate, in the app and the CLI), and the call is sent
+//! again with the answers and the server's `requestState`, exactly as received. rmcp's own
+//! `call_tool` drives those rounds too, but through its `ClientHandler` and with no timeout reset
+//! by progress, no cancellation of our own and no progress per call; so the rounds are driven
+//! here, each one a cancellable request like any call. A server that runs the call as a task
+//! (the tasks extension) is followed in `tasks.rs`.
+//!
+//! [`ServerRequests`]: crate::ServerRequests
 
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex as StdMutex, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientRequest, ServerResult,
+    ClientRequest, InputRequest, InputRequests, InputResponses, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use rmcp::RoleClient;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::ServerManager;
 use crate::types::{CallOptions, CallProgress, ServerEvent, ToolOutput};
@@ -18,6 +33,10 @@ use crate::McpError;
 /// Time beyond a call's maximum after which we stop waiting even if the transport itself is stuck
 /// (a server that stopped reading its stdin blocks the cancellation rmcp sends on timeout).
 const STUCK_GRACE: Duration = Duration::from_secs(5);
+
+/// Rounds of `input_required` one request may take before Toolgate gives up on it: the limit the
+/// official SDKs use, so a server cannot keep a call (and the user) busy forever.
+pub(super) const MAX_ROUNDS: usize = 10;
 
 /// A server's entry and its connection, or why it has none.
 fn running<'a>(
@@ -36,6 +55,93 @@ fn running<'a>(
             status: entry.status.to_string(),
         })?;
     Ok((entry, peer))
+}
+
+/// One tool call in flight, across its rounds.
+pub(super) struct Call<'a> {
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub peer: Peer<RoleClient>,
+    pub timeout: Duration,
+    pub max_timeout: Duration,
+    pub cancel: CancellationToken,
+    /// The tool context (`_meta`) sent with every round.
+    pub meta: Option<RequestMetaObject>,
+    pub progress: Option<Progress>,
+    pub roots: Arc<RwLock<Vec<PathBuf>>>,
+}
+
+impl Call<'_> {
+    pub fn failed(&self, detail: String) -> McpError {
+        McpError::Call {
+            server: self.server.to_owned(),
+            tool: self.tool.to_owned(),
+            detail,
+        }
+    }
+
+    pub fn exited(&self) -> McpError {
+        McpError::ServerExited {
+            server: self.server.to_owned(),
+            tool: self.tool.to_owned(),
+        }
+    }
+
+    pub fn cancelled(&self) -> McpError {
+        McpError::Cancelled {
+            tool: self.tool.to_owned(),
+        }
+    }
+
+    /// What a failed request means for the call.
+    pub fn service_error(&self, error: ServiceError) -> McpError {
+        match error {
+            ServiceError::Timeout { timeout } => McpError::Timeout {
+                server: self.server.to_owned(),
+                tool: self.tool.to_owned(),
+                seconds: timeout.as_secs(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => self.exited(),
+            ServiceError::McpError(error) => self.failed(error.message.into_owned()),
+            other => self.failed(other.to_string()),
+        }
+    }
+}
+
+/// A call's progress: every round's token is watched by one forwarding task, and a task's
+/// status is sent straight to the sink.
+pub(super) struct Progress {
+    pub sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
+    tokens: Arc<StdMutex<HashSet<String>>>,
+    _forwarding: AbortOnDrop,
+}
+
+impl Progress {
+    fn start(
+        events: tokio::sync::broadcast::Receiver<ServerEvent>,
+        server: &str,
+        sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
+    ) -> Self {
+        let tokens = Arc::new(StdMutex::new(HashSet::new()));
+        let forwarding = AbortOnDrop(tokio::spawn(forward_progress(
+            events,
+            server.to_owned(),
+            tokens.clone(),
+            sink.clone(),
+        )));
+        Self {
+            sink,
+            tokens,
+            _forwarding: forwarding,
+        }
+    }
+
+    fn watch(&self, token: String) {
+        self.tokens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token);
+    }
 }
 
 impl ServerManager {
@@ -81,15 +187,14 @@ impl ServerManager {
         Some(failure)
     }
 
-    /// One request to a running server, within its call timeout; the result as JSON.
+    /// One request to a running server, within its call timeout.
     async fn ask<T, F>(
         &self,
         server: &str,
         what: &'static str,
         request: impl FnOnce(Peer<RoleClient>) -> F,
-    ) -> Result<Value, McpError>
+    ) -> Result<T, McpError>
     where
-        T: serde::Serialize,
         F: std::future::Future<Output = Result<T, ServiceError>>,
     {
         let (peer, timeout) = {
@@ -102,44 +207,178 @@ impl ServerManager {
             what,
             detail,
         };
-        let result = tokio::time::timeout(timeout, request(peer))
+        tokio::time::timeout(timeout, request(peer))
             .await
             .map_err(|_| failed(format!("no answer within {} s", timeout.as_secs())))?
-            .map_err(|e| failed(e.to_string()))?;
-        serde_json::to_value(result).map_err(|e| failed(e.to_string()))
+            .map_err(|e| failed(e.to_string()))
+    }
+
+    /// The folders a server is offered as roots, for its `roots/list` questions inside a call.
+    async fn roots_of(&self, server: &str) -> Arc<RwLock<Vec<PathBuf>>> {
+        match self.entries.lock().await.get(server) {
+            Some(entry) => entry.roots.clone(),
+            None => Arc::default(),
+        }
+    }
+
+    /// Answers the questions of an `input_required` result (or of a task waiting for input):
+    /// sampling and elicitation through the [`crate::ServerRequests`] handler, as a standalone
+    /// request would be, and `roots/list` from the server's roots. All are asked at once; a
+    /// refusal the handler reports as an error (a denied sampling request) fails the request,
+    /// since the protocol has no way to send an error as an answer.
+    pub(super) async fn fulfil(
+        &self,
+        server: &str,
+        roots: &Arc<RwLock<Vec<PathBuf>>>,
+        requests: InputRequests,
+        cancel: &CancellationToken,
+    ) -> Result<InputResponses, String> {
+        let handler = self.options.requests.clone();
+        let answers = requests.into_iter().map(|(key, request)| {
+            let handler = handler.clone();
+            let cancel = cancel.child_token();
+            async move {
+                let answer = match request {
+                    InputRequest::Elicitation(request) => handler
+                        .elicit(server, request.params, cancel)
+                        .await
+                        .map_err(|e| e.message.into_owned())
+                        .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string())),
+                    InputRequest::CreateMessage(request) => handler
+                        .create_message(server, request.params, cancel)
+                        .await
+                        .map_err(|e| e.message.into_owned())
+                        .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string())),
+                    InputRequest::ListRoots(_) => {
+                        let roots = roots.read().unwrap_or_else(|p| p.into_inner()).clone();
+                        serde_json::to_value(crate::client::roots_result(&roots))
+                            .map_err(|e| e.to_string())
+                    }
+                    other => Err(format!(
+                        "it asked for something Toolgate does not know: {}",
+                        serde_json::to_string(&other).unwrap_or_default()
+                    )),
+                };
+                answer.map(|value| (key, value))
+            }
+        });
+        let answers = futures::future::try_join_all(answers).await?;
+        Ok(answers.into_iter().collect())
     }
 
     /// Reads one of a server's resources, within the server's call timeout; the result as the
-    /// server sent it (`contents`: text or base64 blobs).
+    /// server sent it (`contents`: text or base64 blobs). Questions the server asks first
+    /// (`input_required`) are answered as a call's are.
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
-        let params = rmcp::model::ReadResourceRequestParams::new(uri);
-        self.ask(server, "read the resource", |peer| async move {
-            peer.read_resource(params).await
-        })
-        .await
+        use rmcp::model::ReadResourceResponse;
+        let what = "read the resource";
+        let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let mut state_only = 0;
+        for _ in 0..MAX_ROUNDS {
+            let sent = params.clone();
+            let asked = match self
+                .ask(server, what, |peer| async move {
+                    peer.read_resource_once(sent).await
+                })
+                .await?
+            {
+                ReadResourceResponse::Complete(result) => return json(server, what, &result),
+                ReadResourceResponse::InputRequired(asked) => asked,
+                _ => return Err(unexpected(server, what)),
+            };
+            let (responses, state) = self
+                .next_round(server, what, asked, &mut state_only)
+                .await?;
+            params.input_responses = responses;
+            params.request_state = state;
+        }
+        Err(too_many_rounds(server, what))
+    }
+
+    /// Fills one of a server's resource templates with `values` and reads the resource it
+    /// names: the URI read, and the result as [`Self::read_resource`] gives it.
+    pub async fn read_resource_template(
+        &self,
+        server: &str,
+        template: &str,
+        values: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(String, Value), McpError> {
+        let uri =
+            crate::templates::expand(template, values).map_err(|detail| McpError::Request {
+                server: server.to_owned(),
+                what: "fill the resource template",
+                detail,
+            })?;
+        let contents = self.read_resource(server, &uri).await?;
+        Ok((uri, contents))
     }
 
     /// Gets one of a server's prompts filled with `arguments`, within the server's call timeout;
-    /// the result as the server sent it (`description`, `messages`).
+    /// the result as the server sent it (`description`, `messages`). Questions the server asks
+    /// first (`input_required`) are answered as a call's are.
     pub async fn get_prompt(
         &self,
         server: &str,
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
     ) -> Result<Value, McpError> {
+        use rmcp::model::GetPromptResponse;
+        let what = "get the prompt";
         let mut params = rmcp::model::GetPromptRequestParams::new(name);
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        self.ask(server, "get the prompt", |peer| async move {
-            peer.get_prompt(params).await
-        })
-        .await
+        let mut state_only = 0;
+        for _ in 0..MAX_ROUNDS {
+            let sent = params.clone();
+            let asked = match self
+                .ask(server, what, |peer| async move {
+                    peer.get_prompt_once(sent).await
+                })
+                .await?
+            {
+                GetPromptResponse::Complete(result) => return json(server, what, &result),
+                GetPromptResponse::InputRequired(asked) => asked,
+                _ => return Err(unexpected(server, what)),
+            };
+            let (responses, state) = self
+                .next_round(server, what, asked, &mut state_only)
+                .await?;
+            params.input_responses = responses;
+            params.request_state = state;
+        }
+        Err(too_many_rounds(server, what))
+    }
+
+    /// The answers and state for the next round of a resource read or prompt.
+    async fn next_round(
+        &self,
+        server: &str,
+        what: &'static str,
+        asked: rmcp::model::InputRequiredResult,
+        state_only: &mut u32,
+    ) -> Result<(Option<InputResponses>, Option<String>), McpError> {
+        let roots = self.roots_of(server).await;
+        let requests = asked.input_requests.unwrap_or_default();
+        pace(requests.is_empty(), state_only).await;
+        let responses = self
+            .fulfil(server, &roots, requests, &CancellationToken::new())
+            .await
+            .map_err(|detail| McpError::Request {
+                server: server.to_owned(),
+                what,
+                detail: format!("its question was not answered: {detail}"),
+            })?;
+        Ok((
+            (!responses.is_empty()).then_some(responses),
+            asked.request_state,
+        ))
     }
 
     /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on
     /// timeout or cancellation the server is sent `notifications/cancelled`. If the server exits
-    /// meanwhile, the call fails at once.
+    /// meanwhile, the call fails at once. The server's questions (`input_required`) are answered
+    /// and the call sent again; a call the server runs as a task is polled to its end.
     pub async fn call_tool_with(
         &self,
         server: &str,
@@ -147,7 +386,7 @@ impl ServerManager {
         arguments: Value,
         options: CallOptions,
     ) -> Result<ToolOutput, McpError> {
-        let (peer, timeout, max_timeout) = {
+        let (peer, timeout, max_timeout, roots, context) = {
             let entries = self.entries.lock().await;
             let (entry, peer) = running(&entries, server)?;
             if !entry.tools.iter().any(|t| t.name == tool) {
@@ -163,7 +402,11 @@ impl ServerManager {
                 .max_timeout
                 .unwrap_or(Duration::from_secs(entry.config.max_call_timeout_secs))
                 .max(timeout);
-            (peer, timeout, max)
+            let context = entry
+                .config
+                .tool_context
+                .meta_for(options.conversation.as_deref());
+            (peer, timeout, max, entry.roots.clone(), context)
         };
         if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
             return Err(McpError::Cancelled {
@@ -175,122 +418,216 @@ impl ServerManager {
             Value::Null => serde_json::Map::new(),
             other => return Err(McpError::BadArguments(other.to_string())),
         };
-        let failed = |detail: String| McpError::Call {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-            detail,
+        let call = Call {
+            server,
+            tool,
+            peer,
+            timeout,
+            max_timeout,
+            cancel: options.cancel.unwrap_or_default(),
+            meta: (!context.is_empty())
+                .then_some(RequestMetaObject(rmcp::model::MetaObject(context))),
+            // Subscribed before the first request goes out, so no notification can be missed.
+            progress: options
+                .progress
+                .map(|sink| Progress::start(self.events.subscribe(), server, sink)),
+            roots,
         };
-        let exited = || McpError::ServerExited {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-        };
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
-        ));
-        let request_options = PeerRequestOptions::with_timeout(timeout)
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let mut state_only = 0;
+        for _ in 0..MAX_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let asked = match self.round(&call, request).await? {
+                ServerResult::CallToolResult(result) => {
+                    let raw =
+                        serde_json::to_value(&result).map_err(|e| call.failed(e.to_string()))?;
+                    return Ok(ToolOutput::from_result(raw));
+                }
+                ServerResult::InputRequiredResult(asked) => asked,
+                ServerResult::CreateTaskResult(created) => {
+                    return self.follow_task(&call, created).await
+                }
+                other => {
+                    return Err(call.failed(format!(
+                        "it answered with something other than a tool result: {}",
+                        serde_json::to_string(&other).unwrap_or_default()
+                    )))
+                }
+            };
+            let requests = asked.input_requests.unwrap_or_default();
+            pace(requests.is_empty(), &mut state_only).await;
+            // A stop also ends the questions' own waits (their tokens are children of the
+            // call's), which may then answer "declined": the stop wins, and nothing is retried.
+            let responses = tokio::select! {
+                biased;
+                () = call.cancel.cancelled() => return Err(call.cancelled()),
+                answered = self.fulfil(server, &call.roots, requests, &call.cancel) => answered
+                    .map_err(|e| call.failed(format!("its question was not answered: {e}")))?,
+            };
+            if call.cancel.is_cancelled() {
+                return Err(call.cancelled());
+            }
+            params.input_responses = (!responses.is_empty()).then_some(responses);
+            // Echoed exactly as received: the state is the server's, opaque to us.
+            params.request_state = asked.request_state;
+        }
+        Err(call.failed(format!(
+            "it still needed more input after {MAX_ROUNDS} rounds of questions, so Toolgate stopped asking"
+        )))
+    }
+
+    /// One request of a call: sent cancellable, within the call's timeouts, its progress
+    /// watched; cancelled at the server if the caller stops waiting.
+    pub(super) async fn round(
+        &self,
+        call: &Call<'_>,
+        request: ClientRequest,
+    ) -> Result<ServerResult, McpError> {
+        let mut request_options = PeerRequestOptions::with_timeout(call.timeout)
             .reset_timeout_on_progress()
-            .with_max_total_timeout(max_timeout);
-        // Subscribed before the request goes out, so the first notification cannot be missed.
-        // Progress is passed on in this call's own loop below, not by a task of its own: a
-        // task per call cost more than the rest of the bookkeeping together.
-        let mut events = options.progress.map(|sink| (self.events.subscribe(), sink));
-        let handle = match peer
+            .with_max_total_timeout(call.max_timeout);
+        if let Some(meta) = &call.meta {
+            request_options = request_options.with_meta(meta.clone());
+        }
+        let handle = match call
+            .peer
             .send_cancellable_request(request, request_options)
             .await
         {
             Ok(handle) => handle,
+            // A remote server that refuses the sign-in or wants more scopes says so here.
             Err(e) => {
                 return Err(self
-                    .refused_call(server, tool, &e)
+                    .refused_call(call.server, call.tool, &e)
                     .await
-                    .unwrap_or_else(exited))
+                    .unwrap_or_else(|| call.exited()))
             }
         };
-        let token = events
-            .as_ref()
-            .map(|_| handle.progress_token.0.to_string())
-            .unwrap_or_default();
+        if let Some(progress) = &call.progress {
+            progress.watch(handle.progress_token.0.to_string());
+        }
         let mut guard = CancelOnDrop {
-            peer: Some(peer.clone()),
+            peer: Some(call.peer.clone()),
             id: handle.id.clone(),
         };
-        let cancel = options.cancel.unwrap_or_default();
-        let timed_out = || McpError::Timeout {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-            seconds: max_timeout.as_secs(),
-        };
-        let waiting = tokio::time::timeout(max_timeout + STUCK_GRACE, handle.await_response());
-        tokio::pin!(waiting);
-        let response = loop {
-            tokio::select! {
-                response = &mut waiting => match response {
-                    Ok(response) => break response,
+        let response = tokio::select! {
+            response = tokio::time::timeout(call.max_timeout + STUCK_GRACE, handle.await_response()) => {
+                match response {
+                    Ok(response) => response,
                     Err(_) => {
                         guard.send("timed out");
-                        return Err(timed_out());
-                    }
-                },
-                () = cancel.cancelled() => {
-                    guard.send("cancelled by the user");
-                    return Err(McpError::Cancelled { tool: tool.to_owned() });
-                }
-                event = next_event(&mut events) => {
-                    match event {
-                        Ok(ServerEvent::Progress { server: s, token: t, progress, total, message })
-                            if s == server && t == token =>
-                        {
-                            if let Some((_, sink)) = &events {
-                                let _ = sink.send(CallProgress { progress, total, message });
-                            }
-                        }
-                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => events = None,
+                        return Err(McpError::Timeout {
+                            server: call.server.to_owned(),
+                            tool: call.tool.to_owned(),
+                            seconds: call.max_timeout.as_secs(),
+                        });
                     }
                 }
+            }
+            () = call.cancel.cancelled() => {
+                guard.send("cancelled by the user");
+                return Err(call.cancelled());
             }
         };
         guard.peer = None;
-        let result = match response {
-            Ok(ServerResult::CallToolResult(result)) => result,
-            Ok(other) => {
-                return Err(failed(format!(
-                    "it answered with something other than a tool result: {}",
-                    serde_json::to_string(&other).unwrap_or_default()
-                )))
-            }
-            Err(ServiceError::Timeout { timeout }) => {
-                return Err(McpError::Timeout {
-                    server: server.to_owned(),
-                    tool: tool.to_owned(),
-                    seconds: timeout.as_secs(),
-                })
-            }
-            Err(e @ ServiceError::TransportSend(_)) => {
-                return Err(self
-                    .refused_call(server, tool, &e)
-                    .await
-                    .unwrap_or_else(exited))
-            }
-            Err(ServiceError::TransportClosed) => return Err(exited()),
-            Err(ServiceError::McpError(error)) => return Err(failed(error.message.into_owned())),
-            Err(other) => return Err(failed(other.to_string())),
-        };
-        let raw = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
-        Ok(ToolOutput::from_result(raw))
+        match response {
+            Ok(result) => Ok(result),
+            Err(e @ ServiceError::TransportSend(_)) => Err(self
+                .refused_call(call.server, call.tool, &e)
+                .await
+                .unwrap_or_else(|| call.exited())),
+            Err(e) => Err(call.service_error(e)),
+        }
     }
 }
 
-/// The next server event for a call that forwards progress; never, for one that does not.
-async fn next_event(
-    events: &mut Option<(
-        tokio::sync::broadcast::Receiver<ServerEvent>,
-        tokio::sync::mpsc::UnboundedSender<CallProgress>,
-    )>,
-) -> Result<ServerEvent, tokio::sync::broadcast::error::RecvError> {
-    match events {
-        Some((events, _)) => events.recv().await,
-        None => std::future::pending().await,
+/// A round that only echoes state (no questions) is the server polling through us: wait a
+/// little, more each time, so such a server cannot make us spin.
+async fn pace(state_only: bool, rounds: &mut u32) {
+    if state_only {
+        let millis = (50u64 << (*rounds).min(3)).min(250);
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        *rounds += 1;
+    } else {
+        *rounds = 0;
+    }
+}
+
+fn json(
+    server: &str,
+    what: &'static str,
+    value: &impl serde::Serialize,
+) -> Result<Value, McpError> {
+    serde_json::to_value(value).map_err(|e| McpError::Request {
+        server: server.to_owned(),
+        what,
+        detail: e.to_string(),
+    })
+}
+
+fn unexpected(server: &str, what: &'static str) -> McpError {
+    McpError::Request {
+        server: server.to_owned(),
+        what,
+        detail: "it answered with a result of another kind".to_owned(),
+    }
+}
+
+fn too_many_rounds(server: &str, what: &'static str) -> McpError {
+    McpError::Request {
+        server: server.to_owned(),
+        what,
+        detail: format!(
+            "it still needed more input after {MAX_ROUNDS} rounds of questions, so Toolgate stopped asking"
+        ),
+    }
+}
+
+/// Passes one call's progress notifications on, until the call ends (the task is aborted).
+async fn forward_progress(
+    mut events: tokio::sync::broadcast::Receiver<ServerEvent>,
+    server: String,
+    tokens: Arc<StdMutex<HashSet<String>>>,
+    sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
+) {
+    loop {
+        match events.recv().await {
+            Ok(ServerEvent::Progress {
+                server: s,
+                token,
+                progress,
+                total,
+                message,
+            }) if s == server
+                && tokens
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .contains(&token) =>
+            {
+                let _ = sink.send(CallProgress {
+                    progress,
+                    total,
+                    message,
+                    task: None,
+                });
+            }
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl AbortOnDrop {
+    pub fn new(task: tokio::task::JoinHandle<()>) -> Self {
+        Self(task)
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -20,9 +20,10 @@ use toolgate_settings::{Reference, ServerConfig, Transport};
 
 use super::ServerManager;
 use crate::client::{Client, ListKind};
+use crate::confine::{self, SandboxReport};
 use crate::logs::ServerLog;
 use crate::stdio::{self, StdioProcess, StdioSpec};
-use crate::types::{PromptInfo, ResourceInfo, ToolInfo};
+use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
 
 /// Largest HTTP response or SSE event accepted: tool results can be large.
 const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
@@ -34,6 +35,14 @@ pub(super) struct Connected {
     pub service: Service,
     pub process: Option<StdioProcess>,
     pub list_changed: mpsc::UnboundedReceiver<ListKind>,
+    /// Feeds `list_changed`, for the `subscriptions/listen` stream of a 2026-07-28 connection.
+    pub list_sender: mpsc::UnboundedSender<ListKind>,
+    /// On a 2026-07-28 connection whose lists can change: what to listen for, and the stream
+    /// opened before the first listing (or why it could not be).
+    pub listening: Option<(
+        rmcp::model::SubscriptionFilter,
+        Result<rmcp::service::Subscription, ServiceError>,
+    )>,
     /// A remote server's sign-in, when it has one.
     pub session: Option<toolgate_oauth::Session>,
 }
@@ -179,6 +188,7 @@ impl ServerManager {
         roots: Arc<RwLock<Vec<PathBuf>>>,
         refused: crate::http::Refused,
         cancel: &CancellationToken,
+        sandbox: &mut Option<SandboxReport>,
     ) -> Result<(Connected, Listed), Failure> {
         let (tx, list_changed) = mpsc::unbounded_channel();
         let timeout = Duration::from_secs(config.startup_timeout_secs);
@@ -196,7 +206,10 @@ impl ServerManager {
                 refused: refused.clone(),
             };
             let mode = attempts[attempt].0.clone();
-            let failed = match self.handshake(config, log, client, mode, cancel).await {
+            let failed = match self
+                .handshake(config, log, client, mode, cancel, sandbox)
+                .await
+            {
                 Ok(ok) => break ok,
                 Err(failed) => failed,
             };
@@ -230,6 +243,19 @@ impl ServerManager {
             }
             return Err(with_last_words(reason, exit, log).into());
         };
+        // Listening starts before the listing, so a change in between is not missed.
+        let listening = match super::listen::filter_for(service.peer()) {
+            Some(filter) => {
+                let opened = tokio::select! {
+                    opened = tokio::time::timeout(timeout, super::listen::open(&config.id, service.peer(), &filter)) => {
+                        opened.unwrap_or(Err(ServiceError::Timeout { timeout }))
+                    }
+                    () = cancel.cancelled() => Err(ServiceError::Cancelled { reason: None }),
+                };
+                Some((filter, opened))
+            }
+            None => None,
+        };
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
                 Ok(Ok(listed)) => Ok(listed),
@@ -244,6 +270,8 @@ impl ServerManager {
                     service,
                     process,
                     list_changed,
+                    list_sender: tx,
+                    listening,
                     session,
                 },
                 listed,
@@ -274,6 +302,7 @@ impl ServerManager {
         client: Client,
         mode: ClientLifecycleMode,
         cancel: &CancellationToken,
+        sandbox: &mut Option<SandboxReport>,
     ) -> Result<Handshaken, Handshake> {
         let timeout = Duration::from_secs(config.startup_timeout_secs);
         let seconds = timeout.as_secs();
@@ -298,14 +327,33 @@ impl ServerManager {
                 // the login shell unless only its new answer has the command.
                 let host = self.host_env_for(command, cwd.as_deref()).await;
                 let deadline = tokio::time::Instant::now() + timeout;
+                stdio::check_cwd(cwd.as_deref())?;
+                let program = host.resolve(command, cwd.as_deref())?;
                 let spec = StdioSpec {
                     server: &config.id,
-                    command,
+                    program: &program,
                     args,
                     env: &env,
                     cwd: cwd.as_deref(),
                 };
-                let spawned = stdio::spawn(&spec, host, log, &self.events)?;
+                let plan = confine::plan(
+                    config,
+                    &program,
+                    host,
+                    self.options.server_data.as_deref(),
+                    &self.protected,
+                )?;
+                *sandbox = match &plan {
+                    Some(plan) => {
+                        log.mark(&confine::describe(&plan.report));
+                        Some(plan.report.clone())
+                    }
+                    None => confine::unconfined_report(config),
+                };
+                if let Some(plan) = &plan {
+                    stdio::fetch(&spec, host, plan, log, timeout).await?;
+                }
+                let spawned = stdio::spawn(&spec, host, plan, log, &self.events)?;
                 self.registry().insert(&config.id, spawned.process.leader);
                 let process = spawned.process;
                 let serve = client.serve_with_lifecycle(
@@ -543,6 +591,7 @@ pub(super) struct Listed {
     pub protocol_version: Option<String>,
     pub tools: Vec<ToolInfo>,
     pub resources: Vec<ResourceInfo>,
+    pub resource_templates: Vec<ResourceTemplateInfo>,
     pub prompts: Vec<PromptInfo>,
 }
 
@@ -562,6 +611,16 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
     } else {
         Vec::new()
     };
+    let templates = if capabilities.resources.is_some() {
+        peer.list_all_resource_templates()
+            .await
+            .unwrap_or_else(|e| {
+                tracing::info!("listing resource templates failed: {e}");
+                Vec::new()
+            })
+    } else {
+        Vec::new()
+    };
     let prompts = if capabilities.prompts.is_some() {
         peer.list_all_prompts().await.unwrap_or_else(|e| {
             tracing::info!("listing prompts failed: {e}");
@@ -578,6 +637,10 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
         protocol_version: info.as_ref().map(|i| i.protocol_version.to_string()),
         tools: tools.into_iter().map(ToolInfo::from).collect(),
         resources: resources.into_iter().map(ResourceInfo::from).collect(),
+        resource_templates: templates
+            .into_iter()
+            .map(ResourceTemplateInfo::from)
+            .collect(),
         prompts: prompts.into_iter().map(PromptInfo::from).collect(),
     })
 }

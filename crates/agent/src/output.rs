@@ -1,8 +1,51 @@
-//! Call ids: unique in the whole conversation, whatever the model sent.
+//! What a call leaves behind for the model and the audit log: ids unique in the conversation,
+//! results cut to a limit with a note, the images a provider can look at, and sizes.
 
 use std::collections::HashSet;
 
-use toolgate_llm::{Message, ToolCall};
+use serde_json::Value;
+use toolgate_llm::{ContentPart, Message, ToolCall};
+
+/// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
+/// megabytes, and only their size is needed for the audit log.
+pub(crate) fn json_size(value: &Value) -> Option<u64> {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).ok()?;
+    Some(count.0)
+}
+
+/// The images of a tool result, for providers that can look at them. Everything else is in the
+/// text rendering already (with a placeholder where each image was).
+pub(crate) fn images_of(raw: &Value) -> Vec<ContentPart> {
+    // What Anthropic and OpenAI accept in a request; anything else stays a placeholder in text.
+    const KINDS: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+    // Base64 of about 5 MB, the largest image Anthropic takes.
+    const MAX_BASE64: usize = 6_900_000;
+    raw.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+        .filter_map(|b| {
+            let mime_type = b.get("mimeType")?.as_str()?;
+            let data = b.get("data")?.as_str()?;
+            (KINDS.contains(&mime_type) && data.len() <= MAX_BASE64).then(|| ContentPart::Image {
+                mime_type: mime_type.to_owned(),
+                data: data.to_owned(),
+            })
+        })
+        .collect()
+}
 
 /// Gives every call of a reply an id of its own in the conversation. Everything downstream (the
 /// gate's cards, the results sent back, the CLI's trace, the history) pairs a call with its
@@ -61,6 +104,18 @@ pub(crate) fn call_ids(history: &[Message]) -> HashSet<String> {
         .flatten()
         .map(|c| c.id.clone())
         .collect()
+}
+
+/// Cuts a tool result to `limit` characters, telling the model what was left out.
+pub(crate) fn truncate(text: String, limit: usize) -> String {
+    let total = text.chars().count();
+    if total <= limit {
+        return text;
+    }
+    let kept: String = text.chars().take(limit).collect();
+    format!(
+        "{kept}\n\n[Toolgate cut this result: it was {total} characters and the limit is {limit}. Ask for a smaller part if you need the rest.]"
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,166 @@
+//! What untrusted content a conversation has read, and which calls could send data out: the
+//! two facts behind step 7 of the policy's precedence (`toolgate_policy::decide_in`).
+//!
+//! - **Untrusted content** is a result that reached the model (or a connected client) from a
+//!   tool its server marks `openWorldHint`, or from a server the user marked as reading the
+//!   outside world (a fetch server is marked so by default). A result the user withheld at
+//!   review never entered the conversation and marks nothing.
+//! - **A way out** is a tool marked `openWorldHint`, or any tool of a server that can send data
+//!   out: a remote server, one without a sandbox or whose sandbox has the network, one on a
+//!   kernel that cannot confine its network, or one the user marked.
+//!
+//! Only hints a server states count: the MCP spec's default for an absent `openWorldHint` is
+//! "true", which would make every tool both a source and a way out and the step meaningless.
+//!
+//! **What "conversation" means.** In Toolgate's chat and the CLI it is the conversation (kept
+//! in the history: after a restart it is recalled from the audit log, which has every call
+//! that ran in it). For a connected client it is the client's connection, one `toolgate
+//! connect` process: one session of Claude Code, Cursor… A client that keeps one connection
+//! for all its chats (Claude Desktop) is treated as one long conversation, which only ever
+//! asks more. What a client's model read outside Toolgate (its own web tools) is not seen here.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use toolgate_catalog::{Catalog, Entry};
+use toolgate_history::AuditDecision;
+use toolgate_mcp::{Launch, ServerSnapshot};
+
+use crate::Agent;
+
+/// The untrusted content one conversation (or one client's connection) has read.
+#[derive(Debug, Default)]
+pub struct Exposure {
+    /// The first untrusted result, in words; later ones add nothing the card needs.
+    read: Mutex<Option<String>>,
+    /// Whether the audit log was consulted (once, for a conversation resumed after a restart).
+    recalled: AtomicBool,
+}
+
+impl Exposure {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The untrusted content read so far, in words.
+    pub fn untrusted(&self) -> Option<String> {
+        self.read.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Notes that untrusted content entered the conversation.
+    pub fn mark(&self, what: String) {
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        if read.is_none() {
+            tracing::info!("the conversation has read untrusted content: {what}");
+            *read = Some(what);
+        }
+    }
+
+    /// True the first time only: whether the caller should recall earlier calls.
+    pub(crate) fn first_recall(&self) -> bool {
+        !self.recalled.swap(true, Ordering::Relaxed)
+    }
+}
+
+/// What the gate needs of each server for a turn.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServerFacts {
+    /// Why any call to it could send data out, in words; `None` when none can.
+    pub sends_out: Option<String>,
+    pub reads_untrusted: bool,
+    pub review_results: Vec<String>,
+}
+
+impl ServerFacts {
+    pub fn of(server: &ServerSnapshot) -> Self {
+        let name = &server.name;
+        let sends_out = server
+            .sends_out
+            .then(|| match (&server.launch, &server.sandbox) {
+                (Launch::Http { .. }, _) => {
+                    format!("{name} is a remote server: what it is sent leaves this computer")
+                }
+                (_, Some(s)) if !s.enabled => format!("{name} runs without a sandbox"),
+                (_, Some(s)) if s.network == toolgate_mcp::NetworkAccess::Any => {
+                    format!("{name}'s sandbox lets it reach the network")
+                }
+                _ => format!(
+                "{name} can send data out (your mark, or a kernel that cannot confine its network)"
+            ),
+            });
+        Self {
+            sends_out,
+            reads_untrusted: server.reads_untrusted,
+            review_results: server.review_results.clone(),
+        }
+    }
+
+    /// Whether results of `tool` wait for the user's review.
+    pub fn reviews(&self, tool: &str) -> bool {
+        self.review_results.iter().any(|t| t == "*" || t == tool)
+    }
+}
+
+pub(crate) type Facts = HashMap<String, ServerFacts>;
+
+fn open_world(entry: &Entry) -> bool {
+    entry.annotations().open_world_hint == Some(true)
+}
+
+/// Why a call to `entry` could send data out, in words; `None` when it cannot.
+pub(crate) fn egress(entry: &Entry, facts: &Facts) -> Option<String> {
+    if open_world(entry) {
+        return Some(format!(
+            "{} marks {} as reaching the outside world",
+            entry.server_name, entry.tool.name
+        ));
+    }
+    facts.get(&entry.server_id)?.sends_out.clone()
+}
+
+/// When a result of `entry` is untrusted content: what it is, in words.
+pub(crate) fn source(entry: &Entry, facts: &Facts) -> Option<String> {
+    let (tool, server) = (&entry.tool.name, &entry.server_name);
+    if open_world(entry) {
+        Some(format!("{tool} on {server}, which reads the outside world"))
+    } else if facts
+        .get(&entry.server_id)
+        .is_some_and(|f| f.reads_untrusted)
+    {
+        Some(format!(
+            "{tool} on {server}, a server that reads untrusted content"
+        ))
+    } else {
+        None
+    }
+}
+
+impl Agent {
+    /// A conversation resumed after a restart: the calls that ran in it are in the audit log,
+    /// so what untrusted content it read is known again (counting results later withheld at
+    /// review too, which can only make the gate ask more).
+    pub(crate) fn recall_exposure(&self, catalog: &Catalog, facts: &Facts) {
+        let (Some(history), Some(conversation)) = (&self.audit.history, &self.audit.conversation)
+        else {
+            return;
+        };
+        let filter = toolgate_history::AuditFilter {
+            conversation_id: Some(conversation.clone()),
+            decision: Some(AuditDecision::Allowed),
+            ..toolgate_history::AuditFilter::default()
+        };
+        let Ok(rows) = history.audit(&filter) else {
+            return;
+        };
+        for row in rows {
+            let found = catalog
+                .entries_for_server(&row.entry.server_id)
+                .find(|e| e.tool.name == row.entry.tool);
+            if let Some(what) = found.and_then(|e| source(e, facts)) {
+                self.exposure.mark(what);
+                return;
+            }
+        }
+    }
+}

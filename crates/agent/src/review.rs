@@ -1,0 +1,239 @@
+//! Reviewing a result before the model (or a connected client) sees it.
+//!
+//! For the tools a user chose (per tool, or every tool of a server: `trust.reviewResults` in
+//! the server's settings), a result is held at the gate like a call. The user passes it as it
+//! is, edits it (to redact what the model should not see; the model then gets the edited text
+//! only, without the result's images or structured content), or withholds it (the model is
+//! told the user withheld it). Nobody to ask, no answer in time, or a stopped turn withholds
+//! it: a review the user asked for is never skipped. Each review is in the audit log beside the
+//! call, its reason starting with "result review:".
+
+use serde_json::{json, Value};
+use toolgate_history::{AuditDecision, DecidedBy};
+use toolgate_mcp::{McpError, ToolOutput};
+
+use crate::approval::Decided;
+use crate::exposure::Facts;
+use crate::gate::{Decision, PendingCall, RequestKind};
+use crate::{Agent, CallOutcome, Offer, TurnEvent, TurnOptions};
+
+/// What the model gets after a review.
+pub(crate) enum Reviewed {
+    Pass(ToolOutput),
+    /// Withheld, with what the model (or client) is told.
+    Withheld(String),
+}
+
+/// The form a held result is edited in.
+fn result_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["text"],
+        "properties": {"text": {"type": "string"}}
+    })
+}
+
+/// `output` with its text replaced by the user's edit, and nothing else of the original.
+fn edited(output: &ToolOutput, text: String) -> ToolOutput {
+    ToolOutput {
+        is_error: output.is_error,
+        raw: json!({
+            "content": [{"type": "text", "text": text}],
+            "isError": output.is_error,
+        }),
+        text,
+    }
+}
+
+impl Agent {
+    /// What becomes of a call's outcome before the model (or client) gets it: reviewed when
+    /// the user asked to, and noted as untrusted content when it is (a withheld result is not).
+    pub(crate) async fn after_run(
+        &self,
+        offer: &Offer,
+        entry: &toolgate_catalog::Entry,
+        call: &toolgate_llm::ToolCall,
+        outcome: Result<ToolOutput, McpError>,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> CallOutcome {
+        let outcome = match outcome {
+            Ok(output) => match self
+                .reviewed(entry, call, output, &offer.facts, options, on_event)
+                .await
+            {
+                Reviewed::Pass(output) => Ok(output),
+                Reviewed::Withheld(told) => {
+                    on_event(TurnEvent::ToolFinished {
+                        call_id: call.id.clone(),
+                        is_error: true,
+                        output: told.clone(),
+                        images: Vec::new(),
+                        // A withheld result shows nothing, in an app or otherwise.
+                        app: None,
+                    });
+                    return CallOutcome::Refused(told);
+                }
+            },
+            Err(e) => Err(e),
+        };
+        if outcome.is_ok() {
+            if let Some(what) = crate::exposure::source(entry, &offer.facts) {
+                self.exposure.mark(what);
+            }
+        }
+        CallOutcome::Ran(outcome)
+    }
+
+    /// Holds `output` for review when the user asked to review this tool's results.
+    pub(crate) async fn reviewed(
+        &self,
+        entry: &toolgate_catalog::Entry,
+        call: &toolgate_llm::ToolCall,
+        output: ToolOutput,
+        facts: &Facts,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Reviewed {
+        let wanted = facts
+            .get(&entry.server_id)
+            .is_some_and(|f| f.reviews(&entry.tool.name));
+        if !wanted {
+            return Reviewed::Pass(output);
+        }
+        let subject = crate::approval::subject(entry, "", "", &call.arguments);
+        let audit = |decision, by, reason: String| {
+            self.audit.record(Decided {
+                call: &subject,
+                arguments: &call.arguments,
+                original: None,
+                decision,
+                by,
+                rule_id: None,
+                reason: Some(format!("result review: {reason}")),
+            });
+        };
+        let withheld = |why: &str| {
+            Reviewed::Withheld(format!(
+                "The result of this call was withheld from you: {why}."
+            ))
+        };
+        if let Some(why) = self.gate.nobody_to_ask() {
+            audit(
+                AuditDecision::Denied,
+                DecidedBy::Unattended,
+                format!("withheld, nobody could review it ({why})"),
+            );
+            return withheld("the user reviews this tool's results and nobody could be asked");
+        }
+        let pending = PendingCall {
+            id: String::new(),
+            request: RequestKind::ToolResult,
+            message: Some(format!(
+                "Called with {}",
+                serde_json::to_string(&call.arguments).unwrap_or_default()
+            )),
+            call_id: call.id.clone(),
+            server_id: entry.server_id.clone(),
+            server_name: entry.server_name.clone(),
+            tool: entry.tool.name.clone(),
+            arguments: json!({ "text": output.text }),
+            read_only: false,
+            destructive: false,
+            input_schema: result_schema(),
+            reason: format!(
+                "You review the results of {} before {} sees them: pass it, edit it to take out what should not be seen, or withhold it.",
+                entry.tool.name,
+                if self.audit.client.is_some() { "the client" } else { "the model" }
+            ),
+            client: self.audit.client.clone(),
+            link: None,
+        };
+        let (held, answer) = self.gate.hold(pending);
+        let id = held.id.clone();
+        on_event(TurnEvent::ApprovalRequested(held));
+        let answer = tokio::select! {
+            biased;
+            () = options.cancel.cancelled() => {
+                self.gate.withdraw(&id);
+                audit(AuditDecision::Cancelled, DecidedBy::User, "withheld, the turn was stopped".into());
+                return withheld("the turn was stopped");
+            }
+            answer = tokio::time::timeout(options.approval_timeout, answer) => answer,
+        };
+        let Ok(answer) = answer else {
+            self.gate.withdraw(&id);
+            let why = format!(
+                "nobody reviewed it within {} s",
+                options.approval_timeout.as_secs()
+            );
+            audit(
+                AuditDecision::TimedOut,
+                DecidedBy::Timeout,
+                format!("withheld, {why}"),
+            );
+            return withheld(&why);
+        };
+        match answer {
+            Decision::Approve | Decision::Allow { .. } => {
+                audit(
+                    AuditDecision::Allowed,
+                    DecidedBy::User,
+                    "passed unchanged".into(),
+                );
+                Reviewed::Pass(output)
+            }
+            Decision::ApproveEdited { arguments } => {
+                let text = arguments
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                audit(
+                    AuditDecision::Allowed,
+                    DecidedBy::User,
+                    "edited before it was seen".into(),
+                );
+                Reviewed::Pass(edited(&output, text))
+            }
+            Decision::Deny { reason } => {
+                let why = reason.filter(|r| !r.trim().is_empty()).map_or_else(
+                    || "the user withheld it".to_owned(),
+                    |r| format!("the user withheld it: {r}"),
+                );
+                audit(
+                    AuditDecision::Denied,
+                    DecidedBy::User,
+                    format!("withheld ({why})"),
+                );
+                withheld(&why)
+            }
+            Decision::DenyAlways { .. } => {
+                audit(AuditDecision::Denied, DecidedBy::User, "withheld".into());
+                withheld("the user withheld it")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edited_result_keeps_nothing_of_the_original() {
+        let original = ToolOutput {
+            is_error: false,
+            text: "token=sk-123 and more".into(),
+            raw: json!({
+                "content": [{"type": "text", "text": "token=sk-123 and more"},
+                            {"type": "image", "mimeType": "image/png", "data": "AAAA"}],
+                "structuredContent": {"token": "sk-123"}
+            }),
+        };
+        let out = edited(&original, "token=[redacted] and more".into());
+        assert_eq!(out.text, "token=[redacted] and more");
+        assert!(!out.raw.to_string().contains("sk-123"));
+        assert!(!out.raw.to_string().contains("image"));
+    }
+}

@@ -1,0 +1,519 @@
+//! The sandbox each local server runs in: what it may read and write, how far it reaches on
+//! the network, built from its settings at every start and applied by `toolgate-sandbox`.
+//!
+//! Readable: the system, the server's program and runtime (see [`runtime`]), its own files on
+//! its command line, its working folder, and the user's extra folders. Writable: its roots,
+//! the folders named on its command line (a filesystem server's folders, a git server's
+//! repository), a data folder of its own, a fresh temporary folder (its `TMPDIR`), and the
+//! user's extra folders. Nothing else of the home folder. The [`SandboxReport`] says what
+//! applied and what the kernel could not enforce, for the server's card and the doctor.
+
+mod launcher;
+mod runtime;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use toolgate_sandbox::{Confinement, Network, Support};
+use toolgate_settings::{NetworkAccess, SandboxSettings, ServerConfig, ServerKind, Transport};
+
+use crate::host_env::HostEnv;
+pub(crate) use launcher::Launcher;
+pub(crate) use runtime::Protected;
+
+/// What the kernel offers, asked once.
+pub fn support() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    *SUPPORT.get_or_init(Support::probe)
+}
+
+/// A server's sandbox as its card shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxReport {
+    pub enabled: bool,
+    pub network: NetworkAccess,
+    /// Folders it may change: roots, folders on its command line, its data folder, the
+    /// user's extras.
+    pub writable: Vec<PathBuf>,
+    /// Folders beyond the system it may read: its program and runtime, its files, the user's
+    /// extras.
+    pub readable: Vec<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+    /// What is not confined, in words: a kernel without the support, a sandbox switched off,
+    /// a folder that opens the home folder or a place with secrets.
+    pub warnings: Vec<String>,
+    /// The settings are the defaults for what the server is.
+    pub defaults: bool,
+    /// How it is confined, in a few words ("Landlock + seccomp").
+    pub mechanism: String,
+}
+
+/// One start's sandbox, ready to apply.
+pub(crate) struct Plan {
+    pub confinement: Confinement,
+    /// Variables added to the server's environment (its `TMPDIR`, a launcher's cache).
+    pub env: BTreeMap<String, String>,
+    /// The fetch step's arguments for a launcher whose packages the server cannot fetch itself.
+    pub fetch: Option<(Launcher, Vec<String>)>,
+    /// A temporary folder removed when the server stops (when it has no data folder).
+    pub temp: Option<tempfile::TempDir>,
+    pub data_dir: Option<PathBuf>,
+    pub report: SandboxReport,
+}
+
+fn network_of(access: NetworkAccess) -> Network {
+    match access {
+        NetworkAccess::None => Network::None,
+        NetworkAccess::Loopback => Network::Loopback,
+        NetworkAccess::Any => Network::Any,
+    }
+}
+
+fn mechanism() -> String {
+    if cfg!(target_os = "linux") {
+        "Landlock and seccomp".to_owned()
+    } else if cfg!(target_os = "macos") {
+        "a sandbox-exec profile (not verified)".to_owned()
+    } else {
+        "none on this platform yet".to_owned()
+    }
+}
+
+/// The warnings for folders the user's choices open: the home folder, `~/.ssh`…
+fn opened_warnings(protected: &Protected, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter_map(|path| {
+            let opened = protected.opened_by(path);
+            (!opened.is_empty()).then(|| {
+                let shown: Vec<String> = opened
+                    .iter()
+                    .take(3)
+                    .map(|p| p.display().to_string())
+                    .collect();
+                format!(
+                    "{} is open to it, and with it {}",
+                    path.display(),
+                    shown.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// The report for a server not started since its settings changed: what its settings say.
+pub(crate) fn report_of(config: &ServerConfig, protected: &Protected) -> Option<SandboxReport> {
+    let settings = config.sandbox_settings()?;
+    let mut writable = config.roots.clone();
+    writable.extend(settings.write.iter().cloned());
+    let mut warnings = if settings.enabled {
+        support().gaps(network_of(settings.network))
+    } else {
+        vec![off_warning()]
+    };
+    if settings.enabled {
+        warnings.extend(opened_warnings(protected, &writable));
+        warnings.extend(opened_warnings(protected, &settings.read));
+    }
+    Some(SandboxReport {
+        enabled: settings.enabled,
+        network: settings.network,
+        writable,
+        readable: settings.read.clone(),
+        data_dir: None,
+        warnings,
+        defaults: config.sandbox.is_none(),
+        mechanism: mechanism(),
+    })
+}
+
+fn off_warning() -> String {
+    "the sandbox is off: it can read and change everything your account can, and reach any \
+     network"
+        .to_owned()
+}
+
+/// Where one server keeps its data, and the start's temporary folder.
+pub(crate) struct Folders {
+    pub data: Option<PathBuf>,
+    pub temp: PathBuf,
+    pub owned_temp: Option<tempfile::TempDir>,
+}
+
+/// How long a temporary folder a killed Toolgate left in a data folder is kept.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Makes the server's data folder (`<root>/<id>`) and a fresh temporary folder for this start
+/// in it (`tmp/run-…`, removed when the server stops; the app and the CLI may run the same
+/// server at once, so each start has its own), or a temporary folder of its own when there is
+/// no data root.
+pub(crate) fn folders(root: Option<&Path>, id: &str) -> Result<Folders, String> {
+    match root {
+        Some(root) => {
+            let data = root.join(id);
+            let temps = data.join("tmp");
+            std::fs::create_dir_all(&temps)
+                .map_err(|e| format!("could not make its data folder {}: {e}", data.display()))?;
+            sweep_stale(&temps);
+            let owned = tempfile::Builder::new()
+                .prefix("run-")
+                .tempdir_in(&temps)
+                .map_err(|e| format!("could not make a temporary folder for it: {e}"))?;
+            Ok(Folders {
+                data: Some(data),
+                temp: owned.path().to_path_buf(),
+                owned_temp: Some(owned),
+            })
+        }
+        None => {
+            let owned = tempfile::Builder::new()
+                .prefix("toolgate-server-")
+                .tempdir()
+                .map_err(|e| format!("could not make a temporary folder for it: {e}"))?;
+            Ok(Folders {
+                data: None,
+                temp: owned.path().to_path_buf(),
+                owned_temp: Some(owned),
+            })
+        }
+    }
+}
+
+/// Removes the temporary folders of starts more than a day old: only a Toolgate that was
+/// killed leaves one behind.
+fn sweep_stale(temps: &Path) {
+    let Ok(entries) = std::fs::read_dir(temps) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_TEMP);
+        if old {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The sandbox for one start of `config`, whose program resolved to `program`. `None` when its
+/// sandbox is off (the report then says so).
+pub(crate) fn plan(
+    config: &ServerConfig,
+    program: &Path,
+    host: &HostEnv,
+    data_root: Option<&Path>,
+    protected: &Protected,
+) -> Result<Option<Plan>, String> {
+    let Transport::Stdio { args, env, cwd, .. } = &config.transport else {
+        return Ok(None);
+    };
+    let Some(settings) = config.sandbox_settings().filter(|s| s.enabled) else {
+        return Ok(None);
+    };
+    let folders = folders(data_root, &config.id)?;
+    let mut read: Vec<PathBuf> = runtime::SYSTEM.iter().map(PathBuf::from).collect();
+    let mut derived: Vec<PathBuf> = runtime::program_folders(program, host);
+    derived.extend(runtime::runtime_folders(host, protected));
+    let (arg_folders, arg_files) = runtime::command_line_paths(args);
+    derived.extend(arg_files.iter().filter_map(|f| runtime::file_folder(f)));
+    if let Some(cwd) = cwd {
+        derived.push(cwd.clone());
+    }
+    if settings.network == NetworkAccess::Any {
+        // /etc/resolv.conf often points into /run, which stays closed otherwise.
+        if let Some(dir) = std::fs::canonicalize("/etc/resolv.conf")
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            derived.push(dir);
+        }
+    }
+    let mut readable: Vec<PathBuf> = Vec::new();
+    for dir in derived {
+        // The grant is made on what the path resolves to, so that is what is checked.
+        let Ok(dir) = std::fs::canonicalize(&dir) else {
+            continue;
+        };
+        if protected.allows(&dir)
+            && !read.iter().any(|r| dir.starts_with(r))
+            && !readable.contains(&dir)
+        {
+            readable.push(dir);
+        }
+    }
+    // A file named on the command line is readable itself, wherever it is: the user named it
+    // (its folder comes along only where that is safe, above).
+    for file in &arg_files {
+        if !readable
+            .iter()
+            .chain(read.iter())
+            .any(|r| file.starts_with(r))
+        {
+            readable.push(file.clone());
+        }
+    }
+    readable.extend(settings.read.iter().cloned());
+    read.extend(readable.iter().cloned());
+
+    let mut writable: Vec<PathBuf> = config.roots.clone();
+    writable.extend(arg_folders);
+    let (env_places, env_refused) = runtime::env_paths(env.iter(), protected);
+    writable.extend(env_places);
+    writable.extend(settings.write.iter().cloned());
+    // Before its own data folder joins the list: that one is inside Toolgate's folder on purpose.
+    let opened = opened_warnings(protected, &writable);
+    let mut write = writable.clone();
+    write.extend(runtime::DEVICES.iter().map(PathBuf::from));
+    write.push(folders.temp.clone());
+    if let Some(data) = &folders.data {
+        write.push(data.clone());
+        writable.push(data.clone());
+    }
+
+    let mut extra: BTreeMap<String, String> = BTreeMap::new();
+    extra.insert("TMPDIR".into(), folders.temp.to_string_lossy().into_owned());
+    let private = folders.data.clone().unwrap_or_else(|| folders.temp.clone());
+    let offline = settings.network != NetworkAccess::Any;
+    let launcher = Launcher::of(program);
+    if let Some(launcher) = launcher {
+        extra.extend(launcher.cache_env(&private, offline, protected.home()));
+    }
+    if ServerKind::of(config) == ServerKind::Memory {
+        // Its default file is inside its own package, which is read-only here.
+        extra.insert(
+            "MEMORY_FILE_PATH".into(),
+            private.join("memory.jsonl").to_string_lossy().into_owned(),
+        );
+    }
+    // The user's own values win over every default above.
+    extra.retain(|name, _| !env.keys().any(|k| k.eq_ignore_ascii_case(name)));
+    let fetch = launcher
+        .filter(|_| offline)
+        .and_then(|l| l.fetch_args(args).map(|a| (l, a)));
+
+    let network = network_of(settings.network);
+    let mut warnings = support().gaps(network);
+    warnings.extend(opened);
+    warnings.extend(opened_warnings(protected, &settings.read));
+    warnings.extend(opened_warnings(protected, &arg_files));
+    warnings.extend(env_refused.iter().map(|p| {
+        format!(
+            "its environment names {}, whose folder is not open to it (it would open your home \
+             folder's private places); add a folder for it on the card",
+            p.display()
+        )
+    }));
+    if let Some(cwd) = cwd.as_ref().filter(|c| !protected.allows(c)) {
+        warnings.push(format!(
+            "its working folder {} would open your home folder's private places, so it is not readable",
+            cwd.display()
+        ));
+    }
+    let report = SandboxReport {
+        enabled: true,
+        network: settings.network,
+        writable,
+        readable,
+        data_dir: folders.data.clone(),
+        warnings,
+        defaults: config.sandbox.is_none(),
+        mechanism: mechanism(),
+    };
+    Ok(Some(Plan {
+        confinement: Confinement {
+            read,
+            write,
+            network,
+        },
+        env: extra,
+        fetch,
+        temp: folders.owned_temp,
+        data_dir: folders.data,
+        report,
+    }))
+}
+
+/// One line for the server's log at each start.
+pub(crate) fn describe(report: &SandboxReport) -> String {
+    let shown = |paths: &[PathBuf]| {
+        if paths.is_empty() {
+            "nothing".to_owned()
+        } else {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let mut line = format!(
+        "sandbox ({}): network {}; may change {}",
+        report.mechanism,
+        report.network.as_str(),
+        shown(&report.writable)
+    );
+    for warning in &report.warnings {
+        line.push_str(&format!("; WARNING: {warning}"));
+    }
+    line
+}
+
+/// Whether this platform's kernel confines a sandboxed server's network at all.
+pub(crate) fn network_enforced() -> bool {
+    cfg!(target_os = "linux") && support().seccomp
+}
+
+/// The report for a server whose sandbox is off.
+pub(crate) fn unconfined_report(config: &ServerConfig) -> Option<SandboxReport> {
+    let settings: SandboxSettings = config.sandbox_settings()?;
+    Some(SandboxReport {
+        enabled: false,
+        network: settings.network,
+        writable: Vec::new(),
+        readable: Vec::new(),
+        data_dir: None,
+        warnings: vec![off_warning()],
+        defaults: config.sandbox.is_none(),
+        mechanism: mechanism(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_confines_to_roots_command_line_folders_and_its_data_folder() {
+        let base = tempfile::tempdir().unwrap();
+        let home = base.path().join("home");
+        let root = home.join("notes");
+        let data = base.path().join("toolgate/servers");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        let protected = Protected::new(Some(home.clone()), &[base.path().join("toolgate")]);
+        let mut config = ServerConfig::stdio(
+            "files",
+            "npx",
+            [
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                root.to_str().unwrap(),
+            ],
+        );
+        config.roots = vec![home.join("docs")];
+        let host = HostEnv::from_dirs(vec!["/usr/bin".into()]);
+        let first = plan(
+            &config,
+            Path::new("/usr/bin/npx"),
+            &host,
+            Some(&data),
+            &protected,
+        )
+        .unwrap()
+        .expect("on by default");
+        let c = &first.confinement;
+        assert!(c.writes(&root) && c.writes(&home.join("docs")));
+        assert!(c.writes(&data.join("files/tmp/x")));
+        assert!(!c.reads(&home.join(".ssh/id_ed25519")));
+        assert!(!c.reads(&home), "the home folder itself");
+        assert!(!c.reads(&base.path().join("toolgate/settings.json")));
+        assert_eq!(c.network, Network::None);
+        assert_eq!(
+            first.env["npm_config_cache"],
+            data.join("files/npm-cache").to_string_lossy()
+        );
+        assert_eq!(first.env["npm_config_offline"], "true");
+        assert!(
+            first.env["TMPDIR"].starts_with(&*data.join("files/tmp/run-").to_string_lossy()),
+            "{}",
+            first.env["TMPDIR"]
+        );
+        assert!(first.report.defaults && first.report.enabled);
+        assert!(
+            first.report.warnings.is_empty() || !support().gaps(Network::None).is_empty(),
+            "its data folder inside Toolgate's is no warning: {:?}",
+            first.report.warnings
+        );
+        let (launcher, args) = first.fetch.expect("a fetch step without the network");
+        assert_eq!(launcher, Launcher::Npx);
+        assert!(args.contains(&"--package=@modelcontextprotocol/server-filesystem".to_owned()));
+
+        // A file named on the command line is readable, not the protected folder around it.
+        let secret_config = home.join(".config/app/config.json");
+        std::fs::create_dir_all(secret_config.parent().unwrap()).unwrap();
+        std::fs::write(&secret_config, "{}").unwrap();
+        let mut with_file = config.clone();
+        if let Transport::Stdio { args, .. } = &mut with_file.transport {
+            args.push(format!("--config={}", secret_config.display()));
+        }
+        let named = plan(
+            &with_file,
+            Path::new("/usr/bin/npx"),
+            &host,
+            Some(&data),
+            &protected,
+        )
+        .unwrap()
+        .expect("on");
+        assert!(named.confinement.reads(&secret_config));
+        assert!(!named
+            .confinement
+            .reads(&home.join(".config/app/other.json")));
+        assert!(
+            named
+                .report
+                .warnings
+                .iter()
+                .any(|w| w.contains("config.json")),
+            "{:?}",
+            named.report.warnings
+        );
+
+        // The user opens the whole home folder: allowed, and said.
+        config.sandbox = Some(SandboxSettings {
+            network: NetworkAccess::Any,
+            write: vec![home.clone()],
+            ..SandboxSettings::default()
+        });
+        let second = plan(
+            &config,
+            Path::new("/usr/bin/npx"),
+            &host,
+            Some(&data),
+            &protected,
+        )
+        .unwrap()
+        .expect("on");
+        assert!(second.fetch.is_none(), "with the network it fetches itself");
+        assert!(!second.env.contains_key("npm_config_offline"));
+        assert!(
+            second.report.warnings.iter().any(|w| w.contains(".ssh")),
+            "{:?}",
+            second.report.warnings
+        );
+        config.sandbox = Some(SandboxSettings {
+            enabled: false,
+            ..SandboxSettings::default()
+        });
+        assert!(plan_off(&config, &host, &data, &protected));
+    }
+
+    fn plan_off(config: &ServerConfig, host: &HostEnv, data: &Path, protected: &Protected) -> bool {
+        plan(
+            config,
+            Path::new("/usr/bin/npx"),
+            host,
+            Some(data),
+            protected,
+        )
+        .unwrap()
+        .is_none()
+            && unconfined_report(config).is_some_and(|r| !r.enabled && !r.warnings.is_empty())
+    }
+}

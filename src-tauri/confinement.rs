@@ -1,0 +1,49 @@
+//! Commands for a server's sandbox and what the gate should know of it; each adapts one call
+//! of the host.
+
+use tauri::{AppHandle, Runtime, State};
+
+use crate::commands::CommandError;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+impl From<toolgate_host::ServerChangeError> for CommandError {
+    fn from(e: toolgate_host::ServerChangeError) -> Self {
+        Self {
+            kind: match e {
+                toolgate_host::ServerChangeError::Settings(_) => "settings",
+                _ => "servers",
+            },
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Saves a local server's sandbox (`null`: the defaults for what it is); the server starts
+/// again with it. Returns the notice to show when it was restarted.
+#[tauri::command]
+pub async fn set_server_sandbox<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    sandbox: Option<toolgate_settings::SandboxSettings>,
+) -> Result<Option<String>> {
+    let restarted = state.host.set_sandbox(&server_id, sandbox).await?;
+    let _ = tauri::Emitter::emit(&app, crate::SERVERS_CHANGED, ());
+    Ok(restarted.then(|| format!("{server_id} was restarted: a sandbox applies from a start")))
+}
+
+/// Saves what the gate should know of a server: untrusted output, a way out, results to
+/// review. Applies from the next call.
+#[tauri::command]
+pub async fn set_server_trust<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    trust: toolgate_settings::TrustMarks,
+) -> Result<()> {
+    state.host.set_trust(&server_id, trust).await?;
+    let _ = tauri::Emitter::emit(&app, crate::SERVERS_CHANGED, ());
+    Ok(())
+}

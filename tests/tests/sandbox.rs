@@ -1,0 +1,370 @@
+//! Every local server runs in a sandbox by default (Linux: Landlock and seccomp). A
+//! deliberately naive server (`tests/fault_server.py naive`, which reads any path and fetches
+//! any URL with no checks of its own) shows that the refusals come from the operating system:
+//! the server reports `PermissionError` exactly as Python raised it. The same server with its
+//! sandbox off reads the canary, so the refusals are the sandbox's. The real servers from npm
+//! (through `npx`) and PyPI (from the venv) still start and answer under their default
+//! policies.
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolgate_mcp::{ManagerOptions, RootsChange, ServerManager, ServerStatus, ToolOutput};
+use toolgate_settings::{NetworkAccess, SandboxSettings, ServerConfig, Transport};
+use toolgate_tests::{example_servers_dir, fault_server, python_server_bin, temp_dir};
+
+fn sandbox_works_here() -> bool {
+    let support = toolgate_sandbox::Support::probe();
+    assert!(
+        support.files() && support.seccomp && support.notify,
+        "these tests need Landlock and seccomp (see platform-notes): {support:?}"
+    );
+    true
+}
+
+fn naive(id: &str, home: &Path, network: NetworkAccess) -> ServerConfig {
+    let mut config = fault_server(id, "naive");
+    if let Transport::Stdio { env, .. } = &mut config.transport {
+        env.insert("HOME".into(), home.to_string_lossy().into_owned());
+    }
+    config.sandbox = Some(SandboxSettings {
+        network,
+        ..SandboxSettings::default()
+    });
+    config
+}
+
+async fn call(
+    servers: &ServerManager,
+    id: &str,
+    tool: &str,
+    args: serde_json::Value,
+) -> ToolOutput {
+    servers
+        .call_tool(id, tool, args)
+        .await
+        .unwrap_or_else(|e| panic!("{tool} on {id}: {e}"))
+}
+
+fn refused_by_the_os(out: &ToolOutput) -> bool {
+    out.is_error
+        && out
+            .text
+            .starts_with("PermissionError: [Errno 13] Permission denied")
+}
+
+async fn ready(servers: &ServerManager, id: &str) {
+    let snapshot = servers.snapshot().await;
+    let server = snapshot.iter().find(|s| s.id == id).expect("configured");
+    assert_eq!(
+        server.status,
+        ServerStatus::Ready,
+        "{id}: {:?}",
+        servers.stderr_tail(id).await
+    );
+}
+
+#[tokio::test]
+async fn a_naive_server_reads_inside_its_root_and_nothing_else_of_the_home_folder() {
+    assert!(sandbox_works_here());
+    let base = temp_dir("sandbox-files");
+    let home = base.join("home");
+    let root = base.join("home/notes");
+    std::fs::create_dir_all(home.join(".ssh")).expect("mkdir");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let canary = home.join(".ssh/id_ed25519");
+    std::fs::write(&canary, "CANARY-PRIVATE-KEY").expect("canary");
+    std::fs::write(root.join("today.md"), "buy milk").expect("note");
+    std::os::unix::fs::symlink(&canary, root.join("innocent.md")).expect("symlink");
+
+    let mut confined = naive("confined", &home, NetworkAccess::None);
+    confined.roots = vec![root.to_path_buf()];
+    let mut open = naive("open", &home, NetworkAccess::Any);
+    open.sandbox = Some(SandboxSettings {
+        enabled: false,
+        ..SandboxSettings::default()
+    });
+    let servers = ServerManager::new(ManagerOptions::default());
+    servers.start_all(&[confined, open]).await;
+    ready(&servers, "confined").await;
+
+    let inside = call(
+        &servers,
+        "confined",
+        "read_file",
+        json!({"path": root.join("today.md")}),
+    )
+    .await;
+    assert_eq!((inside.is_error, inside.text.as_str()), (false, "buy milk"));
+    let written = call(
+        &servers,
+        "confined",
+        "write_file",
+        json!({"path": root.join("new.md"), "text": "x"}),
+    )
+    .await;
+    assert!(!written.is_error, "{}", written.text);
+
+    for path in [
+        "~/.ssh/id_ed25519".to_owned(),
+        root.join("../.ssh/id_ed25519")
+            .to_string_lossy()
+            .into_owned(),
+        root.join("innocent.md").to_string_lossy().into_owned(),
+        "/root/.bashrc".to_owned(),
+    ] {
+        let out = call(&servers, "confined", "read_file", json!({ "path": path })).await;
+        assert!(refused_by_the_os(&out), "{path}: {}", out.text);
+        assert!(!out.text.contains("CANARY"));
+    }
+    // Nor may it change anything outside, or write into its program's folder.
+    let out = call(
+        &servers,
+        "confined",
+        "write_file",
+        json!({"path": home.join("planted.sh"), "text": "x"}),
+    )
+    .await;
+    assert!(refused_by_the_os(&out), "{}", out.text);
+    assert!(!home.join("planted.sh").exists());
+
+    // The same server with its sandbox off: the canary is one call away, so the refusals
+    // above were the sandbox's.
+    let out = call(
+        &servers,
+        "open",
+        "read_file",
+        json!({"path": "~/.ssh/id_ed25519"}),
+    )
+    .await;
+    assert_eq!(out.text, "CANARY-PRIVATE-KEY");
+
+    let snapshot = servers.snapshot().await;
+    let report = snapshot[0].sandbox.clone().expect("a report");
+    assert!(report.enabled && report.warnings.is_empty(), "{report:?}");
+    assert!(report.writable.contains(&root.to_path_buf()));
+    let off = snapshot[1].sandbox.clone().expect("a report");
+    assert!(!off.enabled && off.warnings[0].contains("sandbox is off"));
+    assert!(snapshot[1].sends_out && !snapshot[0].sends_out);
+    servers.stop_all().await;
+}
+
+/// A one-page HTTP server on 127.0.0.1; returns its port.
+async fn web_page(body: &'static str) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn network_none_reaches_nothing_and_loopback_only_this_computer() {
+    assert!(sandbox_works_here());
+    let base = temp_dir("sandbox-net");
+    let port = web_page("hello from 127.0.0.1").await;
+    let url = format!("http://127.0.0.1:{port}/");
+    let servers = ServerManager::new(ManagerOptions::default());
+    servers
+        .start_all(&[
+            naive("none", &base, NetworkAccess::None),
+            naive("loopback", &base, NetworkAccess::Loopback),
+        ])
+        .await;
+    ready(&servers, "none").await;
+    ready(&servers, "loopback").await;
+
+    let out = call(&servers, "none", "fetch_url", json!({ "url": url })).await;
+    assert!(
+        out.is_error && out.text.contains("Permission denied"),
+        "{}",
+        out.text
+    );
+    let out = call(&servers, "loopback", "fetch_url", json!({ "url": url })).await;
+    assert_eq!(
+        (out.is_error, out.text.as_str()),
+        (false, "hello from 127.0.0.1")
+    );
+    // TEST-NET-1 is never routed: only the sandbox can refuse it at once, with EACCES.
+    let out = call(
+        &servers,
+        "loopback",
+        "fetch_url",
+        json!({"url": "http://192.0.2.1/"}),
+    )
+    .await;
+    assert!(
+        out.is_error && out.text.contains("Permission denied"),
+        "{}",
+        out.text
+    );
+    servers.stop_all().await;
+}
+
+#[tokio::test]
+async fn changing_a_confined_servers_roots_restarts_it_with_the_new_sandbox() {
+    assert!(sandbox_works_here());
+    let base = temp_dir("sandbox-roots");
+    let (a, b) = (base.join("a"), base.join("b"));
+    for dir in [&a, &b] {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        std::fs::write(dir.join("f.txt"), dir.to_string_lossy().as_bytes()).expect("write");
+    }
+    let mut config = naive("files", &base, NetworkAccess::None);
+    config.roots = vec![a.clone()];
+    let servers = ServerManager::new(ManagerOptions::default());
+    servers.start_all(&[config]).await;
+    ready(&servers, "files").await;
+    let read = |dir: &Path| json!({"path": dir.join("f.txt")});
+    assert!(
+        !call(&servers, "files", "read_file", read(&a))
+            .await
+            .is_error
+    );
+    assert!(refused_by_the_os(
+        &call(&servers, "files", "read_file", read(&b)).await
+    ));
+
+    let change = servers
+        .set_roots("files", vec![b.clone()])
+        .await
+        .expect("set");
+    assert_eq!(change, RootsChange::Restarted);
+    ready(&servers, "files").await;
+    assert!(
+        !call(&servers, "files", "read_file", read(&b))
+            .await
+            .is_error
+    );
+    assert!(refused_by_the_os(
+        &call(&servers, "files", "read_file", read(&a)).await
+    ));
+    assert!(servers
+        .stderr_tail("files")
+        .await
+        .iter()
+        .any(|l| l.contains("its sandbox is built from them")));
+    servers.stop_all().await;
+}
+
+/// A server from the set-up's npm install, started the way READMEs show: `npx -y PACKAGE`.
+fn through_npx(id: &str, package: &str, extra: &[&str]) -> ServerConfig {
+    let mut args = vec!["-y".to_owned(), format!("{package}@2026.8.31")];
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let mut config = ServerConfig::stdio(id, "npx", args);
+    if let Transport::Stdio { cwd, .. } = &mut config.transport {
+        *cwd = Some(example_servers_dir());
+    }
+    config
+}
+
+#[tokio::test]
+async fn the_reference_servers_start_and_answer_under_their_default_sandbox() {
+    assert!(sandbox_works_here());
+    let base = temp_dir("sandbox-real");
+    let root = base.join("root");
+    let data = base.join("data");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(root.join("hello.txt"), "hello").expect("write");
+    let configs = vec![
+        through_npx(
+            "everything",
+            "@modelcontextprotocol/server-everything",
+            &["stdio"],
+        ),
+        through_npx(
+            "files",
+            "@modelcontextprotocol/server-filesystem",
+            &[root.to_str().expect("utf-8")],
+        ),
+        through_npx("memory", "@modelcontextprotocol/server-memory", &[]),
+        ServerConfig::stdio(
+            "time",
+            python_server_bin("mcp-server-time").to_string_lossy(),
+            Vec::<String>::new(),
+        ),
+    ];
+    for config in &configs {
+        assert!(
+            config.sandbox.is_none(),
+            "the defaults, as a new server gets"
+        );
+    }
+    // As the host sets it up: the data folders inside a folder no server may otherwise see.
+    let servers: Arc<ServerManager> = ServerManager::new(ManagerOptions {
+        server_data: Some(data.join("servers")),
+        protected: vec![data.clone()],
+        ..ManagerOptions::default()
+    });
+    servers.start_all(&configs).await;
+    for config in &configs {
+        ready(&servers, &config.id).await;
+    }
+    for server in servers.snapshot().await {
+        let report = server.sandbox.expect("confined");
+        assert!(report.enabled, "{}", server.id);
+        assert_eq!(report.network, NetworkAccess::None, "{}", server.id);
+        assert!(
+            report.warnings.is_empty(),
+            "{}: {:?}",
+            server.id,
+            report.warnings
+        );
+    }
+
+    let echo = call(&servers, "everything", "echo", json!({"message": "hi"})).await;
+    assert!(echo.text.contains("hi"), "{}", echo.text);
+    let file = call(
+        &servers,
+        "files",
+        "read_text_file",
+        json!({"path": root.join("hello.txt")}),
+    )
+    .await;
+    assert_eq!(file.text, "hello");
+    let outside = call(
+        &servers,
+        "files",
+        "read_text_file",
+        json!({"path": base.join("data")}),
+    )
+    .await;
+    assert!(outside.is_error, "the server's own check, as before");
+    // The memory server keeps its graph in its own data folder, the one place it may write.
+    let created = call(
+        &servers,
+        "memory",
+        "create_entities",
+        json!({"entities": [{"name": "Toolgate", "entityType": "app", "observations": ["sandboxed"]}]}),
+    )
+    .await;
+    assert!(!created.is_error, "{}", created.text);
+    let graph = call(&servers, "memory", "read_graph", json!({})).await;
+    assert!(graph.text.contains("sandboxed"), "{}", graph.text);
+    assert!(data.join("servers/memory/memory.jsonl").is_file());
+    let time = call(
+        &servers,
+        "time",
+        "get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await;
+    assert!(!time.is_error && time.text.contains("UTC"), "{}", time.text);
+    servers.stop_all().await;
+}

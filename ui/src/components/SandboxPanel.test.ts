@@ -1,0 +1,151 @@
+// A server's sandbox on its card: its warnings are on the card itself (an alert, not folded
+// away), the header says how confined it is, and the controls send what the user chose; marks
+// the user did not touch stay as stored.
+import { afterEach, describe, expect, it } from "vitest";
+import { act, createElement } from "react";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
+import type { SandboxReport, ServerConfig, ServerSnapshot } from "../ipc";
+import { click, mount, settle, type } from "../testing";
+
+afterEach(() => {
+  clearMocks();
+  document.body.innerHTML = "";
+});
+
+const report: SandboxReport = {
+  enabled: true,
+  network: "none",
+  writable: ["/home/u/notes"],
+  readable: ["/home/u/.nvm"],
+  dataDir: "/home/u/.local/share/dev.toolgate.desktop/servers/files",
+  warnings: [],
+  defaults: true,
+  mechanism: "Landlock and seccomp",
+};
+
+const server = (sandbox: SandboxReport | null): ServerSnapshot => ({
+  id: "files",
+  name: "Files",
+  enabled: true,
+  status: { state: "ready" },
+  implementation: null,
+  protocolVersion: null,
+  tools: [],
+  resources: [],
+  prompts: [],
+  roots: ["/home/u/notes"],
+  sandbox,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
+});
+
+const stored: ServerConfig = {
+  id: "files",
+  name: "Files",
+  enabled: true,
+  startupTimeoutSecs: 60,
+  callTimeoutSecs: 60,
+  maxCallTimeoutSecs: 600,
+  autoRestart: true,
+  transport: "stdio",
+  command: "npx",
+  args: [],
+  env: {},
+  sandbox: { enabled: true, network: "none", read: ["/opt/data"] },
+  trust: { sendsOut: false },
+};
+
+function backend() {
+  const calls: { cmd: string; args: unknown }[] = [];
+  mockIPC((cmd, args) => {
+    calls.push({ cmd, args });
+    if (cmd === "server_config") return stored;
+    if (cmd === "set_server_sandbox") return "files was restarted: a sandbox applies from a start";
+    return null;
+  });
+  return calls;
+}
+
+/** Opens the folded section, which reads the stored settings. */
+async function open(host: HTMLElement) {
+  await click(host.querySelector("[data-testid=sandbox] summary"));
+  await settle(10);
+}
+
+describe("a server's sandbox", () => {
+  it("says how confined it is in a word", () => {
+    expect(sandboxBadge(report)).toEqual({ text: "sandboxed · network none", tone: "ok" });
+    expect(sandboxBadge({ ...report, warnings: ["files are not confined"] })?.tone).toBe("warning");
+    expect(sandboxBadge({ ...report, enabled: false })?.text).toBe("unconfined");
+    expect(sandboxBadge(null)).toBeNull();
+  });
+
+  it("shows what the kernel cannot enforce on the card, as an alert", async () => {
+    backend();
+    const gap = "files are not confined: this kernel has no Landlock";
+    const app = await mount(createElement(SandboxPanel, { server: server({ ...report, warnings: [gap] }) }));
+    const alert = app.host.querySelector("[data-testid=sandbox-warnings]") as HTMLElement;
+    expect(alert.getAttribute("role")).toBe("alert");
+    expect(alert.textContent).toBe(gap);
+    // Outside the folded details: visible without opening anything.
+    expect(alert.closest("details")).toBeNull();
+    app.unmount();
+  });
+
+  it("saves the sandbox the user chose and says the server restarted", async () => {
+    const calls = backend();
+    const app = await mount(createElement(SandboxPanel, { server: server(report) }));
+    expect(calls.some((c) => c.cmd === "server_config")).toBe(false);
+    await open(app.host);
+    const read = app.host.querySelector("#sandbox-read-files") as HTMLTextAreaElement;
+    expect(read.value).toBe("/opt/data");
+    const select = app.host.querySelector("[data-testid=sandbox-network]") as HTMLSelectElement;
+    await act(async () => {
+      select.value = "loopback";
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await type(app.host.querySelector("#sandbox-write-files") as HTMLTextAreaElement, "/home/u/out\n\n");
+    await click(app.host.querySelector("[data-testid=save-sandbox]"));
+    await settle();
+    expect(calls.find((c) => c.cmd === "set_server_sandbox")?.args).toEqual({
+      serverId: "files",
+      sandbox: { enabled: true, network: "loopback", read: ["/opt/data"], write: ["/home/u/out"] },
+    });
+    expect(app.host.querySelector("[data-testid=sandbox-notice]")?.textContent).toContain("restarted");
+    await click(app.host.querySelector("[data-testid=sandbox-defaults]"));
+    await settle();
+    expect(calls.filter((c) => c.cmd === "set_server_sandbox").at(-1)?.args).toEqual({
+      serverId: "files",
+      sandbox: null,
+    });
+    app.unmount();
+  });
+
+  it("marks results as untrusted and for review, keeping the marks not touched", async () => {
+    const calls = backend();
+    const app = await mount(createElement(SandboxPanel, { server: server(report) }));
+    await open(app.host);
+    await click(app.host.querySelector("[data-testid=trust-untrusted]"));
+    await type(app.host.querySelector("[data-testid=review-tools]") as HTMLInputElement, "read_file, search");
+    await click(app.host.querySelector("[data-testid=save-trust]"));
+    await settle();
+    expect(calls.find((c) => c.cmd === "set_server_trust")?.args).toEqual({
+      serverId: "files",
+      trust: { readsUntrusted: true, sendsOut: false, reviewResults: ["read_file", "search"] },
+    });
+    app.unmount();
+  });
+
+  it("has no sandbox controls for a remote server, only the gate's marks", async () => {
+    backend();
+    const app = await mount(createElement(SandboxPanel, { server: server(null) }));
+    expect(app.host.querySelector("[data-testid=save-sandbox]")).toBeNull();
+    expect(app.host.querySelector("[data-testid=save-trust]")).not.toBeNull();
+    app.unmount();
+  });
+});
