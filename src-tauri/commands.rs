@@ -212,7 +212,8 @@ pub async fn send_message(
     // The title is the user's own words; the model also gets the attached resources.
     let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
     let agent = Agent::new(state.servers.clone(), state.gate.clone())
-        .with_tools(tools, settings.tool_target());
+        .with_tools(tools, settings.tool_target())
+        .with_offers(state.host.offers.clone());
     let mut conversation = state.conversation.lock().await;
     let history = state.history.clone().ok();
     if let (None, Some(h)) = (&conversation.id, &history) {
@@ -238,10 +239,26 @@ pub async fn send_message(
         usage_sink = Some((h, id));
     }
     let emit = move |event: TurnEvent| {
-        if let (TurnEvent::Finished { usage, .. }, Some((h, id))) = (&event, &usage_sink) {
-            if let Err(e) = h.add_usage(id, usage.input_tokens, usage.output_tokens) {
-                tracing::warn!("could not record token usage: {e}");
-            }
+        if let (
+            TurnEvent::Usage {
+                usage,
+                cost_micro_usd,
+            },
+            Some((h, id)),
+        ) = (&event, &usage_sink)
+        {
+            // Added to the conversation's totals after each model call, so a turn that fails
+            // or is stopped still counts what it used. Queued: a failure is logged by the writer.
+            drop(h.queue_usage(
+                id,
+                &toolgate_history::TokenUsage {
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cache_read_tokens: usage.cache_read_tokens,
+                    cache_write_tokens: usage.cache_write_tokens,
+                    cost_micro_usd: *cost_micro_usd,
+                },
+            ));
         }
         let _ = on_event.send(event);
     };

@@ -264,6 +264,11 @@ pub fn run() {
             if let Some(state) = handle.try_state::<AppState>() {
                 state.gate.deny_all("Toolgate is quitting");
                 tauri::async_runtime::block_on(state.servers.stop_all());
+                // The denials, completions and usage queued without waiting are committed
+                // before the process ends.
+                if let Ok(history) = &state.history {
+                    history.flush();
+                }
             }
         }
     });

@@ -13,7 +13,9 @@
 //!
 //! Each client gets a fresh server and [`WARM_UP`] calls before the timing; the clients take turns
 //! for [`ROUNDS`] rounds and the median round is reported, so load from other processes spreads
-//! over all of them. Target: Toolgate's full path at most 0.5x the TypeScript client's time.
+//! over all of them. Targets (issue 17): Toolgate's full path at most 1.3x `rmcp` used directly
+//! one call at a time (about 0.75x the TypeScript client), and at most 2x `rmcp` with 32 in
+//! flight (and at most 0.5x the TypeScript client).
 //!
 //! Run: `cargo bench -p toolgate-tests --bench per_call`. Prints a table; asserts only that every
 //! call succeeded, was allowed by the rule and was audited.
@@ -293,25 +295,48 @@ async fn main() {
             t.in_flight.as_secs_f64() / ts.in_flight.as_secs_f64(),
         );
     }
-    let full = medians[0];
-    let target = "≤ 0.5x the TypeScript SDK";
-    for (workload, ours, theirs) in [
-        ("sequential", full.sequential, ts.sequential),
-        ("32 in flight", full.in_flight, ts.in_flight),
+    let (full, rmcp) = (medians[0], medians[3]);
+    for (workload, ours, direct, theirs, limit, target) in [
+        (
+            "sequential",
+            full.sequential,
+            rmcp.sequential,
+            ts.sequential,
+            1.3,
+            "≤ 1.3x rmcp (≈ 0.75x TS SDK)",
+        ),
+        (
+            "32 in flight",
+            full.in_flight,
+            rmcp.in_flight,
+            ts.in_flight,
+            2.0,
+            "≤ 2x rmcp and ≤ 0.5x TS SDK",
+        ),
     ] {
-        let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
+        let ratio = ours.as_secs_f64() / direct.as_secs_f64();
+        let vs_ts = ours.as_secs_f64() / theirs.as_secs_f64();
+        // Sequential: 1.3x rmcp ("and so about 0.75x" the TypeScript client follows from the
+        // figures the issue measured, not a second target); in flight: both bounds.
+        let met = ratio <= limit && (limit < 1.5 || vs_ts <= 0.5);
         println!(
-            "\nTarget, {workload}: Toolgate's full path {target}: {:.2}x, {}",
-            ratio,
-            if ratio <= 0.5 { "met" } else { "missed" }
+            "\nTarget, {workload}: Toolgate's full path {target}: {ratio:.2}x rmcp, {vs_ts:.2}x the \
+             TypeScript SDK, {}",
+            if met { "met" } else { "missed" }
         );
         summary(Summary {
-            benchmark: &format!("Per-call overhead, {CALLS} calls, {workload}"),
-            result: format!("{:.0} µs a call", per_call(ours)),
-            compared_with: format!("TypeScript SDK {:.0} µs", per_call(theirs)),
+            benchmark: &format!(
+                "Full host path per call (catalog, allow rule, audit in SQLite), {CALLS} calls, {workload}"
+            ),
+            result: format!(
+                "{:.0} µs a call ({vs_ts:.2}x TS SDK's {:.0} µs)",
+                per_call(ours),
+                per_call(theirs)
+            ),
+            compared_with: format!("rmcp used directly {:.0} µs", per_call(direct)),
             ratio: format!("{ratio:.2}x"),
             target,
-            met: ratio <= 0.5,
+            met,
         });
     }
 }

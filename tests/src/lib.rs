@@ -5,8 +5,11 @@
 //! next reply of a script and recording what it was sent. A request with `"stream": true` gets a
 //! scripted server-sent event stream, framed as each API frames it. Product code reaches it only
 //! through its normal base-URL setting. [`fixtures`] builds replies in the documented shapes.
+//! As the real services do, it refuses a malformed Anthropic request (too many cache
+//! breakpoints, only deferred tools, a `tool_reference` to a tool that is not deferred) and
+//! reports prompt caching in each reply's usage ([`wire`]).
 //! A request the real API would refuse (a tool schema it does not take, a structured-output
-//! field of the other format) is refused with that API's 400 and message ([`wire`]).
+//! field of the other format) is refused with that API's 400 and message too.
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.
@@ -161,6 +164,7 @@ struct Script {
     replies: Mutex<VecDeque<Scripted>>,
     received: Mutex<Vec<Recorded>>,
     models: Mutex<Vec<String>>,
+    cache: Mutex<wire::PromptCache>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -263,27 +267,46 @@ async fn answer(
     Json(body): Json<Value>,
 ) -> Response {
     let wants_stream = body["stream"] == json!(true);
+    let openai = uri.path().ends_with("/chat/completions");
     // A request the real API would refuse is refused here too, before any scripted reply.
-    let refusal = if uri.path().ends_with("/chat/completions") {
+    let refusal = if openai {
         wire::openai_refusal(&body)
     } else {
         wire::anthropic_refusal(&body)
     };
-    record(&script, &uri, &headers, body);
     if let Some(refusal) = refusal {
+        record(&script, &uri, &headers, body);
         return (StatusCode::BAD_REQUEST, Json(refusal)).into_response();
     }
+    let cache = {
+        let mut cache = lock(&script.cache);
+        if openai {
+            cache.openai(&body)
+        } else {
+            cache.anthropic(&body)
+        }
+    };
+    // Only a request that uses the cache gets its figures: Anthropic's with breakpoints, and
+    // OpenAI's that shares a cached prefix. Others keep the scripted usage as it is.
+    let caching = if openai {
+        cache.read > 0
+    } else {
+        cache.read + cache.written > 0 || body.to_string().contains("\"cache_control\"")
+    };
+    record(&script, &uri, &headers, body);
     let next = lock(&script.replies).pop_front();
-    let Some(reply) = next else {
+    let Some(mut reply) = next else {
         return script_error("the test script has no more replies");
     };
+    if caching {
+        with_cache_usage(&mut reply, openai, cache);
+    }
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = match reply.stream {
         Some(_) if !wants_stream => {
             return script_error("the script has a stream, but the request did not ask for one")
         }
         Some(stream) => {
-            let openai = uri.path().ends_with("/chat/completions");
             let mut response = (status, sse_body(stream, openai)).into_response();
             response.headers_mut().insert(
                 axum::http::header::CONTENT_TYPE,
@@ -302,6 +325,34 @@ async fn answer(
         }
     }
     response
+}
+
+/// Puts what the prompt cache did into the reply's usage, where each API reports it.
+fn with_cache_usage(reply: &mut Scripted, openai: bool, cache: wire::CacheUse) {
+    let patch = |usage: &mut Value| {
+        if openai {
+            wire::openai_usage(usage, cache);
+        } else {
+            wire::anthropic_usage(usage, cache);
+        }
+    };
+    if let Some(usage) = reply.body.get_mut("usage").filter(|u| u.is_object()) {
+        patch(usage);
+    }
+    for event in reply.stream.iter_mut().flat_map(|s| s.events.iter_mut()) {
+        let SseEvent::Json(data) = event else {
+            continue;
+        };
+        if openai {
+            if let Some(usage) = data.get_mut("usage").filter(|u| u.is_object()) {
+                patch(usage);
+            }
+        } else if data["type"] == "message_start" {
+            if let Some(usage) = data["message"].get_mut("usage") {
+                patch(usage);
+            }
+        }
+    }
 }
 
 fn script_error(message: &str) -> Response {

@@ -1,7 +1,12 @@
 //! What the real APIs refuse, so the scripted provider refuses it too, with their messages: a
 //! tool whose schema a provider does not take fails the whole request there, and must fail it
 //! here. Only rules the providers document or answer with are checked; a request that passes
-//! here may still be refused by rules nobody wrote down.
+//! here may still be refused by rules nobody wrote down. `cache.rs`: Anthropic's rules for cache
+//! breakpoints and deferred tools, and the prompt cache both providers report in their usage.
+
+mod cache;
+
+pub use cache::{anthropic_usage, check_anthropic, openai_usage, CacheUse, PromptCache};
 
 use serde_json::{json, Value};
 
@@ -30,6 +35,9 @@ pub fn anthropic_refusal(body: &Value) -> Option<Value> {
                 "tools.{i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level"
             ));
         }
+    }
+    if let Some(why) = check_anthropic(body) {
+        return refuse(why);
     }
     if let Some(config) = body.get("output_config") {
         let format = &config["format"];

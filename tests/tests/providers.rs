@@ -23,12 +23,13 @@ fn request() -> ChatRequest {
         messages: vec![Message::User {
             text: "What's the weather in Paris and the time in Tokyo?".into(),
         }],
-        tools: vec![ToolSpec {
-            name: "get_weather".into(),
-            description: "Weather for a place".into(),
-            input_schema: json!({"type": "object", "properties": {"location": {"type": "string"}}}),
-        }],
+        tools: vec![std::sync::Arc::new(ToolSpec::new(
+            "get_weather",
+            "Weather for a place",
+            json!({"type": "object", "properties": {"location": {"type": "string"}}}),
+        ))],
         max_tokens: 256,
+        cache: false,
         response_schema: None,
     }
 }

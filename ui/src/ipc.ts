@@ -229,9 +229,20 @@ export interface ShownImage {
   data: string;
 }
 
+/** One model call's tokens, or a turn's summed. `inputTokens` leaves out the cached ones. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** A tool `search_tools` found and loaded (when tool search is on). */
+export interface FoundTool {
+  name: string;
+  serverId: string;
+  serverName: string;
+  tool: string;
 }
 
 export type TurnEvent =
@@ -261,7 +272,10 @@ export type TurnEvent =
       app?: ToolApp;
     }
   | { kind: "toolDenied"; callId: string; reason: string | null }
-  | { kind: "finished"; text: string; usage: Usage }
+  | { kind: "toolsSearched"; callId: string; query: string; found: FoundTool[] }
+  /** One model call's tokens and estimated cost (millionths of a dollar; null: price unknown). */
+  | { kind: "usage"; usage: Usage; costMicroUsd: number | null }
+  | { kind: "finished"; text: string; usage: Usage; costMicroUsd: number | null }
   | { kind: "failed"; message: string };
 
 export interface ToolCall {
@@ -270,7 +284,10 @@ export interface ToolCall {
   arguments: unknown;
 }
 
-export type ContentPart = { type: "text"; text: string } | { type: "image"; mimeType: string; data: string };
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; mimeType: string; data: string }
+  | { type: "toolReference"; toolName: string };
 
 /** A message as the history keeps it (the Rust `Message`). */
 export type Message =
@@ -286,6 +303,12 @@ export interface ConversationSummary {
   messageCount: number;
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** The estimated cost of the model calls whose price is known, in millionths of a dollar. */
+  costMicroUsd: number;
+  /** Model calls of no known price, left out of the cost. */
+  unpricedCalls: number;
 }
 
 export type Reach = "tool" | "server";
@@ -622,6 +645,21 @@ export interface ServerToolSettings {
   exclude?: string[];
   /** Tools switched off, by their own name. */
   disabledTools?: string[];
+  /** Every tool of this server is offered even when tool search is on. */
+  alwaysLoaded?: boolean;
+  /** These tools (by their own name) are offered even when tool search is on. */
+  alwaysLoadedTools?: string[];
+}
+
+/** When the model gets `search_tools` instead of every tool. */
+export type SearchMode = "auto" | "always" | "never";
+
+export interface ToolSearch {
+  mode: SearchMode;
+  /** In `auto`, search is on past this many tools… */
+  maxTools: number;
+  /** …or past this many estimated tokens of tool definitions. */
+  maxTokens: number;
 }
 
 /** How tools are named and which are shown (the settings file's `tools`). */
@@ -629,7 +667,11 @@ export interface CatalogSettings {
   naming: NamingMode;
   /** By server id. */
   servers?: Record<string, ServerToolSettings>;
+  /** Left out when it is the default. */
+  search?: ToolSearch;
 }
+
+export const DEFAULT_TOOL_SEARCH: ToolSearch = { mode: "auto", maxTools: 40, maxTokens: 10000 };
 
 export const toolSettings = () => invoke<CatalogSettings>("tool_settings");
 

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use toolgate_catalog::Entry;
-use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History};
+use toolgate_history::{AuditDecision, AuditEntry, AuditRef, DecidedBy, History, Pending};
 use toolgate_mcp::Launch;
 use toolgate_policy::{
     server_fingerprint, tool_fingerprint, Annotations, PolicySettings, Rule, Scope, ServerEndpoint,
@@ -59,9 +59,23 @@ pub(crate) fn launch_fingerprint(launch: &Launch) -> String {
     }
 }
 
+/// The fingerprint of what a tool is (its name, description and inputs), to bind grants to it.
+pub(crate) fn tool_print(entry: &Entry) -> String {
+    tool_fingerprint(
+        &entry.tool.name,
+        &entry.tool.description,
+        &entry.tool.input_schema,
+    )
+}
+
 /// The policy's view of a call: which server and tool (by original name), the arguments, the
 /// tool's hints, and the fingerprints its grants are bound to.
-pub(crate) fn subject(entry: &Entry, server_fingerprint: &str, arguments: &Value) -> PolicyCall {
+pub(crate) fn subject(
+    entry: &Entry,
+    server_fingerprint: &str,
+    tool_fingerprint: &str,
+    arguments: &Value,
+) -> PolicyCall {
     let annotations = entry.annotations();
     PolicyCall {
         server_id: entry.server_id.clone(),
@@ -72,11 +86,7 @@ pub(crate) fn subject(entry: &Entry, server_fingerprint: &str, arguments: &Value
             destructive: annotations.destructive_hint == Some(true),
         },
         server_fingerprint: server_fingerprint.to_owned(),
-        tool_fingerprint: tool_fingerprint(
-            &entry.tool.name,
-            &entry.tool.description,
-            &entry.tool.input_schema,
-        ),
+        tool_fingerprint: tool_fingerprint.to_owned(),
     }
 }
 
@@ -139,8 +149,26 @@ pub(crate) struct Decided<'a> {
 }
 
 impl Audit {
-    pub fn record(&self, d: Decided<'_>) -> Option<i64> {
+    /// Writes the decision to allow a call, before the call is sent: into the history's audit
+    /// journal (in the operating system when this returns, so it survives the app being
+    /// killed), and queued for the database, with no commit on the call's path. `None` (logged)
+    /// when it could not be written: the user's answer stands regardless.
+    pub fn allowed(&self, d: Decided<'_>) -> Option<AuditRef> {
         let history = self.history.as_ref()?;
+        history
+            .journal_audit(self.entry(d))
+            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
+            .ok()
+    }
+
+    /// Queues a decision that runs nothing (a refusal, a time-out) on the history's writer
+    /// thread, without waiting (a failure is logged).
+    pub fn record(&self, d: Decided<'_>) -> Option<Pending<i64>> {
+        let history = self.history.as_ref()?;
+        Some(history.queue_audit(&self.entry(d)))
+    }
+
+    fn entry(&self, d: Decided<'_>) -> AuditEntry {
         let mut entry = AuditEntry::new(
             d.call.server_id.clone(),
             d.call.tool.clone(),
@@ -153,10 +181,7 @@ impl Audit {
         entry.original_arguments = d.original.cloned();
         entry.rule_id = d.rule_id;
         entry.reason = d.reason;
-        history
-            .record_audit(&entry)
-            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
-            .ok()
+        entry
     }
 
     /// A call refused before any rule or person could decide it (an unknown tool, arguments
@@ -175,16 +200,22 @@ impl Audit {
         entry.conversation_id = self.conversation.clone();
         entry.client = self.client.clone();
         entry.reason = Some(reason);
-        if let Err(e) = history.record_audit(&entry) {
-            tracing::error!("could not write the audit log: {e}");
-        }
+        // Not waited for: the call never runs. A failure is logged by the writer.
+        drop(history.queue_audit(&entry));
     }
 
-    pub fn finish(&self, id: Option<i64>, millis: u64, bytes: Option<u64>, error: Option<&str>) {
-        if let (Some(history), Some(id)) = (&self.history, id) {
-            if let Err(e) = history.finish_audit(id, millis, bytes, error.is_some(), error) {
-                tracing::error!("could not complete the audit entry: {e}");
-            }
+    /// Completes an entry when its call returns. Queued, not waited for and not woken for: the
+    /// result goes back at once, and the entry is committed with the writer's next batch (a
+    /// failure is logged).
+    pub fn finish(
+        &self,
+        entry: Option<&AuditRef>,
+        millis: u64,
+        bytes: Option<u64>,
+        error: Option<&str>,
+    ) {
+        if let (Some(history), Some(entry)) = (&self.history, entry) {
+            history.finish_audit_later(entry, millis, bytes, error.is_some(), error);
         }
     }
 }

@@ -182,7 +182,7 @@ impl crate::Agent {
     ) -> Result<crate::CallOutcome, crate::AgentError> {
         let mut snapshot = self.servers.snapshot().await;
         snapshot.retain(|s| s.id == server_id);
-        let offer = crate::offer_of(
+        let offer = crate::offer::Offer::new(
             crate::tools::catalog_with(&snapshot, &self.tools, true)?,
             &snapshot,
         );

@@ -18,13 +18,16 @@ mod answer;
 mod approval;
 pub mod apps;
 mod attach;
+mod call;
 mod exposure;
 mod gate;
+mod offer;
 mod output;
 mod record;
 mod requests;
 mod review;
 mod rules;
+mod search;
 mod tools;
 pub mod tray;
 
@@ -32,14 +35,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
-use toolgate_history::{AuditDecision, DecidedBy};
-use toolgate_llm::{
-    ChatRequest, ContentPart, LlmError, Message, Provider, StreamDelta, ToolCall, ToolSpec, Usage,
-};
-use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, TaskState, ToolOutput};
+use toolgate_llm::{ChatRequest, LlmError, Message, Provider, StreamDelta, Usage, WireFormat};
+use toolgate_mcp::{McpError, ServerManager, TaskState, ToolOutput};
 
 pub use approval::{MemoryPolicy, PolicyStore};
 pub use attach::{with_attachments, Attached};
@@ -47,13 +46,16 @@ pub use exposure::Exposure;
 pub use gate::{
     Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
 };
+pub use offer::Offers;
 pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
 pub use rules::{bind_edited, BindError};
+pub use search::FoundTool;
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use tools::{catalog_of, catalog_with};
 
-use output::{call_ids, images_of, json_size, truncate, unique_call_ids};
+use offer::Offer;
+use output::{call_ids, unique_call_ids};
 
 /// How a gated call ended.
 #[derive(Debug)]
@@ -84,7 +86,7 @@ pub struct TurnOptions {
     /// the provider's own structured output where it has one (Anthropic, OpenAI), else the
     /// schema given in words; either way the answer is validated, and an invalid one gets one
     /// round to be repaired.
-    pub answer_schema: Option<Value>,
+    pub answer_schema: Option<serde_json::Value>,
 }
 
 impl Default for TurnOptions {
@@ -173,8 +175,30 @@ pub enum TurnEvent {
         call_id: String,
         reason: Option<String>,
     },
+    /// The model searched the tools (`search_tools`, when tool search is on); what it found is
+    /// loaded for the rest of the turn. Toolgate's own tool: it runs no server and needs no
+    /// approval.
     #[serde(rename_all = "camelCase")]
-    Finished { text: String, usage: Usage },
+    ToolsSearched {
+        call_id: String,
+        query: String,
+        found: Vec<FoundTool>,
+    },
+    /// One model call's tokens, and its estimated cost in millionths of a dollar when the
+    /// model's price is known.
+    #[serde(rename_all = "camelCase")]
+    Usage {
+        usage: Usage,
+        cost_micro_usd: Option<u64>,
+    },
+    /// The turn's answer, with the tokens of all its model calls and their estimated cost (when
+    /// every call's price is known).
+    #[serde(rename_all = "camelCase")]
+    Finished {
+        text: String,
+        usage: Usage,
+        cost_micro_usd: Option<u64>,
+    },
     #[serde(rename_all = "camelCase")]
     Failed { message: String },
 }
@@ -195,46 +219,40 @@ pub enum AgentError {
     InvalidAnswer(Vec<String>),
 }
 
-/// The tools of a turn, the fingerprint of each server's launch for binding grants, and what
-/// the gate knows of each server (its way out, its untrusted output, results to review).
-struct Offer {
-    catalog: Catalog,
-    fingerprints: std::collections::HashMap<String, String>,
-    facts: exposure::Facts,
-    /// (server id, tool) → the `ui://` resource of the MCP App that shows its results.
-    apps: std::collections::HashMap<(String, String), String>,
+/// What a turn sends besides the conversation.
+struct Prepared {
+    offer: Arc<Offer>,
+    tools: search::TurnTools,
+    system: Option<String>,
 }
 
-fn offer_of(catalog: Catalog, snapshot: &[toolgate_mcp::ServerSnapshot]) -> Offer {
-    let fingerprints = snapshot
-        .iter()
-        .map(|s| (s.id.clone(), approval::launch_fingerprint(&s.launch)))
-        .collect();
-    let apps = snapshot
-        .iter()
-        .flat_map(|s| {
-            s.tools.iter().filter_map(|t| {
-                let uri = t.ui_resource.clone()?;
-                Some(((s.id.clone(), t.name.clone()), uri))
-            })
-        })
-        .collect();
-    let facts = snapshot
-        .iter()
-        .map(|s| (s.id.clone(), exposure::ServerFacts::of(s)))
-        .collect();
-    Offer {
-        catalog,
-        fingerprints,
-        facts,
-        apps,
+/// One round's request.
+fn request(
+    model: &str,
+    system: &Option<String>,
+    history: &[Message],
+    tools: &search::TurnTools,
+    offer: &Offer,
+    response_schema: Option<serde_json::Value>,
+) -> ChatRequest {
+    ChatRequest {
+        model: model.to_owned(),
+        system: system.clone(),
+        messages: history.to_vec(),
+        tools: tools.specs(offer),
+        max_tokens: 4096,
+        // Breakpoints for Anthropic; OpenAI caches the same stable prefix by itself.
+        cache: true,
+        response_schema,
     }
 }
 
 /// Keeps each message of a conversation the moment it exists (a database, for the app), so a crash
-/// mid-turn loses nothing already shown.
+/// mid-turn loses nothing already shown. Awaited before the turn goes on; it must not block an
+/// async worker (the history's writes are queued to its writer thread).
+#[async_trait::async_trait]
 pub trait Recorder: Send + Sync {
-    fn record(&self, message: &Message);
+    async fn record(&self, message: &Message);
 }
 
 /// Runs turns of one conversation against a set of MCP servers.
@@ -251,6 +269,8 @@ pub struct Agent {
     only: Option<std::collections::BTreeSet<String>>,
     /// The untrusted content this conversation has read (see [`Exposure`]).
     exposure: Arc<Exposure>,
+    /// Offers kept by their inputs, shared with every other agent of the host.
+    offers: Arc<Offers>,
 }
 
 impl Agent {
@@ -269,7 +289,15 @@ impl Agent {
             target: ToolTarget::Anthropic,
             only: None,
             exposure: Arc::new(Exposure::new()),
+            offers: Arc::default(),
         }
+    }
+
+    /// Keeps the catalog and what derives from it in `offers`, shared with the host's other
+    /// agents, so a turn or call whose servers and settings are unchanged builds nothing.
+    pub fn with_offers(mut self, offers: Arc<Offers>) -> Self {
+        self.offers = offers;
+        self
     }
 
     /// What the conversation has read so far, shared with the agents of its other turns (the
@@ -323,30 +351,30 @@ impl Agent {
         self
     }
 
-    fn keep(&self, history: &mut Vec<Message>, message: Message) {
+    async fn keep(&self, history: &mut Vec<Message>, message: Message) {
         if let Some(recorder) = &self.recorder {
-            recorder.record(&message);
+            recorder.record(&message).await;
         }
         history.push(message);
     }
 
-    /// The tools for this turn, or a failure the user can act on.
-    async fn catalog(&self) -> Result<Offer, AgentError> {
-        let mut snapshot = self.servers.snapshot().await;
-        if let Some(only) = &self.only {
-            snapshot.retain(|s| only.contains(&s.id));
-        }
-        let catalog = catalog_of(&snapshot, &self.tools)?;
-        // A provider's limits (tool count, schema rules) are for a model; a connected client
-        // gets the tools as their servers list them.
-        if self.audit.client.is_none() {
-            catalog.check(self.target)?;
-        }
-        let offer = offer_of(catalog, &snapshot);
+    /// The tools for this turn or call: kept from an earlier one when the servers and settings
+    /// are unchanged. A provider's limits (tool count, schema rules) are checked when the
+    /// request is made: they are for a model, not for a connected client.
+    async fn offer(&self) -> Result<Arc<Offer>, AgentError> {
+        let offer = self
+            .offers
+            .get(&self.servers, &self.tools, self.only.as_ref())
+            .await?;
         if self.exposure.first_recall() {
             self.recall_exposure(&offer.catalog, &offer.facts);
         }
         Ok(offer)
+    }
+
+    /// The tools a connected client is offered: the same catalog a turn builds.
+    pub async fn catalog_for_client(&self) -> Result<Catalog, AgentError> {
+        Ok(self.offer().await?.catalog.clone())
     }
 
     /// Adds `user_text` to `history` and runs the loop until the model answers.
@@ -407,47 +435,53 @@ impl Agent {
             Message::User {
                 text: user_text.to_owned(),
             },
-        );
-        let offer = self.catalog().await?;
-        let specs: Vec<ToolSpec> = offer
-            .catalog
-            .entries()
-            .iter()
-            .map(|e| ToolSpec {
-                name: e.model_name.clone(),
-                description: e.tool.description.clone(),
-                input_schema: e.schema_for(self.target).into_owned(),
-            })
-            .collect();
+        )
+        .await;
+        let Prepared {
+            offer,
+            mut tools,
+            system,
+        } = self.prepare().await?;
+        let format = match self.target {
+            ToolTarget::Anthropic => WireFormat::Anthropic,
+            _ => WireFormat::OpenAi,
+        };
         let mut usage = Usage::default();
+        let mut cost = Some(0u64);
         // Where the provider has structured output it constrains the answer; elsewhere the
         // schema is given in words. The answer is validated either way.
         let native = matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi);
         let system = match (&options.answer_schema, native) {
-            (Some(schema), false) => Some(answer::instruction(self.system.as_deref(), schema)),
-            _ => self.system.clone(),
+            (Some(schema), false) => Some(answer::instruction(system.as_deref(), schema)),
+            _ => system,
         };
         let mut repaired = false;
         for _ in 0..options.max_rounds {
-            let request = ChatRequest {
-                model: model.to_owned(),
-                system: system.clone(),
-                messages: history.clone(),
-                tools: specs.clone(),
-                max_tokens: 4096,
-                response_schema: options.answer_schema.clone().filter(|_| native),
-            };
+            let request = request(
+                model,
+                &system,
+                history,
+                &tools,
+                &offer,
+                options.answer_schema.clone().filter(|_| native),
+            );
             let mut reply = self.ask(provider, &request, options, on_event).await?;
             unique_call_ids(&mut reply.tool_calls, &call_ids(history));
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            let call_cost = toolgate_llm::pricing::cost_micro_usd(format, model, &reply.usage);
+            on_event(TurnEvent::Usage {
+                usage: reply.usage,
+                cost_micro_usd: call_cost,
+            });
+            usage += reply.usage;
+            cost = cost.zip(call_cost).map(|(a, b)| a.saturating_add(b));
             self.keep(
                 history,
                 Message::Assistant {
                     text: reply.text.clone(),
                     tool_calls: reply.tool_calls.clone(),
                 },
-            );
+            )
+            .await;
             if reply.tool_calls.is_empty() {
                 let text = match &options.answer_schema {
                     None => reply.text,
@@ -460,7 +494,8 @@ impl Agent {
                                 Message::User {
                                     text: answer::repair_request(&problems),
                                 },
-                            );
+                            )
+                            .await;
                             continue;
                         }
                         Err(problems) => return Err(AgentError::InvalidAnswer(problems)),
@@ -469,23 +504,43 @@ impl Agent {
                 on_event(TurnEvent::Finished {
                     text: text.clone(),
                     usage,
+                    cost_micro_usd: cost,
                 });
                 return Ok(text);
             }
             if !reply.text.is_empty() {
                 on_event(TurnEvent::AssistantText { text: reply.text });
             }
-            // Every call of the round is put to the user at once; results go back in call order.
-            let results = futures::future::join_all(
+            // Searches are answered at once (they load tools, run nothing and need no
+            // approval); every other call of the round is put to the user at once. Results go
+            // back in the model's order.
+            let mut searched = Vec::new();
+            for call in &reply.tool_calls {
+                if tools.is_search(&call.name) {
+                    searched.push(Some(tools.search(&offer, call, on_event)));
+                } else {
+                    searched.push(None);
+                }
+            }
+            let gated = futures::future::join_all(
                 reply
                     .tool_calls
                     .iter()
-                    .map(|call| self.gated_call(&offer, call, options, on_event)),
+                    .zip(&searched)
+                    .filter(|(_, found)| found.is_none())
+                    .map(|(call, _)| self.gated_call(&offer, call, options, on_event)),
             )
             .await;
+            let mut gated = gated.into_iter();
             // Results go back even when stopped, so the history stays valid to continue from.
-            for result in results {
-                self.keep(history, result);
+            for found in searched {
+                let result = match found {
+                    Some(result) => Some(result),
+                    None => gated.next(),
+                };
+                if let Some(result) = result {
+                    self.keep(history, result).await;
+                }
             }
             if options.cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
@@ -494,18 +549,39 @@ impl Agent {
         Err(AgentError::TooManyRounds(options.max_rounds))
     }
 
-    /// One tool call through exactly the path a model's call takes in a turn, without a model: the
-    /// catalog of the ready servers (built as at the start of a turn) resolves `call.name`, the
-    /// user's rules decide (asking at the gate when they say to), the decision is audited, and an
-    /// allowed call runs on its server. For the benchmarks, which measure that path per call.
-    pub async fn gated_call_alone(
+    /// What a turn needs before its first request: the offer (kept from an earlier turn when
+    /// nothing changed), the tools the turn sends, and the system prompt.
+    async fn prepare(&self) -> Result<Prepared, AgentError> {
+        let offer = self.offer().await?;
+        let tools = search::plan(&offer, &self.tools, self.target)?;
+        let system = match (&self.system, tools.note()) {
+            (Some(system), Some(note)) => Some(format!("{system}\n\n{note}")),
+            (system, note) => system.clone().or(note),
+        };
+        Ok(Prepared {
+            offer,
+            tools,
+            system,
+        })
+    }
+
+    /// The request a turn's first round sends for `history` (which ends with the user's
+    /// message), built exactly as [`Self::run_turn`] builds it: for the benchmarks, which measure
+    /// a turn's own cost (the catalog and the request) without a model.
+    pub async fn first_request(
         &self,
-        call: &ToolCall,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> Result<Message, AgentError> {
-        let offer = self.catalog().await?;
-        Ok(self.gated_call(&offer, call, options, on_event).await)
+        model: &str,
+        history: &[Message],
+    ) -> Result<ChatRequest, AgentError> {
+        let prepared = self.prepare().await?;
+        Ok(request(
+            model,
+            &prepared.system,
+            history,
+            &prepared.tools,
+            &prepared.offer,
+            None,
+        ))
     }
 
     /// One model call, streamed (text deltas go to the UI as they arrive), retried with backoff
@@ -549,458 +625,6 @@ impl Agent {
                 }
                 result => return Ok(result?),
             }
-        }
-    }
-
-    /// One call from a connected client (through the gateway), on the path a model's call takes:
-    /// `call.name` is resolved in the catalog built from the ready servers and `tools` (the
-    /// client's profile), the user's rules decide (asking at the gate when they say to), the
-    /// decision is audited, and an allowed call runs. The server's whole result comes back, not
-    /// the text a model gets; progress arrives as [`TurnEvent::ToolProgress`].
-    pub async fn call_for_client(
-        &self,
-        call: &ToolCall,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> Result<CallOutcome, AgentError> {
-        let offer = self.catalog().await?;
-        Ok(self.gated(&offer, call, options, on_event).await)
-    }
-
-    /// Decides one call by the user's rules, asking the user when they say to; then runs it or
-    /// reports why not. Always yields a result message, and writes the decision to the audit log.
-    async fn gated_call(
-        &self,
-        offer: &Offer,
-        call: &ToolCall,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> Message {
-        match self.gated(offer, call, options, on_event).await {
-            CallOutcome::Refused(told) => Message::tool_text(call.id.clone(), told, true),
-            CallOutcome::Ran(outcome) => {
-                // A tool that links an MCP App has its result shown there too.
-                let app = match &outcome {
-                    Ok(output) => offer
-                        .catalog
-                        .resolve(&call.name)
-                        .or_else(|| offer.catalog.resolve_loose(&call.name))
-                        .and_then(|entry| {
-                            let key = (entry.server_id.clone(), entry.tool.name.clone());
-                            Some(apps::ToolApp {
-                                resource_uri: offer.apps.get(&key)?.clone(),
-                                server_id: entry.server_id.clone(),
-                                arguments: call.arguments.clone(),
-                                result: output.raw.clone(),
-                            })
-                        }),
-                    Err(_) => None,
-                };
-                self.result_message(call, outcome, options, on_event, app)
-            }
-        }
-    }
-
-    /// The tools a connected client is offered: the same catalog a turn builds.
-    pub async fn catalog_for_client(&self) -> Result<Catalog, AgentError> {
-        Ok(self.catalog().await?.catalog)
-    }
-
-    /// [`Self::gated_call`] up to the server's answer.
-    async fn gated(
-        &self,
-        offer: &Offer,
-        call: &ToolCall,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> CallOutcome {
-        let error = CallOutcome::Refused;
-        let catalog = &offer.catalog;
-        // Models sometimes swap `-` and `_` or change case; the catalog's names are unique even
-        // so, so the loose match can only find the tool meant.
-        let Some(entry) = catalog
-            .resolve(&call.name)
-            .or_else(|| catalog.resolve_loose(&call.name))
-        else {
-            self.audit.refused_early(
-                "",
-                &call.name,
-                &call.arguments,
-                "no tool of that name is offered".to_owned(),
-            );
-            return error(format!(
-                "There is no tool named '{}'. Use one of the tools offered.",
-                call.name
-            ));
-        };
-        if !matches!(call.arguments, Value::Object(_)) {
-            self.audit.refused_early(
-                &entry.server_id,
-                &entry.tool.name,
-                &call.arguments,
-                "the arguments are not a JSON object".to_owned(),
-            );
-            return error(format!(
-                "The arguments for '{}' must be a JSON object; got: {}",
-                call.name, call.arguments
-            ));
-        }
-        let fingerprint = offer
-            .fingerprints
-            .get(&entry.server_id)
-            .map(String::as_str)
-            .unwrap_or("");
-        let subject = approval::subject(entry, fingerprint, &call.arguments);
-        let conversation = self.audit.conversation.as_deref();
-        let client = self.audit.client.as_deref();
-        let untrusted = self.exposure.untrusted();
-        let egress = exposure::egress(entry, &offer.facts);
-        let verdict = toolgate_policy::decide_in(
-            &toolgate_policy::Subject::ToolCall(subject.clone()),
-            &self.policy.settings(),
-            &toolgate_policy::Context {
-                conversation_id: conversation,
-                client,
-                now_ms: approval::now_ms(),
-                untrusted: untrusted.as_deref(),
-                egress: egress.as_deref(),
-            },
-        );
-        let by_policy = match verdict.basis {
-            toolgate_policy::Basis::Paused => DecidedBy::Pause,
-            toolgate_policy::Basis::Rule => DecidedBy::Rule,
-            _ => DecidedBy::Default,
-        };
-        let decided = |decision, by, arguments: &Value, original, reason: Option<String>| {
-            self.audit.record(approval::Decided {
-                call: &subject,
-                arguments,
-                original,
-                decision,
-                by,
-                rule_id: (by == DecidedBy::Rule)
-                    .then(|| verdict.rule_id.clone())
-                    .flatten(),
-                reason,
-            })
-        };
-        // Every call that will not run ends here: the card shows `shown`, the model gets `told`.
-        let denied = |shown: Option<String>, told: String| {
-            on_event(TurnEvent::ToolDenied {
-                call_id: call.id.clone(),
-                reason: shown,
-            });
-            error(told)
-        };
-        let refused = |reason: String| {
-            let told = format!("Toolgate did not run this call: {reason}");
-            denied(Some(reason), told)
-        };
-        let shown = |reason: String| PendingCall {
-            id: String::new(),
-            request: RequestKind::ToolCall,
-            message: None,
-            call_id: call.id.clone(),
-            server_id: entry.server_id.clone(),
-            server_name: entry.server_name.clone(),
-            tool: entry.tool.name.clone(),
-            arguments: call.arguments.clone(),
-            read_only: subject.annotations.read_only,
-            destructive: subject.annotations.destructive,
-            input_schema: entry.tool.input_schema.clone(),
-            reason,
-            client: self.audit.client.clone(),
-            link: None,
-        };
-        let arguments = match verdict.decision {
-            toolgate_policy::Decision::Deny => {
-                on_event(TurnEvent::DecidedByRule {
-                    call: shown(verdict.reason.clone()),
-                    allowed: false,
-                });
-                decided(
-                    AuditDecision::Denied,
-                    by_policy,
-                    &call.arguments,
-                    None,
-                    Some(verdict.reason.clone()),
-                );
-                return refused(verdict.reason.clone());
-            }
-            toolgate_policy::Decision::Allow => {
-                on_event(TurnEvent::DecidedByRule {
-                    call: shown(verdict.reason.clone()),
-                    allowed: true,
-                });
-                let audit = decided(
-                    AuditDecision::Allowed,
-                    by_policy,
-                    &call.arguments,
-                    None,
-                    Some(verdict.reason.clone()),
-                );
-                return self
-                    .run(
-                        offer,
-                        entry,
-                        call,
-                        call.arguments.clone(),
-                        audit,
-                        options,
-                        on_event,
-                    )
-                    .await;
-            }
-            toolgate_policy::Decision::Ask => {
-                if let Some(why) = self.gate.nobody_to_ask() {
-                    on_event(TurnEvent::Unattended {
-                        call: shown(verdict.reason.clone()),
-                    });
-                    decided(
-                        AuditDecision::Denied,
-                        DecidedBy::Unattended,
-                        &call.arguments,
-                        None,
-                        Some(why.to_owned()),
-                    );
-                    return denied(
-                        Some(why.to_owned()),
-                        format!("Toolgate did not run this call: nobody could be asked to approve it ({why})."),
-                    );
-                }
-                let mut reason = verdict.reason.clone();
-                for changed in &verdict.changed {
-                    let what = match changed.what {
-                        toolgate_policy::ChangeKind::ServerChanged => {
-                            "the server's command or address changed"
-                        }
-                        toolgate_policy::ChangeKind::ToolChanged => {
-                            "the tool's description or inputs changed"
-                        }
-                    };
-                    reason.push_str(&format!(" Asking again: {what} since you allowed it."));
-                }
-                let (pending, answer) = self.gate.hold(shown(reason));
-                let gate_id = pending.id.clone();
-                on_event(TurnEvent::ApprovalRequested(pending));
-                let answer = tokio::select! {
-                    // Stop wins a tie with an approval: nothing may start after the user stopped.
-                    biased;
-                    () = options.cancel.cancelled() => {
-                        self.gate.withdraw(&gate_id);
-                        decided(AuditDecision::Cancelled, DecidedBy::User, &call.arguments, None,
-                            Some("the user stopped the turn".to_owned()));
-                        return refused("the user stopped the turn".to_owned());
-                    }
-                    answer = tokio::time::timeout(options.approval_timeout, answer) => answer,
-                };
-                let Ok(answer) = answer else {
-                    self.gate.withdraw(&gate_id);
-                    let reason = format!(
-                        "nobody answered within {} s",
-                        options.approval_timeout.as_secs()
-                    );
-                    decided(
-                        AuditDecision::TimedOut,
-                        DecidedBy::Timeout,
-                        &call.arguments,
-                        None,
-                        Some(reason.clone()),
-                    );
-                    return refused(reason);
-                };
-                // An "always" answer becomes a rule before the call runs.
-                let remembered = match &answer {
-                    // A client's call belongs to no chat: "in this chat" is this call only,
-                    // never quietly "always".
-                    Decision::Allow {
-                        lasting: Lasting::Conversation,
-                        ..
-                    } if conversation.is_none() && client.is_some() => None,
-                    Decision::Allow { reach, lasting } => Some((true, *reach, *lasting)),
-                    Decision::DenyAlways { reach } => Some((false, *reach, Lasting::Always)),
-                    _ => None,
-                };
-                if let Some((allow, reach, lasting)) = remembered {
-                    let rule = approval::rule_for(
-                        &subject,
-                        allow,
-                        reach,
-                        lasting,
-                        conversation,
-                        client,
-                        approval::now_ms(),
-                    );
-                    if let Err(e) = self.policy.add_rule(rule) {
-                        tracing::error!("could not save the rule the user asked for: {e}");
-                    }
-                }
-                match answer {
-                    Decision::Deny { reason } => {
-                        decided(
-                            AuditDecision::Denied,
-                            DecidedBy::User,
-                            &call.arguments,
-                            None,
-                            reason.clone(),
-                        );
-                        let told = match &reason {
-                            Some(r) if !r.trim().is_empty() => {
-                                format!("The user denied this tool call: {r}")
-                            }
-                            _ => "The user denied this tool call.".to_owned(),
-                        };
-                        return denied(reason, told);
-                    }
-                    Decision::DenyAlways { .. } => {
-                        decided(
-                            AuditDecision::Denied,
-                            DecidedBy::User,
-                            &call.arguments,
-                            None,
-                            Some("denied, and from now on".to_owned()),
-                        );
-                        return denied(
-                            None,
-                            "The user denied this tool call, and will not allow it.".to_owned(),
-                        );
-                    }
-                    Decision::ApproveEdited { arguments } => {
-                        let audit = decided(
-                            AuditDecision::Allowed,
-                            DecidedBy::User,
-                            &arguments,
-                            Some(&call.arguments),
-                            Some("approved with edited arguments".to_owned()),
-                        );
-                        (arguments, audit)
-                    }
-                    Decision::Approve | Decision::Allow { .. } => {
-                        let audit = decided(
-                            AuditDecision::Allowed,
-                            DecidedBy::User,
-                            &call.arguments,
-                            None,
-                            None,
-                        );
-                        (call.arguments.clone(), audit)
-                    }
-                }
-            }
-        };
-        let (arguments, audit) = arguments;
-        self.run(offer, entry, call, arguments, audit, options, on_event)
-            .await
-    }
-
-    /// Runs an approved call on its server, reporting progress, and completes its audit entry.
-    /// The result is then reviewed when the user asked to, and noted as untrusted content when
-    /// it is.
-    #[allow(clippy::too_many_arguments)]
-    async fn run(
-        &self,
-        offer: &Offer,
-        entry: &toolgate_catalog::Entry,
-        call: &ToolCall,
-        arguments: Value,
-        audit: Option<i64>,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-    ) -> CallOutcome {
-        on_event(TurnEvent::ToolStarted {
-            call_id: call.id.clone(),
-        });
-        let started = std::time::Instant::now();
-        let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
-        let call_options = CallOptions {
-            cancel: Some(options.cancel.child_token()),
-            progress: Some(progress),
-            conversation: self.audit.conversation.clone(),
-            ..CallOptions::default()
-        };
-        let running = self.servers.call_tool_with(
-            &entry.server_id,
-            &entry.tool.name,
-            arguments,
-            call_options,
-        );
-        tokio::pin!(running);
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut running => break outcome,
-                Some(CallProgress { progress, total, message, task }) = updates.recv() => {
-                    on_event(TurnEvent::ToolProgress {
-                        call_id: call.id.clone(),
-                        progress,
-                        total,
-                        message,
-                        task,
-                    });
-                }
-            }
-        };
-        let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        match &outcome {
-            Ok(output) => self.audit.finish(
-                audit,
-                millis,
-                json_size(&output.raw),
-                output.is_error.then_some("the tool reported an error"),
-            ),
-            Err(e) => self.audit.finish(audit, millis, None, Some(&e.to_string())),
-        }
-        self.after_run(offer, entry, call, outcome, options, on_event)
-            .await
-    }
-
-    /// What the model gets back from a call that ran, announced to the UI.
-    fn result_message(
-        &self,
-        call: &ToolCall,
-        outcome: Result<ToolOutput, McpError>,
-        options: &TurnOptions,
-        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
-        app: Option<apps::ToolApp>,
-    ) -> Message {
-        let mut shown = Vec::new();
-        let (is_error, content, images) = match outcome {
-            Ok(output) => {
-                shown = images_of(&output.raw)
-                    .into_iter()
-                    .filter_map(|part| match part {
-                        ContentPart::Image { mime_type, data } => {
-                            Some(ShownImage { mime_type, data })
-                        }
-                        _ => None,
-                    })
-                    .collect();
-                (
-                    output.is_error,
-                    truncate(output.text, options.result_limit),
-                    // Endpoints that copy OpenAI's API often serve text-only models, which fail
-                    // on an image; only providers known to take images get them.
-                    if matches!(self.target, ToolTarget::Anthropic | ToolTarget::OpenAi) {
-                        images_of(&output.raw)
-                    } else {
-                        Vec::new()
-                    },
-                )
-            }
-            Err(e) => (true, e.to_string(), Vec::new()),
-        };
-        on_event(TurnEvent::ToolFinished {
-            call_id: call.id.clone(),
-            is_error,
-            output: content.clone(),
-            images: shown,
-            app,
-        });
-        let mut parts = vec![ContentPart::text(content)];
-        parts.extend(images);
-        Message::ToolResult {
-            call_id: call.id.clone(),
-            content: parts,
-            is_error,
         }
     }
 }

@@ -24,10 +24,16 @@ impl HistoryRecorder {
     }
 }
 
+#[async_trait::async_trait]
 impl Recorder for HistoryRecorder {
-    fn record(&self, message: &Message) {
-        // A failed write must not stop the turn the user is watching; it is logged loudly.
-        if let Err(e) = self.history.append(&self.conversation, &stored(message)) {
+    async fn record(&self, message: &Message) {
+        // Awaited: the message is committed before the turn shows it or goes on. A failed write
+        // must not stop the turn the user is watching; it is logged loudly.
+        let written = self
+            .history
+            .queue_append(&self.conversation, &stored(message))
+            .await;
+        if let Err(e) = written {
             tracing::error!(conversation = %self.conversation, "could not record a message: {e}");
         }
     }
@@ -99,7 +105,7 @@ mod tests {
             },
         ];
         for m in &messages {
-            recorder.record(m);
+            futures::executor::block_on(recorder.record(m));
         }
         assert_eq!(restore(&history.messages(&id).unwrap()), messages);
         assert_eq!(

@@ -142,7 +142,7 @@ impl ServerRequestGate {
         }
     }
 
-    fn audit(
+    async fn audit(
         &self,
         asker: &Asker,
         method: &str,
@@ -159,11 +159,11 @@ impl ServerRequestGate {
             by,
         );
         entry.reason = reason;
-        self.write(&entry)
+        self.write(&entry).await
     }
 
     /// Writes a decision the user's rules (or the pause) made.
-    fn audit_verdict(
+    async fn audit_verdict(
         &self,
         asker: &Asker,
         method: &str,
@@ -185,23 +185,31 @@ impl ServerRequestGate {
         );
         entry.rule_id = verdict.rule_id.clone();
         entry.reason = Some(verdict.reason.clone());
-        self.write(&entry)
+        self.write(&entry).await
     }
 
-    fn write(&self, entry: &AuditEntry) -> Option<i64> {
+    /// Writes an entry through the history's writer thread and waits for its commit (these
+    /// requests are rare; the wait blocks no async worker).
+    async fn write(&self, entry: &AuditEntry) -> Option<i64> {
         self.history
             .as_ref()?
-            .record_audit(entry)
+            .queue_audit(entry)
+            .await
             .map_err(|e| tracing::error!("could not write the audit log: {e}"))
             .ok()
     }
 
+    /// Completes an entry; queued, not waited for (a failure is logged by the writer).
     fn finish(&self, id: Option<i64>, started: Instant, bytes: Option<u64>, error: Option<&str>) {
         if let (Some(history), Some(id)) = (&self.history, id) {
             let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            if let Err(e) = history.finish_audit(id, millis, bytes, error.is_some(), error) {
-                tracing::error!("could not complete the audit entry: {e}");
-            }
+            drop(history.queue_finish_audit(
+                &toolgate_history::AuditRef::Id(id),
+                millis,
+                bytes,
+                error.is_some(),
+                error,
+            ));
         }
     }
 
@@ -231,6 +239,8 @@ impl ServerRequestGate {
             messages: params.messages.iter().map(to_message).collect(),
             tools: Vec::new(),
             max_tokens: params.max_tokens.clamp(1, 32_000),
+            // A server's one-off request: nothing of it is sent again.
+            cache: false,
             response_schema: None,
         };
         let reply = tokio::select! {
@@ -366,7 +376,8 @@ impl ServerRequests for ServerRequestGate {
                 AuditDecision::Denied,
                 DecidedBy::Default,
                 Some("sampling with tools is not supported".into()),
-            );
+            )
+            .await;
             return Err(ErrorData::invalid_params(
                 "Toolgate does not offer tools in sampling requests; send the request without `tools`",
                 None,
@@ -379,15 +390,17 @@ impl ServerRequests for ServerRequestGate {
         let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
         let (params, audit, review) = match verdict.decision {
             toolgate_policy::Decision::Deny => {
-                self.audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Denied, &verdict);
+                self.audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Denied, &verdict)
+                    .await;
                 return Err(refused(format!(
                     "The user's rules refuse this sampling request: {}",
                     verdict.reason
                 )));
             }
             toolgate_policy::Decision::Allow => {
-                let audit =
-                    self.audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Allowed, &verdict);
+                let audit = self
+                    .audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Allowed, &verdict)
+                    .await;
                 (params, audit, false)
             }
             toolgate_policy::Decision::Ask => {
@@ -408,7 +421,8 @@ impl ServerRequests for ServerRequestGate {
                             AuditDecision::TimedOut,
                             DecidedBy::Timeout,
                             Some("nobody answered in time".into()),
-                        );
+                        )
+                        .await;
                         return Err(refused("Nobody answered the sampling request in time"));
                     }
                     Outcome::Withdrawn => {
@@ -416,7 +430,8 @@ impl ServerRequests for ServerRequestGate {
                             AuditDecision::Cancelled,
                             DecidedBy::User,
                             Some("the server took the request back".into()),
-                        );
+                        )
+                        .await;
                         return Err(refused("The request was cancelled"));
                     }
                     Outcome::Unattended(why) => {
@@ -424,7 +439,8 @@ impl ServerRequests for ServerRequestGate {
                             AuditDecision::Denied,
                             DecidedBy::Unattended,
                             Some(why.clone()),
-                        );
+                        )
+                        .await;
                         return Err(refused(format!(
                             "Nobody could be asked to allow the sampling request: {why}"
                         )));
@@ -439,7 +455,7 @@ impl ServerRequests for ServerRequestGate {
                                 Some("refused, and from now on".to_owned())
                             }
                         };
-                        log(AuditDecision::Denied, DecidedBy::User, reason.clone());
+                        log(AuditDecision::Denied, DecidedBy::User, reason.clone()).await;
                         return Err(refused(match reason {
                             Some(r) if !r.trim().is_empty() => {
                                 format!("The user rejected the sampling request: {r}")
@@ -456,26 +472,28 @@ impl ServerRequests for ServerRequestGate {
                                 )
                             })?;
                         edited.meta = params.meta.clone();
-                        let audit = self.audit(
-                            &asker,
-                            SAMPLING,
-                            &arguments,
-                            AuditDecision::Allowed,
-                            DecidedBy::User,
-                            Some("approved with an edited request".into()),
-                        );
+                        let audit = self
+                            .audit(
+                                &asker,
+                                SAMPLING,
+                                &arguments,
+                                AuditDecision::Allowed,
+                                DecidedBy::User,
+                                Some("approved with an edited request".into()),
+                            )
+                            .await;
                         (edited, audit, true)
                     }
                     Decision::Allow { lasting, .. } => {
                         if lasting == Lasting::Always {
                             self.remember(&subject, Effect::Allow);
                         }
-                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None);
+                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None).await;
                         // Trusted from now on: the reply goes back without a second question.
                         (params, audit, false)
                     }
                     Decision::Approve => {
-                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None);
+                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None).await;
                         (params, audit, true)
                     }
                 }
@@ -562,7 +580,8 @@ impl ServerRequests for ServerRequestGate {
         let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
         // Rules can refuse a question, never answer one: an allow rule still asks.
         if verdict.decision == toolgate_policy::Decision::Deny {
-            self.audit_verdict(&asker, ELICITATION, &shown, AuditDecision::Denied, &verdict);
+            self.audit_verdict(&asker, ELICITATION, &shown, AuditDecision::Denied, &verdict)
+                .await;
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
         let mut request = pending(&asker, RequestKind::Elicitation, answer, schema);
@@ -629,7 +648,9 @@ impl ServerRequests for ServerRequestGate {
         };
         // The answer itself is the user's own data: the log keeps the question, and whether
         // and how it was answered, not what was typed.
-        let id = self.audit(&asker, ELICITATION, &shown, decision, by, reason);
+        let id = self
+            .audit(&asker, ELICITATION, &shown, decision, by, reason)
+            .await;
         // Only an answer that went to the server has an outcome to complete; a declined or
         // withdrawn question ends with its decision.
         if decision == AuditDecision::Allowed {

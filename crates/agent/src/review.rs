@@ -101,7 +101,7 @@ impl Agent {
         if !wanted {
             return Reviewed::Pass(output);
         }
-        let subject = crate::approval::subject(entry, "", &call.arguments);
+        let subject = crate::approval::subject(entry, "", "", &call.arguments);
         let audit = |decision, by, reason: String| {
             self.audit.record(Decided {
                 call: &subject,

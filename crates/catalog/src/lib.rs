@@ -39,6 +39,7 @@ mod catalog;
 mod error;
 pub mod naming;
 pub mod provider;
+mod search;
 mod settings;
 mod source;
 
@@ -46,5 +47,8 @@ pub use catalog::{Budget, Catalog, Entry, ListedTool, ToolState};
 pub use error::{CatalogError, PatternList, ToolRef};
 pub use naming::{is_valid_name, MAX_NAME_LEN};
 pub use provider::{Provider, ProviderRules};
-pub use settings::{CatalogSettings, HiddenReason, NamingMode, ServerToolSettings};
+pub use search::SearchIndex;
+pub use settings::{
+    CatalogSettings, HiddenReason, NamingMode, SearchMode, ServerToolSettings, ToolSearch,
+};
 pub use source::{Annotations, SourceServer, SourceTool};

@@ -33,6 +33,63 @@ pub struct CatalogSettings {
     /// By server id. A server with no entry shows all its tools under the default rules.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub servers: BTreeMap<String, ServerToolSettings>,
+    /// When the model is offered a `search_tools` tool instead of every tool.
+    #[serde(default, skip_serializing_if = "ToolSearch::is_default")]
+    pub search: ToolSearch,
+}
+
+/// Tool search: past a threshold, the model gets the always-loaded tools and a `search_tools`
+/// tool that finds (and loads, for the rest of the turn) the others by what they do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ToolSearch {
+    pub mode: SearchMode,
+    /// In mode `auto`, search is on when more tools than this are visible.
+    pub max_tools: usize,
+    /// In mode `auto`, search is on when the visible tools' definitions are estimated at more
+    /// tokens than this (see [`crate::Budget::estimated_tokens`]).
+    pub max_tokens: usize,
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        Self {
+            mode: SearchMode::Auto,
+            // Models choose worse among more than 30 to 50 tools (Anthropic's tool-search
+            // guide), and definitions past ~10,000 tokens cost more on every request than a
+            // search does once.
+            max_tools: 40,
+            max_tokens: 10_000,
+        }
+    }
+}
+
+impl ToolSearch {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether search is on for a catalog of `tools` visible tools whose definitions take an
+    /// estimated `tokens`.
+    pub fn applies(&self, tools: usize, tokens: usize) -> bool {
+        match self.mode {
+            SearchMode::Auto => tools > self.max_tools || tokens > self.max_tokens,
+            SearchMode::Always => true,
+            SearchMode::Never => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// On past either threshold.
+    #[default]
+    Auto,
+    /// Always: only the always-loaded tools and `search_tools` are offered.
+    Always,
+    /// Never: every visible tool is offered (up to the provider's limit).
+    Never,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +108,12 @@ pub struct ServerToolSettings {
     /// listing a tool, so a tool that disappears and comes back keeps the user's choice.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub disabled_tools: BTreeSet<String>,
+    /// Every tool of this server is offered even when tool search is on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub always_loaded: bool,
+    /// Original names of this server's tools that are offered even when tool search is on.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub always_loaded_tools: BTreeSet<String>,
 }
 
 impl ServerToolSettings {
@@ -60,10 +123,42 @@ impl ServerToolSettings {
             && self.include.is_empty()
             && self.exclude.is_empty()
             && self.disabled_tools.is_empty()
+            && !self.always_loaded
+            && self.always_loaded_tools.is_empty()
+    }
+
+    /// Whether `tool` (by its original name) is offered even when tool search is on.
+    pub fn is_pinned(&self, tool: &str) -> bool {
+        self.always_loaded || self.always_loaded_tools.contains(tool)
     }
 }
 
 impl CatalogSettings {
+    /// Whether a server's tool (by its original name) is offered even when tool search is on.
+    pub fn is_pinned(&self, server_id: &str, tool: &str) -> bool {
+        self.servers
+            .get(server_id)
+            .is_some_and(|s| s.is_pinned(tool))
+    }
+
+    /// Pins one tool (or, with `tool` None, a whole server) as always loaded, or unpins it,
+    /// dropping a server entry left empty.
+    pub fn set_pinned(&mut self, server_id: &str, tool: Option<&str>, pinned: bool) {
+        let entry = self.servers.entry(server_id.to_owned()).or_default();
+        match (tool, pinned) {
+            (None, pinned) => entry.always_loaded = pinned,
+            (Some(tool), true) => {
+                entry.always_loaded_tools.insert(tool.to_owned());
+            }
+            (Some(tool), false) => {
+                entry.always_loaded_tools.remove(tool);
+            }
+        }
+        if entry.is_empty() {
+            self.servers.remove(server_id);
+        }
+    }
+
     /// Switches one tool on or off by its original name, dropping a server entry left empty.
     pub fn set_tool_enabled(&mut self, server_id: &str, tool: &str, enabled: bool) {
         let entry = self.servers.entry(server_id.to_owned()).or_default();

@@ -80,7 +80,11 @@ fn settings() -> impl Strategy<Value = CatalogSettings> {
                 },
             );
         }
-        CatalogSettings { naming, servers }
+        CatalogSettings {
+            naming,
+            servers,
+            ..CatalogSettings::default()
+        }
     })
 }
 

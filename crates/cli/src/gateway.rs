@@ -38,6 +38,12 @@ pub async fn serve(ctx: Context) -> Result<u8> {
     let _ = serving.await;
     host.gate.deny_all("Toolgate is stopping");
     host.servers.stop_all().await;
+    // Completions queued without waiting are committed before the process ends.
+    if let Ok(history) = host.history.clone() {
+        tokio::task::spawn_blocking(move || history.flush())
+            .await
+            .ok();
+    }
     Ok(0)
 }
 

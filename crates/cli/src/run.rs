@@ -24,7 +24,8 @@ pub struct TraceEntry {
     /// "allowed" or "denied".
     pub decision: &'static str,
     /// Who decided: "rule", "user", "unattended" (the rules left it to the user, and no
-    /// terminal was attached to ask), or "toolgate" (an unknown tool, bad arguments).
+    /// terminal was attached to ask), or "toolgate" (an unknown tool, bad arguments, refused;
+    /// or Toolgate's own `search_tools`, which runs no server and needs no approval).
     pub decided_by: &'static str,
     pub reason: Option<String>,
     pub success: bool,
@@ -38,7 +39,11 @@ pub struct RunReport {
     pub trace: Vec<TraceEntry>,
     pub answer: Option<String>,
     pub error: Option<String>,
+    /// The tokens of every model call of the run: input, output, cache read and cache write.
     pub usage: Usage,
+    /// Their estimated cost in millionths of a US dollar, from the dated price table in
+    /// `toolgate_llm::pricing`; absent when the model's price is not known.
+    pub cost_micro_usd: Option<u64>,
 }
 
 impl RunReport {
@@ -62,6 +67,8 @@ struct Seen {
     by: Option<&'static str>,
     denied: bool,
     reason: Option<String>,
+    /// Toolgate's own tool search, with what it found.
+    searched: Option<Vec<String>>,
 }
 
 /// Grants for this run only: allow the tools whose model-facing name matches a glob.
@@ -122,6 +129,8 @@ pub struct Session {
     pub model: String,
     provider: Arc<toolgate_llm::HttpProvider>,
     servers: Arc<toolgate_mcp::ServerManager>,
+    /// Where each model call's tokens are added up: the conversation this run is saved as.
+    usage_sink: Option<(Arc<toolgate_history::History>, String)>,
 }
 
 impl Session {
@@ -143,7 +152,9 @@ impl Session {
                 ctx.settings.tools.clone(),
                 ctx.settings.provider.tool_target(),
             )
-            .with_policy(ctx.host.policy());
+            .with_policy(ctx.host.policy())
+            .with_offers(ctx.host.offers.clone());
+        let mut usage_sink = None;
         if let Some(history) = ctx.history() {
             let conversation = history
                 .create(&toolgate_agent::title_for(title))
@@ -155,6 +166,7 @@ impl Session {
                     history.clone(),
                     id.clone(),
                 )));
+                usage_sink = Some((history.clone(), id.clone()));
             }
             agent = agent.with_audit(history, conversation);
         }
@@ -165,6 +177,7 @@ impl Session {
             model,
             provider,
             servers,
+            usage_sink,
         })
     }
 
@@ -177,9 +190,9 @@ impl Session {
         text: &str,
         print: bool,
         schema: Option<Value>,
-    ) -> (Result<String, String>, Vec<TraceEntry>, Usage) {
+    ) -> (Result<String, String>, Vec<TraceEntry>, Spent) {
         let seen: Arc<Mutex<HashMap<String, Seen>>> = Arc::default();
-        let usage = Arc::new(Mutex::new(Usage::default()));
+        let usage = Arc::new(Mutex::new(Spent::default()));
         let stream_text = print && schema.is_none();
         let options = TurnOptions {
             approval_timeout: self.ctx.settings.policy.approval_timeout(),
@@ -193,7 +206,7 @@ impl Session {
             }
         });
         let record = {
-            let (seen, usage) = (seen.clone(), usage.clone());
+            let (seen, usage, sink) = (seen.clone(), usage.clone(), self.usage_sink.clone());
             move |event: TurnEvent| {
                 let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                 match event {
@@ -252,8 +265,50 @@ impl Session {
                     } if print => {
                         eprintln!("\n[{reason}; trying again in {delay_ms} ms]");
                     }
-                    TurnEvent::Finished { usage: u, .. } => {
-                        *usage.lock().unwrap_or_else(|p| p.into_inner()) = u;
+                    TurnEvent::ToolsSearched {
+                        call_id,
+                        query,
+                        found,
+                    } => {
+                        let names: Vec<String> = found.into_iter().map(|f| f.name).collect();
+                        if print {
+                            eprintln!(
+                                "\n[searched the tools for \"{query}\": {}]",
+                                if names.is_empty() {
+                                    "nothing found".to_owned()
+                                } else {
+                                    format!("loaded {}", names.join(", "))
+                                }
+                            );
+                        }
+                        seen.entry(call_id).or_default().searched = Some(names);
+                    }
+                    // Added up call by call, so a turn that fails still counts what it used.
+                    TurnEvent::Usage {
+                        usage: u,
+                        cost_micro_usd,
+                    } => {
+                        if let Some((history, id)) = &sink {
+                            // Queued; the run's history is flushed when it is closed.
+                            drop(history.queue_usage(
+                                id,
+                                &toolgate_history::TokenUsage {
+                                    input_tokens: u.input_tokens,
+                                    output_tokens: u.output_tokens,
+                                    cache_read_tokens: u.cache_read_tokens,
+                                    cache_write_tokens: u.cache_write_tokens,
+                                    cost_micro_usd,
+                                },
+                            ));
+                        }
+                        let mut spent = usage.lock().unwrap_or_else(|p| p.into_inner());
+                        spent.usage += u;
+                        spent.cost = match (spent.calls, spent.cost, cost_micro_usd) {
+                            (0, _, cost) => cost,
+                            (_, Some(a), Some(b)) => Some(a.saturating_add(b)),
+                            _ => None,
+                        };
+                        spent.calls += 1;
                     }
                     _ => {}
                 }
@@ -280,10 +335,48 @@ impl Session {
         let usage = *usage.lock().unwrap_or_else(|p| p.into_inner());
         (result, trace(&history[start..], &seen), usage)
     }
+}
 
+/// The tokens of a turn's model calls, and their cost when every call's price is known.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    pub usage: Usage,
+    pub cost: Option<u64>,
+    calls: u32,
+}
+
+impl Spent {
+    /// `12,345 in, 678 out, 10,000 cache read, 2,000 cache write tokens; ≈ $0.0123`.
+    pub fn describe(&self) -> String {
+        let u = &self.usage;
+        let mut text = format!("{} in, {} out", u.input_tokens, u.output_tokens);
+        if u.cache_read_tokens + u.cache_write_tokens > 0 {
+            text.push_str(&format!(
+                ", {} cache read, {} cache write",
+                u.cache_read_tokens, u.cache_write_tokens
+            ));
+        }
+        text.push_str(" tokens");
+        match self.cost {
+            Some(micro) => text.push_str(&format!("; ≈ ${:.4}", micro as f64 / 1e6)),
+            None if self.calls > 0 => text.push_str("; cost unknown (no price for this model)"),
+            None => {}
+        }
+        text
+    }
+}
+
+impl Session {
     pub async fn stop(self) {
         self.gate.deny_all("the command ended");
         self.servers.stop_all().await;
+        // What was queued without waiting (completions, usage) is committed before the
+        // process ends.
+        if let Some(history) = self.ctx.history() {
+            tokio::task::spawn_blocking(move || history.flush())
+                .await
+                .ok();
+        }
     }
 }
 
@@ -309,6 +402,22 @@ fn trace(messages: &[Message], seen: &HashMap<String, Seen>) -> Vec<TraceEntry> 
         .flatten()
         .map(|call| {
             let info = seen.get(&call.id).cloned().unwrap_or_default();
+            if let Some(found) = &info.searched {
+                return TraceEntry {
+                    tool: call.name.clone(),
+                    server: None,
+                    arguments: call.arguments.clone(),
+                    decision: "allowed",
+                    decided_by: "toolgate",
+                    reason: Some(if found.is_empty() {
+                        "Toolgate's tool search: nothing found".to_owned()
+                    } else {
+                        format!("Toolgate's tool search: loaded {}", found.join(", "))
+                    }),
+                    success: true,
+                    output: String::new(),
+                };
+            }
             let (output, is_error) = results
                 .get(call.id.as_str())
                 .map(|(content, is_error)| {
@@ -376,14 +485,15 @@ pub async fn run(
     let structured = schema.is_some();
     let session = Session::start(ctx, approve, goal).await?;
     let mut history = Vec::new();
-    let (result, trace, usage) = session.turn(&mut history, goal, !json, schema).await;
+    let (result, trace, spent) = session.turn(&mut history, goal, !json, schema).await;
     session.stop().await;
     let report = RunReport {
         goal: goal.to_owned(),
         trace,
         answer: result.as_ref().ok().cloned(),
         error: result.err(),
-        usage,
+        usage: spent.usage,
+        cost_micro_usd: spent.cost,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -396,10 +506,9 @@ pub async fn run(
             eprintln!("toolgate: {error}");
         }
         eprintln!(
-            "[{} tool call(s); {} in, {} out tokens]",
+            "[{} tool call(s); {}]",
             report.trace.len(),
-            report.usage.input_tokens,
-            report.usage.output_tokens
+            spent.describe()
         );
     }
     Ok(report.exit_code())
@@ -428,10 +537,11 @@ pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
         if text.is_empty() {
             continue;
         }
-        let (result, _, _) = session.turn(&mut history, text, true, None).await;
+        let (result, _, spent) = session.turn(&mut history, text, true, None).await;
         if let Err(e) = result {
             eprintln!("toolgate: {e}");
         }
+        eprintln!("[{}]", spent.describe());
     }
     session.stop().await;
     Ok(0)

@@ -105,6 +105,35 @@ async fn run_json_traces_a_granted_call_and_the_answer() {
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].entry.decided_by, toolgate_history::DecidedBy::Rule);
     assert_eq!(provider.received().len(), 2);
+    // The tokens of both model calls, each kind, and no cost for a model of no known price; the
+    // same totals are the saved conversation's.
+    let usage = &report["usage"];
+    for kind in [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheWriteTokens",
+    ] {
+        assert!(usage[kind].is_u64(), "{kind} in {usage}");
+    }
+    assert_eq!(
+        usage["outputTokens"], 24,
+        "12 + 12 from the scripted replies"
+    );
+    assert_eq!(
+        report["costMicroUsd"],
+        Value::Null,
+        "claude-test has no price"
+    );
+    let saved = &history.list(None).expect("conversations")[0];
+    assert_eq!(saved.output_tokens, 24);
+    assert_eq!(saved.unpriced_calls, 2);
+    assert_eq!(
+        saved.input_tokens + saved.cache_read_tokens + saved.cache_write_tokens,
+        usage["inputTokens"].as_u64().unwrap_or(0)
+            + usage["cacheReadTokens"].as_u64().unwrap_or(0)
+            + usage["cacheWriteTokens"].as_u64().unwrap_or(0)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

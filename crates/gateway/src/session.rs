@@ -155,6 +155,7 @@ impl Session {
             .with_tools(view.tools, ToolTarget::Anthropic)
             .with_servers(view.servers)
             .with_policy(self.host.policy())
+            .with_offers(self.host.offers.clone())
             .with_client(client)
             .with_exposure(self.exposure.clone());
         if let Ok(history) = &self.host.history {

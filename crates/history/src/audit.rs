@@ -3,14 +3,16 @@
 //! The table is created by migration 2 (`schema.rs`); the design choices are in the crate docs.
 
 use std::io::Write;
+use std::sync::atomic::Ordering;
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{params, params_from_iter, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, params_from_iter, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Failure;
-use crate::{fold, Clock, History, HistoryError, SystemClock};
+use crate::journal::Line;
+use crate::{fold, Clock, History, HistoryError, Pending, SystemClock};
 
 /// What the approval gate decided about a request.
 ///
@@ -168,6 +170,140 @@ impl AuditEntry {
     }
 }
 
+/// Journaled entries the writer has not taken yet, by key: a completion that comes first is
+/// written into the entry rather than as an update of its own.
+#[derive(Default, Clone)]
+pub(crate) struct Unsaved(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, AuditEntry>>>,
+);
+
+impl Unsaved {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, AuditEntry>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn put(&self, key: &str, entry: AuditEntry) {
+        self.lock().insert(key.to_owned(), entry);
+    }
+
+    fn take(&self, key: &str) -> Option<AuditEntry> {
+        self.lock().remove(key)
+    }
+
+    /// Completes a queued entry that is allowed and not yet finished; false when there is
+    /// none (the writer has taken it: the completion is then an update).
+    fn complete(&self, key: &str, finish: impl FnOnce(&mut AuditEntry)) -> bool {
+        match self.lock().get_mut(key) {
+            Some(e) if e.decision == AuditDecision::Allowed && e.duration_ms.is_none() => {
+                finish(e);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// An audit entry to complete: by its id ([`History::record_audit`]) or by the key
+/// [`History::journal_audit`] gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditRef {
+    Id(i64),
+    Key(String),
+}
+
+/// Inserts one entry (with its journal key, if it has one); with `or_ignore`, an entry whose key
+/// is already in the table is skipped. Returns how many rows were inserted.
+pub(crate) fn insert_audit(
+    conn: &rusqlite::Connection,
+    entry: &AuditEntry,
+    key: Option<&str>,
+    or_ignore: bool,
+) -> Result<usize, Failure> {
+    // SQLite integers are i64; saturate, as `add_usage` does, rather than fail the call.
+    let clamp = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+    let verb = if or_ignore {
+        "INSERT OR IGNORE"
+    } else {
+        "INSERT"
+    };
+    let inserted = conn
+        .prepare_cached(&format!(
+            "{verb} INTO audit (decided_at, conversation_id, server_id, tool, arguments,
+                original_arguments, decision, decided_by, rule_id, reason, duration_ms,
+                result_bytes, is_error, error, search_text, client, journal_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        ))?
+        .execute(params![
+            entry.decided_at,
+            entry.conversation_id,
+            entry.server_id,
+            entry.tool,
+            entry.arguments.to_string(),
+            entry.original_arguments.as_ref().map(Value::to_string),
+            entry.decision.as_str(),
+            entry.decided_by.as_str(),
+            entry.rule_id,
+            entry.reason,
+            clamp(entry.duration_ms),
+            clamp(entry.result_bytes),
+            entry.is_error,
+            entry.error,
+            audit_search_text(entry),
+            entry.client,
+            key,
+        ])?;
+    Ok(inserted)
+}
+
+/// Completes an allowed entry, by its id or its journal key (see [`History::finish_audit`]).
+fn finish_op(
+    entry: &AuditRef,
+    duration_ms: u64,
+    result_bytes: Option<u64>,
+    is_error: bool,
+    error: Option<&str>,
+) -> impl FnOnce(&rusqlite::Connection) -> Result<(), Failure> + Send + 'static {
+    let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let (duration_ms, result_bytes) = (clamp(duration_ms), result_bytes.map(clamp));
+    let error = error.map(str::to_owned);
+    let entry = entry.clone();
+    move |conn: &rusqlite::Connection| {
+        // Inside the writer's `BEGIN IMMEDIATE`: the check and the update are one step, even
+        // against another process. The common case is one statement: an allowed entry not yet
+        // finished is updated; only when nothing was, the entry is read to say why.
+        let (by, key) = match &entry {
+            AuditRef::Id(id) => ("id", SqlValue::Integer(*id)),
+            AuditRef::Key(key) => ("journal_key", SqlValue::Text(key.clone())),
+        };
+        let updated = conn
+            .prepare_cached(&format!(
+                "UPDATE audit SET duration_ms = ?2, result_bytes = ?3, is_error = ?4, error = ?5
+                 WHERE {by} = ?1 AND decision = 'allowed' AND duration_ms IS NULL"
+            ))?
+            .execute(params![key, duration_ms, result_bytes, is_error, error])?;
+        if updated > 0 {
+            return Ok(());
+        }
+        let state: Option<(i64, String)> = conn
+            .prepare_cached(&format!("SELECT id, decision FROM audit WHERE {by} = ?1"))?
+            .query_row([&key], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let (id, reason) = match (state, &entry) {
+            (None, AuditRef::Id(id)) => (*id, "there is no such entry"),
+            (None, AuditRef::Key(_)) => (0, "there is no such entry"),
+            (Some((id, decision)), _) if decision != AuditDecision::Allowed.as_str() => {
+                (id, "it was not allowed, so it never ran")
+            }
+            // A finished entry always has a duration; a second outcome would overwrite the
+            // first.
+            (Some((id, _)), _) => (id, "it is already finished"),
+        };
+        Err(HistoryError::AuditNotFinishable { id, reason }.into())
+    }
+}
+
 /// A stored [`AuditEntry`] with its id; also one line of the JSON Lines export.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -215,49 +351,79 @@ impl History {
     /// [`History::finish_audit`].
     ///
     /// Called when the decision is made, before an allowed call is sent: the entry is committed
-    /// to disk before this returns, so even a crash during the call leaves it in the log.
+    /// before this returns, so even a crash during the call leaves it in the log. Async code
+    /// awaits [`History::queue_audit`] instead.
     pub fn record_audit(&self, entry: &AuditEntry) -> Result<i64, HistoryError> {
-        let arguments = entry.arguments.to_string();
-        let original_arguments = entry.original_arguments.as_ref().map(Value::to_string);
-        let search_text = audit_search_text(entry);
-        // SQLite integers are i64; saturate, as `add_usage` does, rather than fail the call.
-        let clamp = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
-        self.run(|conn| {
-            conn.prepare_cached(
-                "INSERT INTO audit (decided_at, conversation_id, server_id, tool, arguments,
-                    original_arguments, decision, decided_by, rule_id, reason, duration_ms,
-                    result_bytes, is_error, error, search_text, client)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            )?
-            .execute(params![
-                entry.decided_at,
-                entry.conversation_id,
-                entry.server_id,
-                entry.tool,
-                arguments,
-                original_arguments,
-                entry.decision.as_str(),
-                entry.decided_by.as_str(),
-                entry.rule_id,
-                entry.reason,
-                clamp(entry.duration_ms),
-                clamp(entry.result_bytes),
-                entry.is_error,
-                entry.error,
-                search_text,
-                entry.client,
-            ])?;
-            // The mutex keeps any other insert on this connection from coming in between.
+        self.queue_audit(entry).wait()
+    }
+
+    /// [`History::record_audit`] without blocking: the entry is queued on the writer thread, and
+    /// the [`Pending`] resolves to its id once it is committed (with whatever else was queued
+    /// meanwhile: one commit for many calls).
+    pub fn queue_audit(&self, entry: &AuditEntry) -> Pending<i64> {
+        // Everything but the clone happens on the writer thread, off the caller's path.
+        let entry = entry.clone();
+        self.writer.write(move |conn| {
+            insert_audit(conn, &entry, None, false)?;
+            // Only the writer thread inserts on this connection, one write at a time.
             Ok(conn.last_insert_rowid())
         })
+    }
+
+    /// Records a decision with no database commit on the caller's path, for an allowed call
+    /// about to be sent: the entry is appended to this process's audit journal (one file write;
+    /// in the operating system when this returns, so it survives the app being killed) and
+    /// queued for the writer thread. An entry a killed process left in its journal is inserted
+    /// by the next [`History::open`] (see `journal.rs`). For an in-memory history it is only
+    /// queued. Complete it with [`History::queue_finish_audit`] and the returned reference.
+    pub fn journal_audit(&self, entry: AuditEntry) -> Result<AuditRef, HistoryError> {
+        let (key, slot) = match &self.journal {
+            Some(journal) => {
+                let key = journal.key();
+                let line = Line {
+                    key: key.clone(),
+                    entry,
+                };
+                let slot = journal.append(&line).map_err(|source| HistoryError::Io {
+                    action: "write the audit journal beside",
+                    path: self.path.clone(),
+                    source,
+                })?;
+                self.unsaved.put(&key, line.entry);
+                (key, Some((journal.clone(), slot)))
+            }
+            None => {
+                let key = format!(
+                    "memory-{}",
+                    self.memory_keys.fetch_add(1, Ordering::Relaxed)
+                );
+                self.unsaved.put(&key, entry);
+                (key, None)
+            }
+        };
+        // Not woken for: the entry is safe in the journal, and the writer takes it with the next
+        // batch, with its completion if the call has returned by then.
+        let (unsaved, written) = (self.unsaved.clone(), key.clone());
+        self.writer.write_lazily(
+            move |conn| match unsaved.take(&written) {
+                Some(entry) => insert_audit(conn, &entry, Some(&written), true).map(|_| ()),
+                None => Ok(()),
+            },
+            move |committed| {
+                if let (true, Some((journal, slot))) = (committed, slot) {
+                    journal.committed(slot);
+                }
+            },
+        );
+        Ok(AuditRef::Key(key))
     }
 
     /// Records how an allowed call ended: how long it took, the size of its result (if any) and
     /// whether it failed.
     ///
     /// An entry is finished once, and only if it was allowed (nothing else ran); otherwise this
-    /// fails with [`HistoryError::AuditNotFinishable`] and changes nothing. Committed to disk
-    /// before it returns.
+    /// fails with [`HistoryError::AuditNotFinishable`] and changes nothing. Committed before it
+    /// returns; [`History::queue_finish_audit`] does not wait.
     pub fn finish_audit(
         &self,
         id: i64,
@@ -266,44 +432,60 @@ impl History {
         is_error: bool,
         error: Option<&str>,
     ) -> Result<(), HistoryError> {
-        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        self.run(|conn| {
-            // IMMEDIATE: the check and the update are one step, even against another process.
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let state: Option<(String, Option<i64>)> = tx
-                .query_row(
-                    "SELECT decision, duration_ms FROM audit WHERE id = ?1",
-                    [id],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()?;
-            let refusal = match state {
-                None => Some("there is no such entry"),
-                Some((decision, _)) if decision != AuditDecision::Allowed.as_str() => {
-                    Some("it was not allowed, so it never ran")
-                }
-                // A finished entry always has a duration; a second outcome would overwrite
-                // the first.
-                Some((_, Some(_))) => Some("it is already finished"),
-                Some((_, None)) => None,
-            };
-            if let Some(reason) = refusal {
-                return Err(HistoryError::AuditNotFinishable { id, reason }.into());
+        self.queue_finish_audit(
+            &AuditRef::Id(id),
+            duration_ms,
+            result_bytes,
+            is_error,
+            error,
+        )
+        .wait()
+    }
+
+    /// [`History::finish_audit`] queued on the writer thread, for an entry by its id or its
+    /// journal key. Dropping the [`Pending`] is fine: the write still happens, and a failure is
+    /// logged.
+    pub fn queue_finish_audit(
+        &self,
+        entry: &AuditRef,
+        duration_ms: u64,
+        result_bytes: Option<u64>,
+        is_error: bool,
+        error: Option<&str>,
+    ) -> Pending<()> {
+        self.writer
+            .write(finish_op(entry, duration_ms, result_bytes, is_error, error))
+    }
+
+    /// [`History::queue_finish_audit`] without waking the writer: committed with its next batch,
+    /// at the latest [`LAZY_DELAY`](crate::LAZY_DELAY) later (a failure is logged). For a call's
+    /// path, which should not pay a thread's wake-up for its completion.
+    pub fn finish_audit_later(
+        &self,
+        entry: &AuditRef,
+        duration_ms: u64,
+        result_bytes: Option<u64>,
+        is_error: bool,
+        error: Option<&str>,
+    ) {
+        // Still queued (the common case: the writer takes a batch every few milliseconds): the
+        // completion goes into the entry, which is inserted whole, one statement instead of two.
+        if let AuditRef::Key(key) = entry {
+            // The insert saturates the sizes as an update would.
+            let completed = self.unsaved.complete(key, |e| {
+                e.duration_ms = Some(duration_ms);
+                e.result_bytes = result_bytes;
+                e.is_error = is_error;
+                e.error = error.map(str::to_owned);
+            });
+            if completed {
+                return;
             }
-            tx.execute(
-                "UPDATE audit SET duration_ms = ?2, result_bytes = ?3, is_error = ?4, error = ?5
-                 WHERE id = ?1",
-                params![
-                    id,
-                    clamp(duration_ms),
-                    result_bytes.map(clamp),
-                    is_error,
-                    error
-                ],
-            )?;
-            tx.commit()?;
-            Ok(())
-        })
+        }
+        self.writer.write_lazily(
+            finish_op(entry, duration_ms, result_bytes, is_error, error),
+            |_| {},
+        );
     }
 
     /// The entries that pass `filter`, newest first (by decision time, then by id).

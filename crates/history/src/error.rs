@@ -44,6 +44,11 @@ pub enum HistoryError {
         reason: &'static str,
     },
 
+    /// The writer thread is gone (it could not be started, or the history is being closed):
+    /// the write was not made.
+    #[error("the history's writer has stopped, so this was not saved; restart Toolgate")]
+    WriterStopped,
+
     #[error("could not write the audit export: {source}")]
     Export {
         #[source]

@@ -109,6 +109,30 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             CREATE INDEX audit_by_client ON audit (client, decided_at);
         ",
     },
+    Migration {
+        version: 5,
+        // Prompt caching and cost: the tokens read from and written to the provider's prompt
+        // cache, the estimated cost of the model calls whose price is known (millionths of a
+        // dollar), and how many calls had no known price. Added in place: old rows keep 0.
+        sql: "
+            ALTER TABLE conversations ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN cost_micro_usd INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE conversations ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+        ",
+    },
+    Migration {
+        version: 6,
+        // The audit journal's key (`journal.rs`): an entry written to a process's journal
+        // before its call went out carries it, so the journal of a killed process can be
+        // replayed without inserting an entry twice. NULL for entries written otherwise; the
+        // index holds only the keyed ones.
+        sql: "
+            ALTER TABLE audit ADD COLUMN journal_key TEXT;
+            CREATE UNIQUE INDEX audit_by_journal_key ON audit (journal_key)
+                WHERE journal_key IS NOT NULL;
+        ",
+    },
 ];
 
 /// The schema version this build writes.

@@ -78,6 +78,10 @@ fn create_gives_a_uuid_v4_and_empty_totals() {
             message_count: 0,
             input_tokens: 0,
             output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            cost_micro_usd: 0,
+            unpriced_calls: 0,
         }
     );
     assert_ne!(history.create("Second").expect("create").id, created.id);
@@ -266,18 +270,49 @@ fn message_text_is_the_top_level_text_string() {
 fn usage_adds_up_and_saturates() {
     let (history, _) = memory();
     let conv = history.create("c").expect("create");
-    history.add_usage(&conv.id, 100, 20).expect("usage");
-    history.add_usage(&conv.id, 50, 5).expect("usage");
+    let usage = |input, output, read, write, cost| TokenUsage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+        cost_micro_usd: cost,
+    };
+    history
+        .add_usage(&conv.id, &usage(100, 20, 1_000, 300, Some(7)))
+        .expect("usage");
+    history
+        .add_usage(&conv.id, &usage(50, 5, 2_000, 0, Some(3)))
+        .expect("usage");
+    history
+        .add_usage(&conv.id, &usage(1, 1, 0, 0, None))
+        .expect("usage");
     let got = history.get(&conv.id).expect("get");
-    assert_eq!((got.input_tokens, got.output_tokens), (150, 25));
+    assert_eq!(
+        (
+            got.input_tokens,
+            got.output_tokens,
+            got.cache_read_tokens,
+            got.cache_write_tokens
+        ),
+        (151, 26, 3_000, 300)
+    );
+    assert_eq!(
+        (got.cost_micro_usd, got.unpriced_calls),
+        (10, 1),
+        "the cost sums the priced calls and counts the others"
+    );
 
-    history.add_usage(&conv.id, u64::MAX, 0).expect("usage");
-    history.add_usage(&conv.id, 1, 0).expect("usage");
+    history
+        .add_usage(&conv.id, &usage(u64::MAX, 0, 0, 0, None))
+        .expect("usage");
+    history
+        .add_usage(&conv.id, &usage(1, 0, 0, 0, None))
+        .expect("usage");
     assert_eq!(
         history.get(&conv.id).expect("get").input_tokens,
         i64::MAX as u64
     );
-    assert_not_found(history.add_usage("nope", 1, 1), "nope");
+    assert_not_found(history.add_usage("nope", &usage(1, 1, 0, 0, None)), "nope");
 }
 
 #[test]
@@ -344,8 +379,8 @@ fn a_new_file_is_created_with_its_folder_at_the_current_version() {
     });
     assert_eq!(
         (mode.as_str(), sync, fk),
-        ("wal", 2, 1),
-        "WAL, FULL, foreign keys"
+        ("wal", 1, 1),
+        "WAL, NORMAL (the writer's syncer puts commits on disk), foreign keys"
     );
     drop(history);
     assert_eq!(version_of(&path), SCHEMA_VERSION);
@@ -360,7 +395,16 @@ fn data_survives_closing_and_reopening() {
     history
         .append(&conv.id, &user("still here"))
         .expect("append");
-    history.add_usage(&conv.id, 3, 4).expect("usage");
+    history
+        .add_usage(
+            &conv.id,
+            &TokenUsage {
+                input_tokens: 3,
+                output_tokens: 4,
+                ..TokenUsage::default()
+            },
+        )
+        .expect("usage");
     drop(history);
 
     let history = History::open(&path).expect("reopen");
@@ -1353,4 +1397,197 @@ fn a_v1_file_written_by_v1_code_keeps_its_conversations() {
             ..
         })
     ));
+}
+
+// ---- the writer thread ----
+
+#[test]
+fn queued_writes_commit_in_order_and_a_failing_one_is_undone_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = History::open(&dir.path().join("history.db")).expect("open");
+    let conv = history.create("batch").expect("create").id;
+    // Queued without waiting, so they land in as few transactions as the writer can make.
+    let mut pending = Vec::new();
+    for i in 0..200 {
+        pending.push(history.queue_append(&conv, &user(&format!("m{i}"))));
+        if i == 100 {
+            pending.push(history.queue_append("no-such-conversation", &user("lost")));
+        }
+    }
+    let results: Vec<_> = pending.into_iter().map(Pending::wait).collect();
+    assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1);
+    assert!(matches!(results[101], Err(HistoryError::NotFound { .. })));
+    let seqs: Vec<i64> = results.into_iter().filter_map(Result::ok).collect();
+    assert_eq!(
+        seqs,
+        (1..=200).collect::<Vec<i64>>(),
+        "numbered in queue order"
+    );
+    let texts: Vec<String> = history
+        .messages(&conv)
+        .expect("messages")
+        .iter()
+        .map(|m| m.text().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(texts, (0..200).map(|i| format!("m{i}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_read_sees_every_write_queued_before_it_even_one_nobody_waited_for() {
+    let (history, _) = memory();
+    let id = history
+        .queue_audit(&entry("s", "t", json!({}), 1))
+        .wait()
+        .expect("record");
+    // Dropped: the completion happens on its own.
+    drop(history.queue_finish_audit(&AuditRef::Id(id), 12, Some(3), false, None));
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    assert_eq!(rows[0].entry.duration_ms, Some(12));
+}
+
+#[test]
+fn async_callers_await_the_commit() {
+    let (history, _) = memory();
+    let conv = history.create("async").expect("create").id;
+    let seq =
+        futures::executor::block_on(history.queue_append(&conv, &user("hi"))).expect("append");
+    assert_eq!(seq, 1);
+    let id = futures::executor::block_on(history.queue_audit(&entry("s", "t", json!({}), 1)))
+        .expect("record");
+    assert_eq!(id, 1);
+}
+
+#[test]
+fn everything_queued_is_committed_when_the_history_is_dropped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let history = History::open(&path).expect("open");
+    let conv = history.create("kept").expect("create").id;
+    for i in 0..50 {
+        drop(history.queue_append(&conv, &user(&format!("m{i}"))));
+    }
+    drop(history);
+    let reopened = History::open(&path).expect("reopen");
+    assert_eq!(reopened.messages(&conv).expect("messages").len(), 50);
+}
+
+// ---- the audit journal ----
+
+#[test]
+fn a_journaled_decision_is_in_the_log_and_completed_by_its_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = History::open(&dir.path().join("history.db")).expect("open");
+    let first = history
+        .journal_audit(entry("s", "t", json!({"n": 1}), 1))
+        .expect("journal");
+    let second = history
+        .journal_audit(entry("s", "t", json!({"n": 2}), 2))
+        .expect("journal");
+    assert_ne!(first, second);
+    history
+        .queue_finish_audit(&second, 5, Some(10), false, None)
+        .wait()
+        .expect("finish by key");
+    let err = history
+        .queue_finish_audit(&second, 6, None, false, None)
+        .wait()
+        .expect_err("finished once");
+    assert!(
+        matches!(err, HistoryError::AuditNotFinishable { .. }),
+        "{err}"
+    );
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].entry.duration_ms, Some(5));
+    assert_eq!(rows[1].entry.duration_ms, None);
+    // Closing with everything committed leaves no journal behind.
+    drop(history);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".journal"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_dead_process_journal_is_replayed_once_and_a_live_one_left_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    drop(History::open(&path).expect("create"));
+    let line = |key: &str, n: i64| {
+        serde_json::to_string(&json!({"key": key, "entry": entry("s", "t", json!({"n": n}), n)}))
+            .expect("json")
+    };
+    // One entry was committed before the kill: it is in the table already.
+    {
+        let history = History::open(&path).expect("open");
+        let committed = entry("s", "t", json!({"n": 1}), 1);
+        history.with_raw(|conn| {
+            crate::audit::insert_audit(conn, &committed, Some("dead-1"), false).expect("insert");
+        });
+    }
+    // The killed process's journal: that entry, another whole line, and a line cut short,
+    // whose call never went out.
+    let dead = dir.path().join("history.db-audit-dead-0.journal");
+    std::fs::write(
+        &dead,
+        format!(
+            "{}\n{}\n{{\"key\": \"cut",
+            line("dead-1", 1),
+            line("dead-2", 2)
+        ),
+    )
+    .expect("journal");
+    // A live process's journal: its lock is held, so it is not touched.
+    let live = dir.path().join("history.db-audit-live-0.journal");
+    std::fs::write(&live, format!("{}\n", line("live-1", 9))).expect("journal");
+    let held = std::fs::File::open(&live).expect("open");
+    held.try_lock().expect("lock");
+
+    let history = History::open(&path).expect("reopen");
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    let ns: Vec<i64> = rows
+        .iter()
+        .map(|r| r.entry.arguments["n"].as_i64().unwrap_or(0))
+        .collect();
+    assert_eq!(
+        ns,
+        [2, 1],
+        "each whole line once, the cut one never, the live one not yet"
+    );
+    assert!(!dead.exists(), "a replayed journal is deleted");
+    assert!(live.exists(), "a live process's journal is left alone");
+}
+
+#[test]
+fn a_completion_before_the_writer_takes_the_entry_goes_in_with_it_and_only_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for history in [
+        memory().0,
+        History::open(&dir.path().join("h.db")).expect("open"),
+    ] {
+        let key = history
+            .journal_audit(entry("s", "t", json!({}), 1))
+            .expect("journal");
+        history.finish_audit_later(&key, 7, Some(3), false, None);
+        // A second outcome is refused (logged), never written over the first.
+        history.finish_audit_later(&key, 9, None, true, Some("again"));
+        let rows = history.audit(&AuditFilter::default()).expect("audit");
+        assert_eq!(rows.len(), 1);
+        let e = &rows[0].entry;
+        assert_eq!(
+            (e.duration_ms, e.result_bytes, e.is_error),
+            (Some(7), Some(3), false)
+        );
+        // After the writer took it, a completion is an update of its own.
+        let later = history
+            .journal_audit(entry("s", "t", json!({}), 2))
+            .expect("journal");
+        history.flush();
+        history.finish_audit_later(&later, 5, None, false, None);
+        let rows = history.audit(&AuditFilter::default()).expect("audit");
+        assert_eq!(rows[0].entry.duration_ms, Some(5));
+    }
 }

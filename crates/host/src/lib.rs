@@ -22,7 +22,7 @@ pub use toolgate_oauth::SignedInInfo;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use toolgate_agent::{Exposure, Gate, ModelSource, PolicyStore, ServerRequestGate};
+use toolgate_agent::{Exposure, Gate, ModelSource, Offers, PolicyStore, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError, WireFormat};
 use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
@@ -153,6 +153,9 @@ pub struct Host {
     pub history: Result<Arc<History>, String>,
     pub gate: Arc<Gate>,
     pub servers: Arc<ServerManager>,
+    /// The catalog and what derives from it, kept until the servers or the tool settings
+    /// change: shared by every turn of the app or the CLI and every call of the gateway.
+    pub offers: Arc<Offers>,
     /// What the user must be told about this start (a file that could not be read and where it
     /// was kept), once.
     pub notices: Vec<String>,
@@ -243,6 +246,7 @@ impl Host {
                 history,
                 gate,
                 servers,
+                offers: Arc::default(),
                 notices,
                 grants: Mutex::default(),
                 exposures: Mutex::default(),

@@ -4,10 +4,12 @@
 pub mod stream;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::{
-    non_empty, ChatRequest, ContentPart, LlmError, Message, Reply, StopReason, ToolCall, Usage,
+    non_empty, ChatRequest, ContentPart, LlmError, Message, Reply, StopReason, ToolCall, ToolSpec,
+    Usage, WireFormat,
 };
 
 pub use stream::StreamAssembler;
@@ -19,7 +21,7 @@ pub struct Request<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system: Option<&'a str>,
+    pub system: Option<System<'a>>,
     pub messages: Vec<WireMessage>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Tool<'a>>,
@@ -43,11 +45,75 @@ pub struct OutputFormat<'a> {
     pub schema: &'a Value,
 }
 
+/// The system prompt: a plain string, or (to carry a cache breakpoint) one text block.
 #[derive(Debug, Serialize)]
-pub struct Tool<'a> {
+#[serde(untagged)]
+pub enum System<'a> {
+    Text(&'a str),
+    Blocks([SystemBlock<'a>; 1]),
+}
+
+#[derive(Debug, Serialize)]
+pub struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub text: &'a str,
+    pub cache_control: CacheControl,
+}
+
+/// A prompt-cache breakpoint: everything up to and including the block that carries it is
+/// cached (for five minutes, renewed by each hit).
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq, Clone, Copy)]
+pub struct CacheControl {
+    #[serde(rename = "type")]
+    pub kind: CacheKind,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheKind {
+    Ephemeral,
+}
+
+const BREAKPOINT: CacheControl = CacheControl {
+    kind: CacheKind::Ephemeral,
+};
+
+/// One tool of the request: as rendered once for every request ([`render_tool`]), or, for the
+/// one that carries the tools' cache breakpoint, written out with it.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Tool<'a> {
+    Rendered(&'a RawValue),
+    Marked(WireTool<'a>),
+}
+
+#[derive(Debug, Serialize)]
+pub struct WireTool<'a> {
     pub name: &'a str,
     pub description: &'a str,
     pub input_schema: &'a Value,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
+
+impl<'a> WireTool<'a> {
+    fn of(spec: &'a ToolSpec) -> Self {
+        Self {
+            name: &spec.name,
+            description: &spec.description,
+            input_schema: &spec.input_schema,
+            defer_loading: spec.defer_loading,
+            cache_control: None,
+        }
+    }
+}
+
+/// One tool as this format writes it.
+pub(crate) fn render_tool(spec: &ToolSpec) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&WireTool::of(spec))
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
@@ -61,17 +127,23 @@ pub struct WireMessage {
 pub enum Block {
     Text {
         text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolUse {
         id: String,
         name: String,
         input: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolResult {
         tool_use_id: String,
         content: ToolResultContent,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     /// Blocks this host does not use (thinking, server tools…) are accepted and ignored.
     #[serde(other)]
@@ -91,8 +163,16 @@ pub enum ToolResultContent {
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ResultBlock {
-    Text { text: String },
-    Image { source: ImageSource },
+    Text {
+        text: String,
+    },
+    Image {
+        source: ImageSource,
+    },
+    /// Loads a deferred tool of the request: the API puts its definition in its place.
+    ToolReference {
+        tool_name: String,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, Clone)]
@@ -105,21 +185,36 @@ pub struct ImageSource {
 }
 
 fn tool_result_content(parts: &[ContentPart]) -> ToolResultContent {
+    // A search result that loads tools is sent as its references alone, the shape Anthropic
+    // documents for a tool search of one's own: the definitions they expand to say the rest.
+    let references: Vec<ResultBlock> = parts
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::ToolReference { tool_name } => Some(ResultBlock::ToolReference {
+                tool_name: tool_name.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    if !references.is_empty() {
+        return ToolResultContent::Blocks(references);
+    }
     match parts {
         [] => ToolResultContent::Text(String::new()),
         [ContentPart::Text { text }] => ToolResultContent::Text(text.clone()),
         parts => ToolResultContent::Blocks(
             parts
                 .iter()
-                .map(|part| match part {
-                    ContentPart::Text { text } => ResultBlock::Text { text: text.clone() },
-                    ContentPart::Image { mime_type, data } => ResultBlock::Image {
+                .filter_map(|part| match part {
+                    ContentPart::Text { text } => Some(ResultBlock::Text { text: text.clone() }),
+                    ContentPart::Image { mime_type, data } => Some(ResultBlock::Image {
                         source: ImageSource {
                             kind: "base64".into(),
                             media_type: mime_type.clone(),
                             data: data.clone(),
                         },
-                    },
+                    }),
+                    ContentPart::ToolReference { .. } => None,
                 })
                 .collect(),
         ),
@@ -141,6 +236,22 @@ pub struct WireUsage {
     pub input_tokens: u64,
     #[serde(default)]
     pub output_tokens: u64,
+    /// Input written to the prompt cache; `null` or absent when nothing was.
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_read_input_tokens: Option<u64>,
+}
+
+impl From<&WireUsage> for Usage {
+    fn from(u: &WireUsage) -> Self {
+        Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
+            cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+        }
+    }
 }
 
 /// Error bodies: `{"type":"error","error":{"type":"…","message":"…"}}`.
@@ -159,18 +270,29 @@ pub struct ErrorDetail {
 
 /// Maps the neutral conversation to Anthropic messages. Consecutive tool results become one user
 /// message of `tool_result` blocks, as the API requires after an assistant's `tool_use` blocks.
+///
+/// With [`ChatRequest::cache`], three cache breakpoints (of the four the API allows) mark what
+/// stays the same from one request to the next: the last tool that is always loaded (the tools
+/// come first in the prompt), the system prompt, and the last block of the conversation so far,
+/// so the next round of the turn, and the next turn, read all of it from the cache.
 pub fn to_wire(request: &ChatRequest) -> Request<'_> {
     let mut messages: Vec<WireMessage> = Vec::new();
     for message in &request.messages {
         match message {
             Message::User { text } => messages.push(WireMessage {
                 role: "user",
-                content: vec![Block::Text { text: text.clone() }],
+                content: vec![Block::Text {
+                    text: text.clone(),
+                    cache_control: None,
+                }],
             }),
             Message::Assistant { text, tool_calls } => {
                 let mut content = Vec::new();
                 if !text.is_empty() {
-                    content.push(Block::Text { text: text.clone() });
+                    content.push(Block::Text {
+                        text: text.clone(),
+                        cache_control: None,
+                    });
                 }
                 content.extend(tool_calls.iter().map(|c| Block::ToolUse {
                     id: c.id.clone(),
@@ -180,6 +302,7 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
                         // Anthropic requires an object; bad arguments were answered with an error.
                         _ => Value::Object(Default::default()),
                     },
+                    cache_control: None,
                 }));
                 messages.push(WireMessage {
                     role: "assistant",
@@ -195,6 +318,7 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
                     tool_use_id: call_id.clone(),
                     content: tool_result_content(content),
                     is_error: *is_error,
+                    cache_control: None,
                 };
                 match messages.last_mut() {
                     Some(last)
@@ -211,20 +335,42 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
             }
         }
     }
+    let mut tools: Vec<Tool<'_>> = request
+        .tools
+        .iter()
+        .map(|t| Tool::Rendered(t.rendered(WireFormat::Anthropic)))
+        .collect();
+    let system = request.system.as_deref().map(|text| match request.cache {
+        true => System::Blocks([SystemBlock {
+            kind: "text",
+            text,
+            cache_control: BREAKPOINT,
+        }]),
+        false => System::Text(text),
+    });
+    if request.cache {
+        // Deferred tools are not part of the prompt until loaded, so the breakpoint goes on the
+        // last tool that is.
+        if let Some(last) = request.tools.iter().rposition(|t| !t.defer_loading) {
+            let mut marked = WireTool::of(&request.tools[last]);
+            marked.cache_control = Some(BREAKPOINT);
+            tools[last] = Tool::Marked(marked);
+        }
+        if let Some(block) = messages.last_mut().and_then(|m| m.content.last_mut()) {
+            match block {
+                Block::Text { cache_control, .. }
+                | Block::ToolUse { cache_control, .. }
+                | Block::ToolResult { cache_control, .. } => *cache_control = Some(BREAKPOINT),
+                Block::Unknown => {}
+            }
+        }
+    }
     Request {
         model: &request.model,
         max_tokens: request.max_tokens,
-        system: request.system.as_deref(),
+        system,
         messages,
-        tools: request
-            .tools
-            .iter()
-            .map(|t| Tool {
-                name: &t.name,
-                description: &t.description,
-                input_schema: &t.input_schema,
-            })
-            .collect(),
+        tools,
         stream: false,
         output_config: request.response_schema.as_ref().map(|schema| OutputConfig {
             format: OutputFormat {
@@ -243,8 +389,10 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
     let mut tool_calls = Vec::new();
     for block in response.content {
         match block {
-            Block::Text { text } if !text.is_empty() => texts.push(text),
-            Block::ToolUse { id, name, input } => tool_calls.push(ToolCall {
+            Block::Text { text, .. } if !text.is_empty() => texts.push(text),
+            Block::ToolUse {
+                id, name, input, ..
+            } => tool_calls.push(ToolCall {
                 id,
                 name,
                 arguments: input,
@@ -257,10 +405,7 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
         text: texts.join("\n"),
         tool_calls,
         stop,
-        usage: Usage {
-            input_tokens: response.usage.input_tokens,
-            output_tokens: response.usage.output_tokens,
-        },
+        usage: Usage::from(&response.usage),
     })
 }
 
@@ -312,12 +457,13 @@ mod tests {
                 Message::tool_text("a", "ok", false),
                 Message::tool_text("b", "denied", true),
             ],
-            tools: vec![ToolSpec {
-                name: "echo".into(),
-                description: "d".into(),
-                input_schema: json!({"type": "object"}),
-            }],
+            tools: vec![std::sync::Arc::new(ToolSpec::new(
+                "echo",
+                "d",
+                json!({"type": "object"}),
+            ))],
             max_tokens: 100,
+            cache: false,
             response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
@@ -395,6 +541,7 @@ mod tests {
             }],
             tools: vec![],
             max_tokens: 10,
+            cache: false,
             response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");

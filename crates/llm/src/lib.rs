@@ -18,8 +18,12 @@ mod http;
 pub mod local;
 pub mod openai;
 pub mod presets;
+pub mod pricing;
+
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub use error::LlmError;
@@ -33,6 +37,81 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// Kept out of the model's context until a tool result names it (Anthropic's
+    /// `defer_loading`, with `tool_reference` blocks: see [`ContentPart::ToolReference`]). Only
+    /// the Anthropic format is ever given a deferred tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
+    /// The tool as each wire format writes it, made once: a catalog of a thousand tools is sent
+    /// with every request, and these never change.
+    #[serde(skip)]
+    rendered: Rendered,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            defer_loading: false,
+            rendered: Rendered::default(),
+        }
+    }
+
+    /// The same tool, deferred (see [`ToolSpec::defer_loading`]).
+    pub fn deferred(mut self) -> Self {
+        self.defer_loading = true;
+        self.rendered = Rendered::default();
+        self
+    }
+
+    /// This tool's JSON for `format`, rendered on first use.
+    pub(crate) fn rendered(&self, format: WireFormat) -> &RawValue {
+        type Render = fn(&ToolSpec) -> Result<String, serde_json::Error>;
+        let (slot, render): (_, Render) = match format {
+            WireFormat::Anthropic => (&self.rendered.anthropic, anthropic::render_tool),
+            WireFormat::OpenAi => (&self.rendered.openai, openai::render_tool),
+        };
+        slot.get_or_init(|| {
+            // Names, descriptions and JSON values always serialize; the fallback is never met.
+            let text = render(self).unwrap_or_else(|_| "{}".to_owned());
+            RawValue::from_string(text).unwrap_or_else(|_| empty_object())
+        })
+    }
+}
+
+fn empty_object() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
+}
+
+/// A [`ToolSpec`]'s rendered JSON. It never takes part in comparing, printing or cloning a spec.
+#[derive(Default)]
+struct Rendered {
+    anthropic: OnceLock<Box<RawValue>>,
+    openai: OnceLock<Box<RawValue>>,
+}
+
+impl Clone for Rendered {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for Rendered {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Rendered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rendered")
+    }
 }
 
 /// A tool call the model asked for.
@@ -60,6 +139,12 @@ pub enum ContentPart {
         mime_type: String,
         /// Base64, without a `data:` prefix (as MCP sends it).
         data: String,
+    },
+    /// A tool the result loads (Toolgate's `search_tools` found it): Anthropic expands it into
+    /// the tool's definition, from the deferred tools of the request. Other formats leave it
+    /// out: they get the found tools in the request's tool list instead.
+    ToolReference {
+        tool_name: String,
     },
 }
 
@@ -108,19 +193,54 @@ pub struct ChatRequest {
     pub model: String,
     pub system: Option<String>,
     pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+    /// Shared, not copied: the same specs go with every request of a conversation.
+    pub tools: Vec<Arc<ToolSpec>>,
     pub max_tokens: u32,
+    /// Mark the stable parts of the prompt for the provider's cache: Anthropic's
+    /// `cache_control` breakpoints on the tools, the system prompt and the conversation so
+    /// far. (OpenAI caches the longest prefix it has seen by itself.)
+    pub cache: bool,
     /// Constrains the final answer to JSON valid against this schema, with the provider's own
     /// structured output (Anthropic's `output_config.format`, OpenAI's `response_format`). Set
     /// only for providers that have it; others are asked in words (see `toolgate-agent`).
     pub response_schema: Option<serde_json::Value>,
 }
 
+/// The tokens of one model call (or of several, summed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Input tokens not read from or written to the prompt cache.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the prompt cache (Anthropic bills these at a premium).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
+    }
+}
+
+impl Usage {
+    /// Every input token, cached or not.
+    pub fn total_input(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,9 @@ use serde_json::Value;
 
 use crate::{
     non_empty, parse_arguments, ChatRequest, ContentPart, LlmError, Message, Reply, StopReason,
-    ToolCall, Usage,
+    ToolCall, ToolSpec, Usage, WireFormat,
 };
+use serde_json::value::RawValue;
 
 pub use stream::StreamAssembler;
 
@@ -18,8 +19,9 @@ pub use stream::StreamAssembler;
 pub struct Request<'a> {
     pub model: &'a str,
     pub messages: Vec<WireMessage>,
+    /// Each tool as rendered once for every request ([`render_tool`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool<'a>>,
+    pub tools: Vec<&'a RawValue>,
     pub max_completion_tokens: u32,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stream: bool,
@@ -67,6 +69,18 @@ pub struct Function<'a> {
     pub name: &'a str,
     pub description: &'a str,
     pub parameters: &'a Value,
+}
+
+/// One tool as this format writes it.
+pub(crate) fn render_tool(spec: &ToolSpec) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&Tool {
+        kind: "function",
+        function: Function {
+            name: &spec.name,
+            description: &spec.description,
+            parameters: &spec.input_schema,
+        },
+    })
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, Default)]
@@ -167,10 +181,37 @@ pub struct Choice {
 
 #[derive(Debug, Deserialize, Default)]
 pub struct WireUsage {
+    /// Every input token, cached ones included.
     #[serde(default)]
     pub prompt_tokens: u64,
     #[serde(default)]
     pub completion_tokens: u64,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub struct PromptTokensDetails {
+    /// The input tokens read from OpenAI's automatic prefix cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+impl From<&WireUsage> for Usage {
+    fn from(u: &WireUsage) -> Self {
+        let cached = u
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .unwrap_or(0)
+            .min(u.prompt_tokens);
+        Usage {
+            input_tokens: u.prompt_tokens - cached,
+            output_tokens: u.completion_tokens,
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,17 +292,12 @@ pub fn to_wire(request: &ChatRequest) -> Request<'_> {
     Request {
         model: &request.model,
         messages,
+        // A deferred tool is Anthropic's: this format only ever gets the tools to send.
         tools: request
             .tools
             .iter()
-            .map(|t| Tool {
-                kind: "function",
-                function: Function {
-                    name: &t.name,
-                    description: &t.description,
-                    parameters: &t.input_schema,
-                },
-            })
+            .filter(|t| !t.defer_loading)
+            .map(|t| t.rendered(WireFormat::OpenAi))
             .collect(),
         max_completion_tokens: request.max_tokens,
         stream: false,
@@ -298,6 +334,8 @@ fn tool_message(
                     url: format!("data:{mime_type};base64,{data}"),
                 },
             }),
+            // The found tools are in the request's tool list; the text names them.
+            ContentPart::ToolReference { .. } => {}
         }
     }
     let mut text = texts.join("\n");
@@ -382,10 +420,7 @@ pub fn from_wire(body: &str) -> Result<Reply, LlmError> {
         text: texts.join("\n"),
         tool_calls,
         stop,
-        usage: Usage {
-            input_tokens: usage.prompt_tokens,
-            output_tokens: usage.completion_tokens,
-        },
+        usage: Usage::from(&usage),
     })
 }
 
@@ -479,6 +514,7 @@ mod tests {
             ],
             tools: vec![],
             max_tokens: 10,
+            cache: false,
             response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");
@@ -530,6 +566,7 @@ mod tests {
             ],
             tools: vec![],
             max_tokens: 10,
+            cache: false,
             response_schema: None,
         };
         let wire = serde_json::to_value(to_wire(&req)).expect("serializes");

@@ -27,7 +27,7 @@ use toolgate_settings::ServerConfig;
 use self::connect::Connected;
 use crate::client::{DeclineServerRequests, ListKind, ServerRequests};
 use crate::confine::{self, Protected, SandboxReport};
-use crate::host_env::HostEnv;
+use crate::host_env::{HostEnv, LoginPath};
 use crate::logs::ServerLog;
 use crate::orphans::{self, Registry};
 use crate::stdio::{self, StdioProcess};
@@ -48,8 +48,9 @@ pub struct ManagerOptions {
     pub log_dir: Option<PathBuf>,
     /// Where running process groups are recorded, and swept from at start-up.
     pub state_dir: Option<PathBuf>,
-    /// Where commands are looked for. None: the login shell's PATH, read at the first start
-    /// (see [`HostEnv::detect`]).
+    /// Where commands are looked for. None: the login shell's PATH, kept in `state_dir` from an
+    /// earlier start while the shell's start-up files are unchanged, else asked (see
+    /// `host_env.rs`).
     pub env: Option<HostEnv>,
     /// Answers sampling and elicitation requests.
     pub requests: Arc<dyn ServerRequests>,
@@ -186,7 +187,9 @@ pub struct ServerManager {
     events: broadcast::Sender<ServerEvent>,
     options: ManagerOptions,
     registry: StdMutex<Registry>,
-    env: tokio::sync::OnceCell<HostEnv>,
+    paths: LoginPath,
+    /// A background read of the login shell's PATH was started (the kept one is stale).
+    refreshing: std::sync::atomic::AtomicBool,
     /// Generations come from one counter, so an entry replaced by `start_all` never reuses one.
     generations: AtomicU64,
     me: Weak<ServerManager>,
@@ -208,23 +211,44 @@ impl ServerManager {
             }
         }
         let registry = StdMutex::new(Registry::new(options.state_dir.as_deref()));
+        let paths = LoginPath::new(options.env.clone(), options.state_dir.as_deref());
         let protected = Protected::of_this_user(&options.protected);
-        Arc::new_cyclic(|me| Self {
+        let manager = Arc::new_cyclic(|me| Self {
             protected,
             entries: Mutex::new(BTreeMap::new()),
             changes: watch::channel(0).0,
             events: broadcast::channel(1024).0,
             options,
             registry,
-            env: tokio::sync::OnceCell::new(),
+            paths,
+            refreshing: std::sync::atomic::AtomicBool::new(false),
             generations: AtomicU64::new(1),
             me: me.clone(),
-        })
+        });
+        // Found now, while the caller sets up the rest, rather than when the first server
+        // starts: kept from the last start this is a few file checks; the first time ever it
+        // is the login shell's answer.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let me = Arc::downgrade(&manager);
+            tokio::spawn(async move {
+                if let Some(me) = me.upgrade() {
+                    me.host_env().await;
+                }
+            });
+        }
+        manager
     }
 
     /// A receiver that changes whenever a server's status or lists change.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+
+    /// A number that changes whenever a server's status or lists change (it never repeats), so
+    /// what is built from a [`Self::snapshot`] can be kept until it does. Read it before taking
+    /// the snapshot.
+    pub fn version(&self) -> u64 {
+        *self.changes.borrow()
     }
 
     /// Progress, log messages and output lines as servers send them, plus change notices.
@@ -239,16 +263,33 @@ impl ServerManager {
         });
     }
 
-    /// Where commands are looked for (read once, from the login shell unless set).
+    /// Where commands are looked for now: given, kept from an earlier start, or the login
+    /// shell's answer. When the kept one is stale, the shell is asked in the background.
     pub async fn host_env(&self) -> &HostEnv {
-        self.env
-            .get_or_init(|| async {
-                match &self.options.env {
-                    Some(env) => env.clone(),
-                    None => HostEnv::detect().await,
+        let (env, fresh) = self.paths.now().await;
+        if !fresh && !self.refreshing.swap(true, Ordering::AcqRel) {
+            let me = self.me.clone();
+            tokio::spawn(async move {
+                if let Some(me) = me.upgrade() {
+                    me.paths.fresh().await;
                 }
-            })
-            .await
+            });
+        }
+        env
+    }
+
+    /// Where a command is looked for: [`Self::host_env`], or, when the command is not there and
+    /// that PATH is a stale one, the login shell's answer of this run (waited for).
+    pub(crate) async fn host_env_for(
+        &self,
+        command: &str,
+        cwd: Option<&std::path::Path>,
+    ) -> &HostEnv {
+        let (env, fresh) = self.paths.now().await;
+        if fresh || env.resolve(command, cwd).is_ok() {
+            return self.host_env().await;
+        }
+        self.paths.fresh().await
     }
 
     fn next_generation(&self) -> u64 {
@@ -281,11 +322,23 @@ impl ServerManager {
             }
         }
         self.changed("");
-        let starts = added
+        // Each start is a task of its own, so the servers' spawns (a fork each, not cheap for a
+        // large app) and handshakes run on every worker at once, with nothing in series.
+        let starts: Vec<_> = added
             .iter()
             .filter(|c| c.enabled)
-            .map(|c| self.start(&c.id));
-        futures::future::join_all(starts).await;
+            .map(|c| {
+                let (me, id) = (self.me.upgrade(), c.id.clone());
+                tokio::spawn(async move {
+                    if let Some(me) = me {
+                        me.start(&id).await;
+                    }
+                })
+            })
+            .collect();
+        for start in starts {
+            let _ = start.await;
+        }
     }
 
     fn new_entry(&self, config: &ServerConfig) -> Entry {

@@ -5,8 +5,11 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::process::{Child, ChildStdin};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::broadcast;
 
 use crate::confine::Plan;
@@ -16,8 +19,8 @@ use crate::orphans::{group_members, signal_group, ProcessId, Signal};
 use crate::stdout::{Line, LineSorter};
 use crate::types::ServerEvent;
 
-/// Room for one read of the server's stdout in flight to rmcp; a larger message just waits.
-const PIPE_BUFFER: usize = 256 * 1024;
+/// How much of the server's stdout is read at once.
+const READ_BUFFER: usize = 64 * 1024;
 /// The largest message accepted from a server. Tool results can be big (files, images), but a
 /// server that never ends its line must not take all memory.
 pub(crate) const MESSAGE_LIMIT: usize = 64 * 1024 * 1024;
@@ -35,7 +38,7 @@ pub(crate) struct StdioSpec<'a> {
 pub(crate) struct Spawned {
     pub process: StdioProcess,
     /// The server's stdout with everything that is not JSON-RPC taken out.
-    pub reader: DuplexStream,
+    pub reader: SortedStdout,
     pub writer: ChildStdin,
 }
 
@@ -310,44 +313,18 @@ pub(crate) fn spawn(
         }
     });
 
-    let (reader, mut to_rmcp) = tokio::io::duplex(PIPE_BUFFER);
-    let (server, log_out, events_out) = (spec.server.to_owned(), log.clone(), events.clone());
-    tokio::spawn(async move {
-        let mut stdout = BufReader::new(stdout);
-        let mut sorter = LineSorter::new(MESSAGE_LIMIT);
-        loop {
-            // fill_buf/consume rather than read_until, so a runaway line cannot take all memory.
-            let (take, line) = match stdout.fill_buf().await {
-                Ok(buf) if !buf.is_empty() => sorter.feed(buf),
-                _ => break,
-            };
-            stdout.consume(take);
-            match line {
-                Some(Line::Message(message)) if to_rmcp.write_all(&message).await.is_err() => break,
-                None | Some(Line::Message(_)) => {}
-                Some(Line::TooLong) => {
-                    let text = format!(
-                        "(stdout) a message larger than {} MiB was dropped; the call it answered will time out",
-                        MESSAGE_LIMIT / (1024 * 1024)
-                    );
-                    tracing::warn!(server = %server, "{text}");
-                    log_out.push(&text);
-                }
-                Some(Line::Other(other)) => {
-                    // A stray print would otherwise corrupt the stream; keep it where users look.
-                    let text = String::from_utf8_lossy(&other);
-                    let text = format!("(stdout, not JSON-RPC, skipped) {}", text.trim_end());
-                    tracing::debug!(server = %server, "{text}");
-                    log_out.push(&text);
-                    let _ = events_out.send(ServerEvent::Output {
-                        server: server.clone(),
-                        line: text,
-                    });
-                }
-            }
-        }
-        // Dropping the writer ends rmcp's stream: the connection closes and calls in flight fail.
-    });
+    let reader = SortedStdout {
+        stdout,
+        buf: vec![0; READ_BUFFER].into_boxed_slice(),
+        start: 0,
+        end: 0,
+        sorter: LineSorter::new(MESSAGE_LIMIT),
+        message: Vec::new(),
+        sent: 0,
+        server: spec.server.to_owned(),
+        log: log.clone(),
+        events: events.clone(),
+    };
 
     Ok(Spawned {
         process: StdioProcess {
@@ -359,6 +336,102 @@ pub(crate) fn spawn(
         reader,
         writer: stdin,
     })
+}
+
+/// A server's stdout as rmcp reads it: JSON-RPC lines only. Anything else goes to the server's
+/// log as it is met, and a line over [`MESSAGE_LIMIT`] is dropped whole.
+///
+/// It sorts inside rmcp's own reads, with no task or pipe between the process and rmcp: every
+/// message of every call passes through here, and a task in between cost a wake-up and a copy
+/// each way.
+pub(crate) struct SortedStdout {
+    stdout: ChildStdout,
+    /// Bytes read from the pipe and not yet sorted: `buf[start..end]`.
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+    sorter: LineSorter,
+    /// A message for rmcp, of which `sent` bytes were handed over.
+    message: Vec<u8>,
+    sent: usize,
+    server: String,
+    log: ServerLog,
+    events: broadcast::Sender<ServerEvent>,
+}
+
+impl SortedStdout {
+    fn set_aside(&self, line: Line) {
+        let text = match line {
+            Line::Message(_) => return,
+            Line::TooLong => {
+                let text = format!(
+                    "(stdout) a message larger than {} MiB was dropped; the call it answered will time out",
+                    MESSAGE_LIMIT / (1024 * 1024)
+                );
+                tracing::warn!(server = %self.server, "{text}");
+                self.log.push(&text);
+                return;
+            }
+            Line::Other(other) => {
+                // A stray print would otherwise corrupt the stream; keep it where users look.
+                let text = String::from_utf8_lossy(&other);
+                format!("(stdout, not JSON-RPC, skipped) {}", text.trim_end())
+            }
+        };
+        tracing::debug!(server = %self.server, "{text}");
+        self.log.push(&text);
+        let _ = self.events.send(ServerEvent::Output {
+            server: self.server.clone(),
+            line: text,
+        });
+    }
+}
+
+impl AsyncRead for SortedStdout {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        loop {
+            if me.sent < me.message.len() {
+                let n = out.remaining().min(me.message.len() - me.sent);
+                out.put_slice(&me.message[me.sent..me.sent + n]);
+                me.sent += n;
+                if me.sent == me.message.len() {
+                    me.message.clear();
+                    me.sent = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if me.start < me.end {
+                let (take, line) = me.sorter.feed(&me.buf[me.start..me.end]);
+                me.start += take;
+                match line {
+                    Some(Line::Message(message)) => me.message = message,
+                    Some(other) => me.set_aside(other),
+                    None => {}
+                }
+                continue;
+            }
+            let mut read = ReadBuf::new(&mut me.buf);
+            match Pin::new(&mut me.stdout).poll_read(cx, &mut read) {
+                Poll::Pending => return Poll::Pending,
+                // An error ends the stream as the end of the pipe does: the connection closes
+                // and calls in flight fail.
+                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => {
+                    let n = read.filled().len();
+                    if n == 0 {
+                        return Poll::Ready(Ok(()));
+                    }
+                    me.start = 0;
+                    me.end = n;
+                }
+            }
+        }
+    }
 }
 
 /// Linux: the kernel sends SIGKILL to the server when the thread that spawned it exits, so a

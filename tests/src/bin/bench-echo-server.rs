@@ -5,6 +5,10 @@
 //!
 //! It speaks the `initialize` handshake (2025-11-25 and earlier) and answers `server/discover`
 //! with "method not found", as every server before 2026-07-28 does.
+//!
+//! With `TOOLGATE_ECHO_LOG` set to a file, it appends each echoed text to it, one line per call,
+//! as it reads the call (before answering): the audit kill test (`tests/audit_kill.rs`) learns
+//! from it which calls reached the server.
 
 use std::io::{BufRead, Write};
 
@@ -44,6 +48,15 @@ fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
 fn main() -> std::io::Result<()> {
     let stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
+    let mut log = match std::env::var_os("TOOLGATE_ECHO_LOG") {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
+        ),
+        None => None,
+    };
     for line in stdin.lines() {
         let Ok(message) = serde_json::from_str::<Value>(&line?) else {
             continue;
@@ -52,6 +65,13 @@ fn main() -> std::io::Result<()> {
         let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
             continue;
         };
+        if let (Some(log), "tools/call") = (log.as_mut(), method) {
+            // One write per line, unbuffered: a line in the file is a call that arrived.
+            let text = message["params"]["arguments"]["text"]
+                .as_str()
+                .unwrap_or_default();
+            log.write_all(format!("{text}\n").as_bytes())?;
+        }
         let reply = match answer(method, &message["params"]) {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err((code, text)) => {

@@ -2,6 +2,7 @@
 // servers' tools this chat offers the model, and the tokens the chat has used.
 import { useState } from "react";
 import { errorMessage, listModels, setProvider, type ProviderView, type ServerSnapshot, type Usage } from "../ipc";
+import { describeUsage } from "../usage";
 
 interface Props {
   provider: ProviderView | null;
@@ -10,11 +11,25 @@ interface Props {
   serversOff: string[];
   onServersOff: (off: string[]) => void;
   usage: Usage;
+  /** The estimated cost in millionths of a dollar; null: the model's price is not known. */
+  cost: number | null;
+  /** Model calls of no known price, left out of the cost. */
+  unpriced: number;
   busy: boolean;
   onProvider?: (view: ProviderView) => void;
 }
 
-export default function ChatHeader({ provider, servers, serversOff, onServersOff, usage, busy, onProvider }: Props) {
+export default function ChatHeader({
+  provider,
+  servers,
+  serversOff,
+  onServersOff,
+  usage,
+  cost,
+  unpriced,
+  busy,
+  onProvider,
+}: Props) {
   const on = servers.filter((s) => s.enabled && !serversOff.includes(s.id));
   return (
     <header className="chat-header row spread" data-testid="chat-header">
@@ -49,7 +64,7 @@ export default function ChatHeader({ provider, servers, serversOff, onServersOff
       </div>
       {(usage.inputTokens > 0 || usage.outputTokens > 0) && (
         <span className="muted small" data-testid="chat-usage">
-          This chat: {usage.inputTokens.toLocaleString("en")} in · {usage.outputTokens.toLocaleString("en")} out tokens
+          This chat: {describeUsage(usage, cost, unpriced)}
         </span>
       )}
     </header>

@@ -3,7 +3,9 @@ import { createPortal } from "react-dom";
 import {
   answerAll,
   answerApproval,
+  type ConversationSummary,
   currentConversation,
+  listConversations,
   type Attachment,
   type Decision,
   errorMessage,
@@ -28,12 +30,13 @@ import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
 import McpApp from "./McpApp";
 import { dismiss, isDismissed, remember, remembered } from "../uiState";
+import { describeUsage } from "../usage";
 
 type ToolState = "waiting" | "running" | "done" | "failed" | "denied";
 
 export type Item =
   | { type: "user"; text: string }
-  | { type: "assistant"; text: string; usage?: Usage; streaming?: boolean }
+  | { type: "assistant"; text: string; usage?: Usage; cost?: number | null; streaming?: boolean }
   | {
       type: "tool";
       call: PendingCall;
@@ -131,6 +134,8 @@ export default function ChatPanel({
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
+  /** The conversation's totals, as the history last had them. */
+  const [totals, setTotals] = useState<ConversationSummary | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
   const [welcomed, setWelcomed] = useState(() => isDismissed("first-run"));
   // Servers switched off for this chat, remembered with it.
@@ -157,6 +162,16 @@ export default function ChatPanel({
     remember("chatServers", all);
   };
 
+  const refreshTotals = async (id: string | null) => {
+    if (!id) return setTotals(null);
+    try {
+      const all = await listConversations(null);
+      setTotals(all.find((c) => c.id === id) ?? null);
+    } catch {
+      setTotals(null);
+    }
+  };
+
   const toolCount = servers
     .filter((s) => s.status.state === "ready")
     .reduce((n, s) => n + s.tools.length, 0);
@@ -173,10 +188,10 @@ export default function ChatPanel({
 
   // The text of a round arrives in pieces into one "streaming" item, which the round's whole
   // text then replaces (so what stays on screen is exactly what the model said).
-  const settleText = (text: string, usage?: Usage) =>
+  const settleText = (text: string, usage?: Usage, cost?: number | null) =>
     setItems((all) => {
       const last = all[all.length - 1];
-      const done: Item = { type: "assistant", text, usage };
+      const done: Item = { type: "assistant", text, usage, cost };
       if (last?.type === "assistant" && last.streaming) return [...all.slice(0, -1), done];
       return text || usage ? [...all, done] : all;
     });
@@ -265,8 +280,38 @@ export default function ChatPanel({
       case "toolDenied":
         updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
         break;
+      case "toolsSearched": {
+        const names = event.found.map((f) => f.name);
+        setItems((all) => [
+          ...all,
+          {
+            type: "notice",
+            text:
+              names.length > 0
+                ? `Searched the tools for “${event.query}”: loaded ${names.join(", ")}.`
+                : `Searched the tools for “${event.query}”: nothing found.`,
+          },
+        ]);
+        break;
+      }
+      case "usage":
+        // Added to the conversation's totals as each model call ends (the backend saves them).
+        setTotals((t) =>
+          t
+            ? {
+                ...t,
+                inputTokens: t.inputTokens + event.usage.inputTokens,
+                outputTokens: t.outputTokens + event.usage.outputTokens,
+                cacheReadTokens: t.cacheReadTokens + event.usage.cacheReadTokens,
+                cacheWriteTokens: t.cacheWriteTokens + event.usage.cacheWriteTokens,
+                costMicroUsd: t.costMicroUsd + (event.costMicroUsd ?? 0),
+                unpricedCalls: t.unpricedCalls + (event.costMicroUsd === null ? 1 : 0),
+              }
+            : t,
+        );
+        break;
       case "finished":
-        settleText(event.text, event.usage);
+        settleText(event.text, event.usage, event.costMicroUsd);
         break;
       case "failed":
         break; // The command's rejection carries the same message; shown once, below.
@@ -292,7 +337,7 @@ export default function ChatPanel({
     } finally {
       setBusy(false);
       // The first message of a new chat creates its stored conversation, which keeps the
-      // chat's choice of servers.
+      // chat's choice of servers (and its totals of tokens and cost).
       currentConversation().then((id) => {
         if (id && !current) {
           draftFor.current = chatKey(id);
@@ -302,6 +347,7 @@ export default function ChatPanel({
           remember("chatServers", all);
         }
         setCurrent(id);
+        void refreshTotals(id);
       }, () => undefined);
       setListVersion((v) => v + 1);
       input.current?.focus();
@@ -313,6 +359,7 @@ export default function ChatPanel({
       const messages = await openConversation(id);
       setItems(itemsFromMessages(messages));
       setCurrent(id);
+      void refreshTotals(id);
       showChat(id);
       onShow?.();
     } catch (e) {
@@ -354,6 +401,7 @@ export default function ChatPanel({
     await resetConversation();
     setItems([]);
     setCurrent(null);
+    setTotals(null);
     showChat(null, []);
     setListVersion((v) => v + 1);
     input.current?.focus();
@@ -362,13 +410,27 @@ export default function ChatPanel({
   // Not while a turn runs: Stop it first (a new chat waits for the turn to end).
   useImperativeHandle(ref, () => ({ newChat: () => void (busy ? undefined : clear()) }));
 
-  const usage = items.reduce(
+  // The chat's tokens and cost: the saved conversation's totals (kept up to date by each model
+  // call's usage), or, before it is saved, the turns on screen.
+  const onScreen = items.reduce(
     (sum, it) =>
       it.type === "assistant" && it.usage
-        ? { inputTokens: sum.inputTokens + it.usage.inputTokens, outputTokens: sum.outputTokens + it.usage.outputTokens }
+        ? {
+            inputTokens: sum.inputTokens + it.usage.inputTokens,
+            outputTokens: sum.outputTokens + it.usage.outputTokens,
+            cacheReadTokens: sum.cacheReadTokens + it.usage.cacheReadTokens,
+            cacheWriteTokens: sum.cacheWriteTokens + it.usage.cacheWriteTokens,
+            cost: sum.cost === null || it.cost === null || it.cost === undefined ? null : sum.cost + it.cost,
+          }
         : sum,
-    { inputTokens: 0, outputTokens: 0 },
+    { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cost: 0 as number | null },
   );
+  const usage = totals ?? { ...onScreen, unpricedCalls: 0 };
+  const cost = totals
+    ? totals.costMicroUsd > 0 || totals.unpricedCalls === 0
+      ? totals.costMicroUsd
+      : null
+    : onScreen.cost;
   const list = (
     <Conversations
       version={listVersion}
@@ -395,6 +457,8 @@ export default function ChatPanel({
         serversOff={serversOff}
         onServersOff={chooseServers}
         usage={usage}
+        cost={cost}
+        unpriced={usage.unpricedCalls}
         busy={busy}
         onProvider={onProvider}
       />
@@ -423,8 +487,8 @@ export default function ChatPanel({
                   <Markdown text={item.text} />
                 </div>
                 {item.usage && (
-                  <span className="muted small">
-                    {item.usage.inputTokens} in · {item.usage.outputTokens} out tokens
+                  <span className="muted small" data-testid="turn-usage">
+                    {describeUsage(item.usage, item.cost)}
                   </span>
                 )}
               </>

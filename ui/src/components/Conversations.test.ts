@@ -22,6 +22,10 @@ const conversation = (id: string, title: string): ConversationSummary => ({
   messageCount: 2,
   inputTokens: 0,
   outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  costMicroUsd: 0,
+  unpricedCalls: 0,
 });
 
 const all = [conversation("a", "Weather in Lisbon"), conversation("b", "Rename the photos")];

@@ -82,7 +82,12 @@ describe("the model's answer as Markdown", () => {
     expect(streaming?.textContent).toBe("Here is what I found:");
     expect(streaming?.querySelector("strong")?.textContent).toBe("what I found");
 
-    await emit({ kind: "finished", text: hostile, usage: { inputTokens: 10, outputTokens: 20 } });
+    await emit({
+      kind: "finished",
+      text: hostile,
+      usage: { inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      costMicroUsd: null,
+    });
     await act(async () => finish(hostile));
     await settle();
 

@@ -107,9 +107,26 @@ describe("tool naming settings", () => {
 
   it("drops a server's entry once nothing is left in it, and only touches what changed", () => {
     const current: CatalogSettings = { naming: "none", servers: { a: { prefix: "x" }, b: { include: ["y"] } } };
-    const loaded = { a: { prefix: "x", include: "", exclude: "" }, b: { prefix: "", include: "y", exclude: "" } };
-    const drafts = { ...loaded, a: { prefix: "", include: "", exclude: "" } };
+    const blank = { prefix: "", include: "", exclude: "", alwaysLoaded: false, pinned: "" };
+    const loaded = { a: { ...blank, prefix: "x" }, b: { ...blank, include: "y" } };
+    const drafts = { ...loaded, a: blank };
     expect(withEdits(current, "auto", drafts, loaded)).toEqual({ naming: "auto", servers: { b: { include: ["y"] } } });
     expect(withEdits({ naming: "auto" }, "auto", {}, {})).toEqual({ naming: "auto" });
+  });
+
+  it("keeps the tool search settings, and saves what is pinned as always loaded", () => {
+    const search = { mode: "always" as const, maxTools: 10, maxTokens: 5000 };
+    const current: CatalogSettings = { naming: "auto", search };
+    expect(withEdits(current, "auto", {}, {})).toEqual({ naming: "auto", search });
+    const blank = { prefix: "", include: "", exclude: "", alwaysLoaded: false, pinned: "" };
+    const drafts = { a: { ...blank, alwaysLoaded: true }, b: { ...blank, pinned: "read_file, list_directory" } };
+    expect(withEdits({ naming: "auto" }, "auto", drafts, {})).toEqual({
+      naming: "auto",
+      servers: { a: { alwaysLoaded: true }, b: { alwaysLoadedTools: ["read_file", "list_directory"] } },
+    });
+    // Back to the defaults: nothing is written for search.
+    expect(withEdits(current, "auto", {}, {}, { mode: "auto", maxTools: 40, maxTokens: 10000 })).toEqual({
+      naming: "auto",
+    });
   });
 });

@@ -4,13 +4,16 @@
 // this form only edits the settings.
 import { useCallback, useEffect, useId, useRef, useState } from "react";
 import {
+  DEFAULT_TOOL_SEARCH,
   errorMessage,
   setToolSettings,
   toolSettings,
   type CatalogSettings,
   type NamingMode,
+  type SearchMode,
   type ServerSnapshot,
   type ServerToolSettings,
+  type ToolSearch,
 } from "../ipc";
 
 const MODES: { mode: NamingMode; name: string; explained: string }[] = [
@@ -32,14 +35,28 @@ const MODES: { mode: NamingMode; name: string; explained: string }[] = [
   },
 ];
 
+const SEARCH_MODES: { mode: SearchMode; name: string; explained: string }[] = [
+  {
+    mode: "auto",
+    name: "When there are many tools",
+    explained: "Past the numbers below, the model gets the always-loaded tools and a search that loads the others it needs.",
+  },
+  { mode: "always", name: "Always", explained: "The model always searches for tools, except the always-loaded ones." },
+  { mode: "never", name: "Never", explained: "Every tool is sent with every request (up to the provider's limit)." },
+];
+
 /** A server's fields as typed. */
 export interface Draft {
   prefix: string;
   include: string;
   exclude: string;
+  /** Every tool of the server is offered even when tool search is on. */
+  alwaysLoaded: boolean;
+  /** Tool names offered even when tool search is on, separated like patterns. */
+  pinned: string;
 }
 
-const EMPTY: Draft = { prefix: "", include: "", exclude: "" };
+const EMPTY: Draft = { prefix: "", include: "", exclude: "", alwaysLoaded: false, pinned: "" };
 
 /** Patterns separated by commas or new lines; a comma inside `{a,b}` belongs to its pattern. */
 export function splitPatterns(text: string): string[] {
@@ -63,12 +80,23 @@ export function splitPatterns(text: string): string[] {
 function draftsOf(settings: CatalogSettings): Record<string, Draft> {
   const drafts: Record<string, Draft> = {};
   for (const [id, s] of Object.entries(settings?.servers ?? {})) {
-    drafts[id] = { prefix: s.prefix ?? "", include: (s.include ?? []).join("\n"), exclude: (s.exclude ?? []).join("\n") };
+    drafts[id] = {
+      prefix: s.prefix ?? "",
+      include: (s.include ?? []).join("\n"),
+      exclude: (s.exclude ?? []).join("\n"),
+      alwaysLoaded: s.alwaysLoaded ?? false,
+      pinned: (s.alwaysLoadedTools ?? []).join("\n"),
+    };
   }
   return drafts;
 }
 
-const sameDraft = (a: Draft, b: Draft) => a.prefix === b.prefix && a.include === b.include && a.exclude === b.exclude;
+const sameDraft = (a: Draft, b: Draft) =>
+  a.prefix === b.prefix &&
+  a.include === b.include &&
+  a.exclude === b.exclude &&
+  a.alwaysLoaded === b.alwaysLoaded &&
+  a.pinned === b.pinned;
 
 /**
  * The settings to save: `current` (read just before saving, so tools switched off meanwhile
@@ -79,6 +107,7 @@ export function withEdits(
   naming: NamingMode,
   drafts: Record<string, Draft>,
   loaded: Record<string, Draft>,
+  search: ToolSearch = current.search ?? DEFAULT_TOOL_SEARCH,
 ): CatalogSettings {
   const servers: Record<string, ServerToolSettings> = { ...(current.servers ?? {}) };
   for (const [id, draft] of Object.entries(drafts)) {
@@ -87,21 +116,32 @@ export function withEdits(
     delete entry.prefix;
     delete entry.include;
     delete entry.exclude;
+    delete entry.alwaysLoaded;
+    delete entry.alwaysLoadedTools;
     const prefix = draft.prefix.trim();
     const include = splitPatterns(draft.include);
     const exclude = splitPatterns(draft.exclude);
+    const pinned = splitPatterns(draft.pinned);
     if (prefix) entry.prefix = prefix;
     if (include.length > 0) entry.include = include;
     if (exclude.length > 0) entry.exclude = exclude;
+    if (draft.alwaysLoaded) entry.alwaysLoaded = true;
+    if (pinned.length > 0) entry.alwaysLoadedTools = pinned;
     if (Object.keys(entry).length > 0) servers[id] = entry;
     else delete servers[id];
   }
-  return Object.keys(servers).length > 0 ? { naming, servers } : { naming };
+  const settings: CatalogSettings = Object.keys(servers).length > 0 ? { naming, servers } : { naming };
+  const isDefault =
+    search.mode === DEFAULT_TOOL_SEARCH.mode &&
+    search.maxTools === DEFAULT_TOOL_SEARCH.maxTools &&
+    search.maxTokens === DEFAULT_TOOL_SEARCH.maxTokens;
+  return isDefault ? settings : { ...settings, search };
 }
 
 export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
   const base = useId();
   const [naming, setNaming] = useState<NamingMode>("auto");
+  const [search, setSearch] = useState<ToolSearch>(DEFAULT_TOOL_SEARCH);
   const [loaded, setLoaded] = useState<Record<string, Draft> | null>(null);
   const [drafts, setDrafts] = useState<Record<string, Draft>>({});
   const [busy, setBusy] = useState(false);
@@ -112,6 +152,7 @@ export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
   const show = useCallback((settings: CatalogSettings) => {
     const d = draftsOf(settings);
     setNaming(settings?.naming ?? "auto");
+    setSearch(settings?.search ?? DEFAULT_TOOL_SEARCH);
     setLoaded(d);
     setDrafts(d);
     edited.current = false;
@@ -132,8 +173,12 @@ export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
     setMessage(null);
     change();
   };
-  const setField = (id: string, field: keyof Draft, value: string) =>
+  const setField = (id: string, field: keyof Draft, value: string | boolean) =>
     edit(() => setDrafts((all) => ({ ...all, [id]: { ...(all[id] ?? EMPTY), [field]: value } })));
+  const setLimit = (field: "maxTools" | "maxTokens", text: string) => {
+    const value = Number.parseInt(text, 10);
+    edit(() => setSearch((s) => ({ ...s, [field]: Number.isFinite(value) && value >= 0 ? value : 0 })));
+  };
 
   const save = async () => {
     if (!loaded) return;
@@ -141,7 +186,7 @@ export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
     setMessage(null);
     try {
       const current = await toolSettings();
-      const saved = await setToolSettings(withEdits(current, naming, drafts, loaded));
+      const saved = await setToolSettings(withEdits(current, naming, drafts, loaded, search));
       show(saved);
       setMessage({ text: "Tool settings saved.", error: false });
     } catch (e) {
@@ -187,6 +232,44 @@ export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
               </span>
             </label>
           ))}
+        </fieldset>
+        <fieldset className="plain-fieldset" data-testid="tool-search">
+          <legend>Tool search</legend>
+          {SEARCH_MODES.map((m) => (
+            <label key={m.mode} className="row small check">
+              <input
+                type="radio"
+                name={`${base}-search`}
+                value={m.mode}
+                checked={search.mode === m.mode}
+                data-testid={`search-${m.mode}`}
+                onChange={() => edit(() => setSearch((s) => ({ ...s, mode: m.mode })))}
+              />
+              <span>
+                <strong>{m.name}</strong>: {m.explained}
+              </span>
+            </label>
+          ))}
+          <label htmlFor={`${base}-max-tools`}>Search when more tools than</label>
+          <input
+            id={`${base}-max-tools`}
+            type="number"
+            min={0}
+            data-testid="search-max-tools"
+            value={search.maxTools}
+            disabled={search.mode !== "auto"}
+            onChange={(e) => setLimit("maxTools", e.target.value)}
+          />
+          <label htmlFor={`${base}-max-tokens`}>or when their definitions take more tokens than</label>
+          <input
+            id={`${base}-max-tokens`}
+            type="number"
+            min={0}
+            data-testid="search-max-tokens"
+            value={search.maxTokens}
+            disabled={search.mode !== "auto"}
+            onChange={(e) => setLimit("maxTokens", e.target.value)}
+          />
         </fieldset>
         {rows.length > 0 && (
           <details className="naming-servers">
@@ -241,6 +324,24 @@ export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
                     placeholder="None"
                     value={draft.exclude}
                     onChange={(e) => setField(row.id, "exclude", e.target.value)}
+                  />
+                  <label className="row small check">
+                    <input
+                      type="checkbox"
+                      data-testid="naming-always-loaded"
+                      checked={draft.alwaysLoaded}
+                      onChange={(e) => setField(row.id, "alwaysLoaded", e.target.checked)}
+                    />
+                    <span>Always load every tool of {row.name}, even when tool search is on</span>
+                  </label>
+                  <label htmlFor={`${id}-pinned`}>Always load these tools of {row.name}</label>
+                  <textarea
+                    id={`${id}-pinned`}
+                    data-testid="naming-pinned"
+                    rows={2}
+                    placeholder="None: they are found by search"
+                    value={draft.pinned}
+                    onChange={(e) => setField(row.id, "pinned", e.target.value)}
                   />
                 </fieldset>
               );

@@ -51,7 +51,7 @@ impl ServerRequestGate {
     ) -> ElicitResult {
         let shown = json!({ "message": message, "url": url });
         let log = |decision, by, reason: String| {
-            self.audit(asker, ELICITATION, &shown, decision, by, Some(reason));
+            self.audit(asker, ELICITATION, &shown, decision, by, Some(reason))
         };
         let link = match link_of(url) {
             Ok(link) => link,
@@ -60,7 +60,8 @@ impl ServerRequestGate {
                     AuditDecision::Denied,
                     DecidedBy::Default,
                     format!("a page Toolgate does not open: {why}"),
-                );
+                )
+                .await;
                 return ElicitResult::new(ElicitationAction::Decline);
             }
         };
@@ -71,7 +72,8 @@ impl ServerRequestGate {
         let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
         // Rules can refuse a question, never answer one: an allow rule still asks.
         if verdict.decision == toolgate_policy::Decision::Deny {
-            self.audit_verdict(asker, ELICITATION, &shown, AuditDecision::Denied, &verdict);
+            self.audit_verdict(asker, ELICITATION, &shown, AuditDecision::Denied, &verdict)
+                .await;
             return ElicitResult::new(ElicitationAction::Decline);
         }
         let mut request = pending(
@@ -95,11 +97,12 @@ impl ServerRequestGate {
                         AuditDecision::Allowed,
                         DecidedBy::User,
                         format!("opened {} in the browser", link.domain),
-                    );
+                    )
+                    .await;
                     ElicitResult::new(ElicitationAction::Accept)
                 }
                 Err(why) => {
-                    log(AuditDecision::Cancelled, DecidedBy::User, why);
+                    log(AuditDecision::Cancelled, DecidedBy::User, why).await;
                     ElicitResult::new(ElicitationAction::Cancel)
                 }
             },
@@ -108,7 +111,8 @@ impl ServerRequestGate {
                     AuditDecision::Denied,
                     DecidedBy::User,
                     reason.unwrap_or_else(|| "not opened".to_owned()),
-                );
+                )
+                .await;
                 ElicitResult::new(ElicitationAction::Decline)
             }
             Outcome::Answered(Decision::DenyAlways { .. }) => {
@@ -117,7 +121,8 @@ impl ServerRequestGate {
                     AuditDecision::Denied,
                     DecidedBy::User,
                     "not opened, and from now on".to_owned(),
-                );
+                )
+                .await;
                 ElicitResult::new(ElicitationAction::Decline)
             }
             Outcome::TimedOut => {
@@ -125,7 +130,8 @@ impl ServerRequestGate {
                     AuditDecision::TimedOut,
                     DecidedBy::Timeout,
                     "nobody answered in time".to_owned(),
-                );
+                )
+                .await;
                 ElicitResult::new(ElicitationAction::Cancel)
             }
             Outcome::Withdrawn => {
@@ -133,7 +139,8 @@ impl ServerRequestGate {
                     AuditDecision::Cancelled,
                     DecidedBy::User,
                     "the server took the question back".to_owned(),
-                );
+                )
+                .await;
                 ElicitResult::new(ElicitationAction::Cancel)
             }
             Outcome::Unattended(why) => {
@@ -142,7 +149,7 @@ impl ServerRequestGate {
                     asker.name,
                     link.domain
                 );
-                log(AuditDecision::Denied, DecidedBy::Unattended, why);
+                log(AuditDecision::Denied, DecidedBy::Unattended, why).await;
                 ElicitResult::new(ElicitationAction::Decline)
             }
         }

@@ -93,6 +93,30 @@ struct DeltaUsage {
     input_tokens: Option<u64>,
     #[serde(default)]
     output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl DeltaUsage {
+    /// Sets each count this event gives (they are totals for the whole message, not
+    /// increments).
+    fn apply(&self, usage: &mut Usage) {
+        for (given, field) in [
+            (self.input_tokens, &mut usage.input_tokens),
+            (self.output_tokens, &mut usage.output_tokens),
+            (
+                self.cache_creation_input_tokens,
+                &mut usage.cache_write_tokens,
+            ),
+            (self.cache_read_input_tokens, &mut usage.cache_read_tokens),
+        ] {
+            if let Some(given) = given {
+                *field = given;
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -145,8 +169,8 @@ impl StreamAssembler {
         })?;
         match event {
             Event::MessageStart { message } => {
-                self.usage.input_tokens = message.usage.input_tokens.unwrap_or(0);
-                self.usage.output_tokens = message.usage.output_tokens.unwrap_or(0);
+                self.usage = Usage::default();
+                message.usage.apply(&mut self.usage);
             }
             Event::ContentBlockStart {
                 index,
@@ -201,13 +225,8 @@ impl StreamAssembler {
                     self.stop = delta.stop_reason;
                 }
                 if let Some(usage) = usage {
-                    // Both counts are cumulative for the whole message when present.
-                    if let Some(input) = usage.input_tokens {
-                        self.usage.input_tokens = input;
-                    }
-                    if let Some(output) = usage.output_tokens {
-                        self.usage.output_tokens = output;
-                    }
+                    // Every count is cumulative for the whole message when present.
+                    usage.apply(&mut self.usage);
                 }
             }
             Event::MessageStop => self.complete = true,
@@ -326,7 +345,8 @@ mod tests {
             reply.usage,
             Usage {
                 input_tokens: 25,
-                output_tokens: 15
+                output_tokens: 15,
+                ..Usage::default()
             }
         );
     }

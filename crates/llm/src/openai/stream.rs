@@ -135,10 +135,7 @@ impl StreamAssembler {
             .into_iter()
             .flatten()
         {
-            self.usage = Usage {
-                input_tokens: usage.prompt_tokens,
-                output_tokens: usage.completion_tokens,
-            };
+            self.usage = Usage::from(&usage);
         }
         for choice in chunk.choices {
             let delta = choice.delta.unwrap_or_default();
@@ -347,7 +344,8 @@ mod tests {
             reply.usage,
             Usage {
                 input_tokens: 9,
-                output_tokens: 12
+                output_tokens: 12,
+                ..Usage::default()
             }
         );
     }

@@ -323,8 +323,9 @@ impl ServerManager {
                     return Err(refused.to_string().into());
                 }
                 let env = self.resolve("env", env).await?;
-                // Read once, possibly slowly (the login shell): not part of this server's time.
-                let host = self.host_env().await;
+                // Kept from an earlier start, or found while the app started: no server waits for
+                // the login shell unless only its new answer has the command.
+                let host = self.host_env_for(command, cwd.as_deref()).await;
                 let deadline = tokio::time::Instant::now() + timeout;
                 stdio::check_cwd(cwd.as_deref())?;
                 let program = host.resolve(command, cwd.as_deref())?;
