@@ -178,11 +178,18 @@ fn caller_child() {
         .expect("runtime");
     runtime.block_on(async move {
         let servers = ServerManager::new(ManagerOptions::default());
-        let echo = ServerConfig::stdio(
+        let mut echo = ServerConfig::stdio(
             "echo",
             env!("CARGO_BIN_EXE_bench-echo-server"),
             Vec::<String>::new(),
         );
+        // Named in the server's own settings, so its sandbox lets it write there (a variable
+        // it only inherits opens nothing).
+        if let (toolgate_settings::Transport::Stdio { env, .. }, Ok(log)) =
+            (&mut echo.transport, std::env::var(LOG_VAR))
+        {
+            env.insert(LOG_VAR.to_owned(), log);
+        }
         servers.start_all(&[echo]).await;
         let history = Arc::new(History::open(db.as_ref()).expect("open the history"));
         let gate = Arc::new(Gate::default());
