@@ -177,7 +177,15 @@ fn caller_child() {
         .build()
         .expect("runtime");
     runtime.block_on(async move {
-        let servers = ServerManager::new(ManagerOptions::default());
+        // The servers' folders in the test's folder, as the host keeps them in its data folder:
+        // a killed caller leaves its server's temporary folder there, not in the system's.
+        let folder = std::path::Path::new(&db)
+            .parent()
+            .map(|d| d.join("servers"));
+        let servers = ServerManager::new(ManagerOptions {
+            server_data: folder,
+            ..ManagerOptions::default()
+        });
         let mut echo = ServerConfig::stdio(
             "echo",
             env!("CARGO_BIN_EXE_bench-echo-server"),
