@@ -108,12 +108,16 @@ impl Call<'_> {
     }
 }
 
-/// A call's progress: every round's token is watched by one forwarding task, and a task's
-/// status is sent straight to the sink.
+/// A call's progress: every round's token is watched, and the server's notifications are passed
+/// on while the call waits (see [`forwarding`]), with no task of its own: a task per call cost
+/// more than the rest of a call's bookkeeping. A task's status is sent straight to the sink.
 pub(super) struct Progress {
     pub sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
-    tokens: Arc<StdMutex<HashSet<String>>>,
-    _forwarding: AbortOnDrop,
+    server: String,
+    tokens: StdMutex<HashSet<String>>,
+    /// Subscribed before the first request goes out, so no notification is missed; what
+    /// arrives between two waits is kept by the channel until the next one.
+    events: tokio::sync::Mutex<tokio::sync::broadcast::Receiver<ServerEvent>>,
 }
 
 impl Progress {
@@ -122,17 +126,11 @@ impl Progress {
         server: &str,
         sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     ) -> Self {
-        let tokens = Arc::new(StdMutex::new(HashSet::new()));
-        let forwarding = AbortOnDrop(tokio::spawn(forward_progress(
-            events,
-            server.to_owned(),
-            tokens.clone(),
-            sink.clone(),
-        )));
         Self {
             sink,
-            tokens,
-            _forwarding: forwarding,
+            server: server.to_owned(),
+            tokens: StdMutex::default(),
+            events: tokio::sync::Mutex::new(events),
         }
     }
 
@@ -141,6 +139,48 @@ impl Progress {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(token);
+    }
+
+    /// Passes this call's progress notifications on for as long as it is awaited.
+    async fn forward(&self) -> std::convert::Infallible {
+        let mut events = self.events.lock().await;
+        loop {
+            match events.recv().await {
+                Ok(ServerEvent::Progress {
+                    server,
+                    token,
+                    progress,
+                    total,
+                    message,
+                }) if server == self.server
+                    && self
+                        .tokens
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .contains(&token) =>
+                {
+                    let _ = self.sink.send(CallProgress {
+                        progress,
+                        total,
+                        message,
+                        task: None,
+                    });
+                }
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    return std::future::pending().await
+                }
+            }
+        }
+    }
+}
+
+/// A branch for each wait of a call (`tokio::select!`): passes the call's progress on while the
+/// call waits, and never ends (nor does anything for a call nobody follows).
+pub(super) async fn forwarding(progress: &Option<Progress>) -> std::convert::Infallible {
+    match progress {
+        Some(progress) => progress.forward().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -528,6 +568,7 @@ impl ServerManager {
                 guard.send("cancelled by the user");
                 return Err(call.cancelled());
             }
+            never = forwarding(&call.progress) => match never {},
         };
         guard.peer = None;
         match response {
@@ -580,40 +621,6 @@ fn too_many_rounds(server: &str, what: &'static str) -> McpError {
         detail: format!(
             "it still needed more input after {MAX_ROUNDS} rounds of questions, so Toolgate stopped asking"
         ),
-    }
-}
-
-/// Passes one call's progress notifications on, until the call ends (the task is aborted).
-async fn forward_progress(
-    mut events: tokio::sync::broadcast::Receiver<ServerEvent>,
-    server: String,
-    tokens: Arc<StdMutex<HashSet<String>>>,
-    sink: tokio::sync::mpsc::UnboundedSender<CallProgress>,
-) {
-    loop {
-        match events.recv().await {
-            Ok(ServerEvent::Progress {
-                server: s,
-                token,
-                progress,
-                total,
-                message,
-            }) if s == server
-                && tokens
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .contains(&token) =>
-            {
-                let _ = sink.send(CallProgress {
-                    progress,
-                    total,
-                    message,
-                    task: None,
-                });
-            }
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
     }
 }
 

@@ -19,7 +19,7 @@ use rmcp::service::Peer;
 use rmcp::RoleClient;
 use serde_json::Value;
 
-use super::calls::Call;
+use super::calls::{forwarding, Call};
 use super::ServerManager;
 use crate::types::{CallProgress, TaskState, ToolOutput};
 use crate::McpError;
@@ -117,6 +117,7 @@ impl ServerManager {
                     guard.send();
                     return Err(call.cancelled());
                 }
+                never = forwarding(&call.progress) => match never {},
             }
             if tokio::time::Instant::now() >= deadline {
                 guard.send();
@@ -132,6 +133,7 @@ impl ServerManager {
                     guard.send();
                     return Err(call.cancelled());
                 }
+                never = forwarding(&call.progress) => match never {},
             };
             let detailed = match polled {
                 Ok(Ok(result)) => result.task,
