@@ -5,11 +5,10 @@
 //! next reply of a script and recording what it was sent. A request with `"stream": true` gets a
 //! scripted server-sent event stream, framed as each API frames it. Product code reaches it only
 //! through its normal base-URL setting. [`fixtures`] builds replies in the documented shapes.
-//! As the real services do, it refuses a malformed Anthropic request (too many cache
-//! breakpoints, only deferred tools, a `tool_reference` to a tool that is not deferred) and
+//! As the real services do, it refuses with their 400 and message a request they would refuse
+//! (a tool schema the format does not take, a structured-output field of the other format, too
+//! many cache breakpoints, only deferred tools, a `tool_reference` to a tool not deferred), and
 //! reports prompt caching in each reply's usage ([`wire`]).
-//! A request the real API would refuse (a tool schema it does not take, a structured-output
-//! field of the other format) is refused with that API's 400 and message too.
 //!
 //! Everything else the tests use is real: MCP servers installed from npm by the set-up
 //! ([`example_servers_dir`]), the OS keychain, and the built app.

@@ -8,30 +8,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{
-    Decision, Gate, MemoryPolicy, ModelSource, PendingCall, RequestKind, ServerRequestGate,
-};
+use toolgate_agent::{Decision, Gate, MemoryPolicy, PendingCall, RequestKind};
 use toolgate_history::{AuditDecision, AuditFilter, History};
-use toolgate_llm::Provider;
-use toolgate_mcp::{
-    CallOptions, CallProgress, ManagerOptions, McpError, ServerManager, ServerSnapshot,
-};
+use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, ServerSnapshot};
 use toolgate_policy::PolicySettings;
 use toolgate_settings::ServerConfig;
 use toolgate_tests::{json_lines, modern_server, temp_dir, TestDir};
 
-/// No model is needed: these servers ask questions, not for sampling.
-struct NoModel;
+#[path = "common/gated.rs"]
+mod gated;
 
-#[async_trait]
-impl ModelSource for NoModel {
-    async fn model(&self) -> Result<(Box<dyn Provider>, String), String> {
-        Err("no model in this test".to_owned())
-    }
-}
+use gated::{gated_servers, NoModel};
 
 struct Setup {
     servers: Arc<ServerManager>,
@@ -44,21 +33,15 @@ struct Setup {
 async fn setup(tag: &str, configure: impl FnOnce(&mut ServerConfig)) -> Setup {
     let dir = temp_dir(tag);
     let log = dir.join("server.jsonl");
-    let gate = Arc::new(Gate::default());
-    let history = Arc::new(History::open(&dir.join("history.sqlite3")).expect("history"));
-    let requests = Arc::new(
-        ServerRequestGate::new(
-            gate.clone(),
-            Arc::new(MemoryPolicy::new(PolicySettings::default())),
-            Arc::new(NoModel),
-        )
-        .with_audit(history.clone()),
+    let gated::Gated {
+        gate,
+        history,
+        servers,
+    } = gated_servers(
+        &dir,
+        Arc::new(MemoryPolicy::new(PolicySettings::default())),
+        Arc::new(NoModel),
     );
-    let servers = ServerManager::new(ManagerOptions {
-        requests: requests.clone(),
-        ..ManagerOptions::default()
-    });
-    requests.attach(&servers);
     let mut config = modern_server("m", &log);
     configure(&mut config);
     servers.start_all(&[config]).await;

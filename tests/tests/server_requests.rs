@@ -3,18 +3,22 @@
 //! `elicitation/create` requests, answered here the way the window answers them (through the
 //! gate, by id). The model is the scripted provider, reached through its base URL.
 
+#[path = "common/gated.rs"]
+mod gated;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use gated::gated_servers;
 use serde_json::{json, Value};
 use toolgate_agent::{
     Decision, Gate, GateError, Lasting, MemoryPolicy, ModelSource, PendingCall, PolicyStore, Reach,
-    RequestKind, ServerRequestGate,
+    RequestKind,
 };
 use toolgate_history::{AuditDecision, AuditFilter, DecidedBy, History};
 use toolgate_llm::{HttpProvider, Provider, WireFormat};
-use toolgate_mcp::{Launch, ManagerOptions, ServerManager, ToolOutput};
+use toolgate_mcp::{Launch, ServerManager, ToolOutput};
 use toolgate_policy::{
     server_fingerprint, Effect, PolicySettings, Rule, Scope, ServerEndpoint, Subject, Target,
 };
@@ -46,23 +50,17 @@ struct Setup {
 
 async fn setup(tag: &str, replies: Vec<Scripted>, policy: PolicySettings) -> Setup {
     let provider = ScriptedProvider::start(replies).await;
-    let gate = Arc::new(Gate::default());
     let policy = Arc::new(MemoryPolicy::new(policy));
     let dir = temp_dir(tag);
-    let history = Arc::new(History::open(&dir.join("history.sqlite3")).expect("history"));
-    let requests = Arc::new(
-        ServerRequestGate::new(
-            gate.clone(),
-            policy.clone(),
-            Arc::new(Models(provider.anthropic_base_url())),
-        )
-        .with_audit(history.clone()),
+    let gated::Gated {
+        gate,
+        history,
+        servers,
+    } = gated_servers(
+        &dir,
+        policy.clone(),
+        Arc::new(Models(provider.anthropic_base_url())),
     );
-    let servers = ServerManager::new(ManagerOptions {
-        requests: requests.clone(),
-        ..ManagerOptions::default()
-    });
-    requests.attach(&servers);
     servers.start_all(&[everything_server("e")]).await;
     Setup {
         servers,

@@ -10,24 +10,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde_json::json;
-use toolgate_agent::{Decision, Gate, MemoryPolicy, ModelSource, RequestKind, ServerRequestGate};
-use toolgate_history::{AuditDecision, AuditFilter, History};
-use toolgate_llm::Provider;
-use toolgate_mcp::{ManagerOptions, ServerManager};
+use toolgate_agent::{Decision, MemoryPolicy, RequestKind};
+use toolgate_history::{AuditDecision, AuditFilter};
 use toolgate_policy::PolicySettings;
 use toolgate_settings::Transport;
 use toolgate_tests::{modern_server, temp_dir};
 
-struct NoModel;
+#[path = "common/gated.rs"]
+mod gated;
 
-#[async_trait]
-impl ModelSource for NoModel {
-    async fn model(&self) -> Result<(Box<dyn Provider>, String), String> {
-        Err("no model in this test".to_owned())
-    }
-}
+use gated::{gated_servers, NoModel};
 
 /// Serves the sign-in page, counting the visits.
 async fn sign_in_page() -> (String, Arc<AtomicUsize>) {
@@ -74,21 +67,15 @@ async fn a_page_is_opened_only_when_the_user_says_so_and_audited_either_way() {
     std::env::set_var("PATH", format!("{}:{path}", bin.display()));
 
     let (url, visits) = sign_in_page().await;
-    let gate = Arc::new(Gate::default());
-    let history = Arc::new(History::open(&dir.join("history.sqlite3")).expect("history"));
-    let requests = Arc::new(
-        ServerRequestGate::new(
-            gate.clone(),
-            Arc::new(MemoryPolicy::new(PolicySettings::default())),
-            Arc::new(NoModel),
-        )
-        .with_audit(history.clone()),
+    let gated::Gated {
+        gate,
+        history,
+        servers,
+    } = gated_servers(
+        &dir,
+        Arc::new(MemoryPolicy::new(PolicySettings::default())),
+        Arc::new(NoModel),
     );
-    let servers = ServerManager::new(ManagerOptions {
-        requests: requests.clone(),
-        ..ManagerOptions::default()
-    });
-    requests.attach(&servers);
     let mut config = modern_server("m", &dir.join("server.jsonl"));
     if let Transport::Stdio { env, .. } = &mut config.transport {
         env.insert("MODERN_SIGNIN_URL".into(), url.clone());
