@@ -642,3 +642,30 @@ pub fn children_of(parent: u32) -> Vec<u32> {
 pub fn is_alive(pid: u32) -> bool {
     toolgate_mcp::orphans::ProcessId::of(pid).is_some()
 }
+
+/// Runs the shell command line `command` in a real terminal (`script`, from util-linux), as a
+/// user at a terminal would, typing `typed`; `setup` adds what the command's environment needs.
+/// What the terminal showed is the output's stdout.
+pub fn at_a_terminal(
+    command: &str,
+    typed: &[u8],
+    setup: impl FnOnce(&mut std::process::Command),
+) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut script = Command::new("script");
+    script
+        .args(["-qec", command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    setup(&mut script);
+    let mut child = script.spawn().expect("script (util-linux) runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(typed)
+        .expect("typed");
+    child.wait_with_output().expect("the command ends")
+}

@@ -8,10 +8,10 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{json, Value};
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_settings::{ProviderKind, ProviderSettings, ServerConfig, Settings};
+use toolgate_tests::{at_a_terminal, Scripted, ScriptedProvider};
 use toolgate_tests::{
     everything_server, fault_server_script, fixtures::anthropic, temp_dir, TestDir,
 };
-use toolgate_tests::{Scripted, ScriptedProvider};
 
 fn data_dir(tag: &str, provider: &ScriptedProvider) -> TestDir {
     data_dir_with(tag, provider, |_| {})
@@ -612,20 +612,9 @@ async fn chat_asks_at_the_terminal_and_always_becomes_a_saved_rule() {
         env!("CARGO_BIN_EXE_toolgate"),
         dir.display()
     );
-    let mut child = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(b"Please echo\na\n/exit\n").expect("typed");
-    }
-    let out = child.wait_with_output().expect("chat ends");
+    let out = at_a_terminal(&command, b"Please echo\na\n/exit\n", |c| {
+        c.env("ANTHROPIC_API_KEY", "sk-ant-cli-test");
+    });
     let screen = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{screen}");
     assert!(
@@ -667,23 +656,10 @@ async fn a_result_held_for_review_is_withheld_at_the_terminal_and_the_model_neve
         env!("CARGO_BIN_EXE_toolgate"),
         dir.display()
     );
-    let mut child = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-cli-test")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        // The message, yes to the call, withhold its result, then leave.
-        stdin
-            .write_all(b"Please echo\ny\nw\n/exit\n")
-            .expect("typed");
-    }
-    let out = child.wait_with_output().expect("chat ends");
+    // The message, yes to the call, withhold its result, then leave.
+    let out = at_a_terminal(&command, b"Please echo\ny\nw\n/exit\n", |c| {
+        c.env("ANTHROPIC_API_KEY", "sk-ant-cli-test");
+    });
     let screen = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{screen}");
     assert!(

@@ -5,7 +5,6 @@
 //! `tests/modern_server.py` on the official Python SDK.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +15,7 @@ use toolgate_host::{Host, HostOptions};
 use toolgate_mcp::{HostEnv, ServerStatus};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 use toolgate_settings::Settings;
-use toolgate_tests::{json_lines, modern_server, temp_dir, TestDir};
+use toolgate_tests::{at_a_terminal, json_lines, modern_server, temp_dir, TestDir};
 
 /// Toolgate's data folder in the test's folder. The server's log sits in a folder of its own
 /// beside it: the sandbox rightly keeps a server out of Toolgate's own folder and out of any
@@ -57,25 +56,9 @@ fn call_at_a_terminal(dir: &Path, args: &str, typed: &[u8], editor: &Path) -> (i
         env!("CARGO_BIN_EXE_toolgate"),
         data(dir).display()
     );
-    let mut child = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("EDITOR", editor)
-        .env_remove("VISUAL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs");
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(typed)
-            .expect("typed");
-    }
-    let out = child.wait_with_output().expect("call ends");
+    let out = at_a_terminal(&command, typed, |c| {
+        c.env("EDITOR", editor).env_remove("VISUAL");
+    });
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

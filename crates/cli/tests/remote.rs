@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use toolgate_settings::{ServerConfig, Settings};
 use toolgate_tests::oauth::{path_with_browser, DocumentHost, OAuthServers as Remote};
-use toolgate_tests::{repo_root, temp_dir};
+use toolgate_tests::{at_a_terminal, repo_root, temp_dir};
 
 fn data_dir(tag: &str, id: &str, url: &str) -> toolgate_tests::TestDir {
     let dir = temp_dir(&format!("remote-{tag}"));
@@ -183,20 +183,9 @@ fn sign_in_from_the_terminal_refresh_without_the_user_and_sign_in_again_after_a_
         env!("CARGO_BIN_EXE_toolgate"),
         dir.display()
     );
-    let mut child = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("PATH", path_with_browser())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script (util-linux) runs");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(b"y\n").expect("typed");
-    }
-    let out = child.wait_with_output().expect("the call ends");
+    let out = at_a_terminal(&command, b"y\n", |c| {
+        c.env("PATH", path_with_browser());
+    });
     let screen = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{screen}");
     assert!(
