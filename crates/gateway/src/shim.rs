@@ -133,9 +133,11 @@ pub fn connect(options: ConnectOptions) -> Result<(), ShimError> {
     let host_side = done.clone();
     std::thread::spawn(move || {
         let sent = pump(std::io::stdin().lock(), &to_gateway);
+        // Said before the gateway can see the end: its answer (closing the connection) must
+        // not be taken for the gateway going away.
+        let _ = host_side.send(("host", sent));
         // The host is done: the gateway sees the end, and answers what is still running.
         let _ = to_gateway.shutdown(std::net::Shutdown::Write);
-        let _ = host_side.send(("host", sent));
     });
     std::thread::spawn(move || {
         let received = pump(&stream, std::io::stdout().lock());
