@@ -26,7 +26,8 @@ use rmcp::RoleClient;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::ServerManager;
+use super::entry::Entry;
+use super::registry::ServerManager;
 use crate::types::{CallOptions, CallProgress, ServerEvent, ToolOutput};
 use crate::McpError;
 
@@ -40,9 +41,9 @@ pub(super) const MAX_ROUNDS: usize = 10;
 
 /// A server's entry and its connection, or why it has none.
 fn running<'a>(
-    entries: &'a std::collections::BTreeMap<String, super::Entry>,
+    entries: &'a std::collections::BTreeMap<String, Entry>,
     server: &str,
-) -> Result<(&'a super::Entry, Peer<RoleClient>), McpError> {
+) -> Result<(&'a Entry, Peer<RoleClient>), McpError> {
     let entry = entries
         .get(server)
         .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
@@ -413,6 +414,18 @@ impl ServerManager {
             (!responses.is_empty()).then_some(responses),
             asked.request_state,
         ))
+    }
+
+    /// Calls a tool with the server's default timeouts. The caller is responsible for having
+    /// obtained the user's approval.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<ToolOutput, McpError> {
+        self.call_tool_with(server, tool, arguments, CallOptions::default())
+            .await
     }
 
     /// Calls a tool. The timeout is reset by each progress notification, up to the maximum; on

@@ -1,5 +1,6 @@
 //! Reaching a server: spawn or dial, handshake (both protocol eras), and the first listing of what
-//! it offers, all within the server's start-up timeout.
+//! it offers, all within the server's start-up timeout; and letting go of a connection or
+//! process no longer wanted. Why a start failed is put into words in `reasons.rs`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -18,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use toolgate_secrets::SecretStore;
 use toolgate_settings::{Reference, ServerConfig, Transport};
 
-use super::ServerManager;
+use super::reasons::{handshake_problem, redact_url, with_last_words, STOPPED};
+use super::registry::ServerManager;
 use crate::client::{Client, ListKind};
 use crate::confine::{self, SandboxReport};
 use crate::logs::ServerLog;
@@ -289,11 +291,7 @@ impl ServerManager {
             }
         }
     }
-}
 
-const STOPPED: &str = "stopped while starting";
-
-impl ServerManager {
     /// Spawns or dials the server and performs one handshake, within the start-up timeout.
     async fn handshake(
         &self,
@@ -354,7 +352,7 @@ impl ServerManager {
                     stdio::fetch(&spec, host, plan, log, timeout).await?;
                 }
                 let spawned = stdio::spawn(&spec, host, plan, log, &self.events)?;
-                self.registry().insert(&config.id, spawned.process.leader);
+                self.groups().insert(&config.id, spawned.process.leader);
                 let process = spawned.process;
                 let serve = client.serve_with_lifecycle(
                     AsyncRwTransport::new_client(spawned.reader, spawned.writer)
@@ -528,6 +526,31 @@ impl ServerManager {
             Handshake::sign_in(format!("{} asks you to sign in", config.name), false)
         }
     }
+
+    /// Stops a server's process and takes it off the record of running groups (the file and
+    /// the reaper's list), which has nothing left to sweep for it; says how it ended.
+    pub(super) async fn stop_process(
+        &self,
+        id: &str,
+        process: StdioProcess,
+        grace: Duration,
+    ) -> String {
+        let leader = process.leader;
+        let status = process.stop(grace).await;
+        self.groups().remove(id, leader);
+        stdio::describe_exit(status)
+    }
+
+    /// A connection that finished starting after it was no longer wanted.
+    pub(super) async fn close_connected(&self, id: &str, mut connected: Connected) {
+        let _ = connected
+            .service
+            .close_with_timeout(self.options.stop_grace)
+            .await;
+        if let Some(p) = connected.process {
+            self.stop_process(id, p, self.options.stop_grace).await;
+        }
+    }
 }
 
 /// Whether a failed handshake was the server answering 401 (a sign-in is needed).
@@ -564,25 +587,6 @@ fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::Hea
         map.insert(name, value);
     }
     Ok(map)
-}
-
-/// A URL fit for an error message: without user and password or query, which may hold secrets.
-pub(super) fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            let had_query = parsed.query().is_some();
-            parsed.set_query(None);
-            parsed.set_fragment(None);
-            if had_query {
-                format!("{parsed}?…")
-            } else {
-                parsed.to_string()
-            }
-        }
-        Err(_) => "the server's URL".to_owned(),
-    }
 }
 
 /// What a server offers, read once it is connected.
@@ -669,110 +673,6 @@ fn http_transport(
     ))
 }
 
-/// Why a handshake failed, in words: what the connection's underlying error says (connection
-/// refused, broken pipe, an HTTP status), never rmcp's transport type names. `url` is the
-/// redacted address of a remote server; `None` for a process, whose exit code and last words
-/// [`with_last_words`] adds.
-fn handshake_problem(error: &ClientInitializeError, url: Option<&str>) -> String {
-    let cause = match error {
-        ClientInitializeError::TransportError { error, .. } => transport_problem(&*error.error),
-        ClientInitializeError::ConnectionClosed(_) => "the connection closed".to_owned(),
-        ClientInitializeError::JsonRpcError(data) => {
-            format!(
-                "the server answered with an error: {}",
-                short(&data.message)
-            )
-        }
-        ClientInitializeError::NoCompatibleProtocolVersion { .. } => error.to_string(),
-        other => format!(
-            "its answer was not an MCP handshake ({})",
-            short(&other.to_string())
-        ),
-    };
-    match url {
-        Some(url) => format!("connecting to {url} failed: {cause}"),
-        None => format!("the server did not finish the MCP handshake: {cause}"),
-    }
-}
-
-/// The most telling words in an error chain: an I/O error's kind (refused, reset, broken pipe),
-/// what reqwest says of the request, or else the innermost message.
-fn transport_problem(error: &(dyn std::error::Error + 'static)) -> String {
-    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
-    type Quit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    let mut innermost = error.to_string();
-    while let Some(e) = current {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            return io_problem(io);
-        }
-        // rmcp keeps the HTTP client's error out of the `source` chain: step into it by hand.
-        let next: Option<&(dyn std::error::Error + 'static)> = match e.downcast_ref::<Quit>() {
-            Some(rmcp::transport::worker::WorkerQuitReason::Fatal { error, .. }) => Some(error),
-            _ => match e.downcast_ref::<HttpError>() {
-                Some(HttpError::Client(client)) => Some(client),
-                Some(HttpError::Io(io)) => return io_problem(io),
-                _ => None,
-            },
-        };
-        if let Some(request) = e.downcast_ref::<reqwest::Error>() {
-            if request.is_timeout() {
-                return "the request timed out".to_owned();
-            }
-            if let Some(status) = request.status() {
-                return format!("the server answered HTTP {status}");
-            }
-        }
-        innermost = e.to_string();
-        current = next.or_else(|| e.source());
-    }
-    short(&innermost)
-}
-
-fn io_problem(io: &std::io::Error) -> String {
-    use std::io::ErrorKind;
-    match io.kind() {
-        ErrorKind::ConnectionRefused => {
-            "connection refused: nothing is listening there (is the server running?)".to_owned()
-        }
-        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted => {
-            "the connection was reset".to_owned()
-        }
-        ErrorKind::BrokenPipe => "the server closed its input (broken pipe)".to_owned(),
-        ErrorKind::UnexpectedEof => "the connection closed".to_owned(),
-        ErrorKind::TimedOut => "the connection timed out".to_owned(),
-        _ => io.to_string(),
-    }
-}
-
-/// At most 200 characters of a message that may carry a whole server reply.
-fn short(text: &str) -> String {
-    if text.chars().count() <= 200 {
-        text.to_owned()
-    } else {
-        format!("{}…", text.chars().take(200).collect::<String>())
-    }
-}
-
-/// Adds how the process ended and its last lines of output to a failure reason.
-pub(super) fn with_last_words(reason: String, exit: Option<String>, log: &ServerLog) -> String {
-    let mut reason = reason;
-    if reason == STOPPED {
-        return reason;
-    }
-    if let Some(exit) = exit {
-        if !reason.contains(&exit) {
-            reason = format!("{reason} ({exit})");
-        }
-    }
-    let tail = log.tail(5);
-    if tail.is_empty() {
-        reason
-    } else {
-        format!("{reason}; its last output: {}", tail.join(" | "))
-    }
-}
-
 /// The value of one reference, or why there is none (never a secret's value).
 fn lookup(secrets: Option<&dyn SecretStore>, reference: Reference<'_>) -> Result<String, String> {
     match reference {
@@ -797,15 +697,6 @@ fn lookup(secrets: Option<&dyn SecretStore>, reference: Reference<'_>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_in_messages_keep_no_credentials() {
-        assert_eq!(
-            redact_url("https://user:pw@mcp.example.com/mcp?api_key=sk-1#x"),
-            "https://mcp.example.com/mcp?…"
-        );
-        assert_eq!(redact_url("not a url sk-1"), "the server's URL");
-    }
 
     #[test]
     fn references_resolve_from_the_keychain_and_the_environment_and_say_what_is_missing() {

@@ -20,7 +20,7 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use super::calls::{forwarding, Call};
-use super::ServerManager;
+use super::registry::ServerManager;
 use crate::types::{CallProgress, TaskState, ToolOutput};
 use crate::McpError;
 
