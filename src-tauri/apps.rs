@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use tauri::http::{header, Response, StatusCode};
 use tauri::{Manager, Runtime, State, UriSchemeContext};
 use toolgate_agent::apps::{self, AppDocument};
-use toolgate_agent::{Agent, CallOutcome, TurnOptions};
+use toolgate_agent::CallOutcome;
+use toolgate_host::Caller;
 
 use crate::commands::{CommandError, Result};
 use crate::AppState;
@@ -22,10 +23,17 @@ pub const SCHEME: &str = "mcpapp";
 
 /// The documents of the apps on screen, by an id only the backend makes.
 #[derive(Default)]
-pub struct Apps(Mutex<HashMap<String, AppDocument>>);
+pub struct Apps(Mutex<HashMap<String, OpenApp>>);
+
+/// An app on screen: its document, and the chat it is shown in (whose exposure its calls share).
+#[derive(Clone)]
+struct OpenApp {
+    document: AppDocument,
+    conversation: Option<String>,
+}
 
 impl Apps {
-    fn get(&self, id: &str) -> Option<AppDocument> {
+    fn get(&self, id: &str) -> Option<OpenApp> {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -45,7 +53,7 @@ pub fn serve<R: Runtime>(
         .app_handle()
         .try_state::<Apps>()
         .and_then(|apps| apps.get(id));
-    match found {
+    match found.map(|app| app.document) {
         Some(document) => Response::builder()
             .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
             .header("Content-Security-Policy", document.csp)
@@ -96,7 +104,14 @@ pub async fn load_app(
         .0
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(id, document);
+        .insert(
+            id,
+            OpenApp {
+                document,
+                // Loaded as its result is shown, in the chat on screen.
+                conversation: state.on_screen(),
+            },
+        );
     Ok(view)
 }
 
@@ -111,7 +126,7 @@ pub async fn close_app(apps_state: State<'_, Apps>, id: String) -> Result<()> {
     Ok(())
 }
 
-fn document(apps_state: &Apps, id: &str) -> Result<AppDocument> {
+fn document(apps_state: &Apps, id: &str) -> Result<OpenApp> {
     apps_state
         .get(id)
         .ok_or_else(|| app_error("that app is no longer open".to_owned()))
@@ -127,28 +142,19 @@ pub async fn app_call_tool(
     name: String,
     arguments: Value,
 ) -> Result<Value> {
-    let document = document(&apps_state, &id)?;
-    let server_name = state
-        .servers
-        .snapshot()
-        .await
-        .into_iter()
-        .find(|s| s.id == document.server_id)
-        .map_or_else(|| document.server_id.clone(), |s| s.name);
-    let mut agent = Agent::new(state.servers.clone(), state.gate.clone())
-        .with_tools(
-            state.settings().tools.clone(),
-            toolgate_agent::ToolTarget::Anthropic,
-        )
-        .with_policy(state.host.policy())
-        .with_client(format!("the {server_name} app"));
-    if let Ok(history) = &state.history {
-        agent = agent.with_audit(history.clone(), None);
-    }
-    let options = TurnOptions {
-        approval_timeout: state.settings().policy.approval_timeout(),
-        ..TurnOptions::default()
-    };
+    let OpenApp {
+        document,
+        conversation,
+    } = document(&apps_state, &id)?;
+    // The app is shown in a chat: its calls are judged by what that chat has read.
+    let agent = state
+        .host
+        .agent(Caller::App {
+            server: &document.server_id,
+            conversation,
+        })
+        .await;
+    let options = state.host.turn_options();
     let outcome = agent
         .call_for_app(&document.server_id, &name, arguments, &options, &|_| {})
         .await?;
@@ -171,7 +177,7 @@ pub async fn app_read_resource(
     id: String,
     uri: String,
 ) -> Result<Value> {
-    let document = document(&apps_state, &id)?;
+    let document = document(&apps_state, &id)?.document;
     Ok(state
         .servers
         .read_resource(&document.server_id, &uri)

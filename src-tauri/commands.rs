@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Runtime, State};
-use toolgate_agent::{Agent, Decision, PendingCall, TurnEvent, TurnOptions};
+use toolgate_agent::{Decision, PendingCall, TurnEvent};
 use toolgate_history::{ConversationSummary, History};
+use toolgate_host::Caller;
 use toolgate_llm::Message;
 use toolgate_mcp::{ServerSnapshot, ToolOutput};
 use toolgate_secrets::{KeySource, SecretStore};
@@ -194,50 +195,34 @@ pub async fn send_message(
     servers_off: Option<Vec<String>>,
 ) -> Result<String> {
     // Armed before anything slow (keychain, database), so an early Stop is never lost.
-    let options = TurnOptions {
-        approval_timeout: state.settings().policy.approval_timeout(),
-        ..TurnOptions::default()
-    };
+    let options = state.host.turn_options();
     let turn_id = state
         .turns
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
-    let mut tools = state.settings().tools.clone();
-    // Servers switched off for this chat offer the model none of their tools.
-    for server in servers_off.unwrap_or_default() {
-        let entry = tools.servers.entry(server).or_default();
-        entry.exclude.push("*".into());
-    }
     let (provider, settings) = state.host.provider().await?;
     // The title is the user's own words; the model also gets the attached resources.
     let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
-    let agent = Agent::new(state.servers.clone(), state.gate.clone())
-        .with_tools(tools, settings.tool_target())
-        .with_offers(state.host.offers.clone());
     let mut conversation = state.conversation.lock().await;
     let history = state.history.clone().ok();
     if let (None, Some(h)) = (&conversation.id, &history) {
         let (h, title) = (h.clone(), toolgate_agent::title_for(&text));
         match blocking(move || h.create(&title)).await {
-            Ok(created) => conversation.id = Some(created.id),
+            Ok(created) => {
+                state.set_on_screen(Some(created.id.clone()));
+                conversation.id = Some(created.id);
+            }
             Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
         }
     }
-    // What the chat has read carries over from its earlier turns (see Exposure).
-    let mut agent = agent
-        .with_policy(state.host.policy())
-        .with_exposure(state.host.exposure(conversation.id.as_deref()));
-    let mut usage_sink = None;
-    if let Some(h) = &history {
-        agent = agent.with_audit(h.clone(), conversation.id.clone());
-    }
-    if let (Some(h), Some(id)) = (history, conversation.id.clone()) {
-        agent = agent.with_recorder(Arc::new(toolgate_agent::HistoryRecorder::new(
-            h.clone(),
-            id.clone(),
-        )));
-        usage_sink = Some((h, id));
-    }
+    let agent = state
+        .host
+        .agent(Caller::Chat {
+            conversation: conversation.id.clone(),
+            servers_off: &servers_off.unwrap_or_default(),
+        })
+        .await;
+    let usage_sink = history.zip(conversation.id.clone());
     let emit = move |event: TurnEvent| {
         if let (
             TurnEvent::Usage {
@@ -440,7 +425,9 @@ pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<Pending
 #[tauri::command]
 pub async fn reset_conversation(state: State<'_, AppState>) -> Result<()> {
     state.gate.deny_all("the conversation was cleared");
-    *state.conversation.lock().await = Conversation::default();
+    let mut conversation = state.conversation.lock().await;
+    state.set_on_screen(None);
+    *conversation = Conversation::default();
     Ok(())
 }
 
@@ -477,7 +464,9 @@ pub async fn open_conversation(state: State<'_, AppState>, id: String) -> Result
     let key = id.clone();
     let stored = blocking(move || h.messages(&key)).await?;
     let messages = toolgate_agent::restore(&stored);
-    *state.conversation.lock().await = Conversation {
+    let mut conversation = state.conversation.lock().await;
+    state.set_on_screen(Some(id.clone()));
+    *conversation = Conversation {
         id: Some(id),
         messages: messages.clone(),
     };
@@ -508,6 +497,7 @@ pub async fn delete_conversation(state: State<'_, AppState>, id: String) -> Resu
     blocking(move || h.delete(&key)).await?;
     let mut conversation = state.conversation.lock().await;
     if conversation.id.as_deref() == Some(id.as_str()) {
+        state.set_on_screen(None);
         *conversation = Conversation::default();
     }
     Ok(())

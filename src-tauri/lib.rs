@@ -106,7 +106,6 @@ pub fn run() {
             app.manage(apps::Apps::default());
             let state = AppState::load(app.handle())?;
             let servers = state.servers.clone();
-            let configs = state.settings().servers.clone();
             app.manage(state);
 
             // Tell the web-view about every status change, then start the servers.
@@ -119,7 +118,10 @@ pub fn run() {
                     tray::refresh(&handle).await;
                 }
             });
-            tauri::async_runtime::spawn(async move { servers.start_all(&configs).await });
+            let host = app.state::<AppState>().host.clone();
+            tauri::async_runtime::spawn(async move {
+                let _ = host.run().await;
+            });
 
             // Other hosts connect here (`toolgate connect`); their calls wait at the same gate.
             let host = app.state::<AppState>().host.clone();
@@ -262,13 +264,8 @@ pub fn run() {
                 let _ = std::fs::remove_file(&gateway.socket);
             }
             if let Some(state) = handle.try_state::<AppState>() {
-                state.gate.deny_all("Toolgate is quitting");
-                tauri::async_runtime::block_on(state.servers.stop_all());
-                // The denials, completions and usage queued without waiting are committed
-                // before the process ends.
-                if let Ok(history) = &state.history {
-                    history.flush();
-                }
+                // Waiting requests refused, servers stopped, the history's queue committed.
+                tauri::async_runtime::block_on(state.host.shutdown("Toolgate is quitting"));
             }
         }
     });

@@ -30,6 +30,9 @@ pub struct AppState {
     pub turns: std::sync::atomic::AtomicU64,
     /// The last host connection shown to the user, applied only if they say yes to it.
     pub host_plan: Mutex<Option<toolgate_hosts::Plan>>,
+    /// The id of the conversation on screen, readable while a turn holds `conversation`: an
+    /// MCP App shown in it shares what it has read.
+    on_screen: Mutex<Option<String>>,
 }
 
 /// The host's servers, gate, keychain, history and settings, reached as the state's own.
@@ -67,6 +70,7 @@ impl AppState {
             turn: Mutex::new(None),
             turns: std::sync::atomic::AtomicU64::new(0),
             host_plan: Mutex::new(None),
+            on_screen: Mutex::new(None),
         })
     }
 
@@ -108,5 +112,20 @@ impl From<toolgate_host::ProviderError> for CommandError {
             },
             message: e.to_string(),
         }
+    }
+}
+
+impl AppState {
+    /// Notes which conversation is on screen (call wherever `conversation.id` changes).
+    pub fn set_on_screen(&self, id: Option<String>) {
+        *self.on_screen.lock().unwrap_or_else(|p| p.into_inner()) = id;
+    }
+
+    /// The conversation on screen, without waiting for a running turn.
+    pub fn on_screen(&self) -> Option<String> {
+        self.on_screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }

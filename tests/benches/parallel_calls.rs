@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolgate_agent::{Agent, Decision, Gate, TurnEvent};
+use toolgate_agent::{Agent, AgentParts, Decision, Gate, TurnEvent};
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_tests::bench::{median, ms, summary, Summary};
 use toolgate_tests::{everything_server, fixtures::anthropic::*, Scripted, ScriptedProvider};
@@ -36,7 +36,9 @@ async fn turn_with_calls(servers: &Arc<ServerManager>, calls: usize) -> Duration
     .await;
     let provider = script.anthropic_client("k");
     let gate = Arc::new(Gate::default());
-    let agent = Agent::new(servers.clone(), gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let succeeded = Arc::new(AtomicUsize::new(0));
     let counted = succeeded.clone();
     let on_event = move |event: TurnEvent| match event {

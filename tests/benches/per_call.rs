@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, Decision, Gate, Lasting, MemoryPolicy, Reach, TurnEvent, TurnOptions};
+use toolgate_agent::{
+    Agent, AgentParts, Decision, Gate, Lasting, MemoryPolicy, Reach, TurnEvent, TurnOptions,
+};
 use toolgate_history::{AuditFilter, History};
 use toolgate_llm::{Message, ToolCall};
 use toolgate_mcp::{CallOptions, ManagerOptions, ServerManager};
@@ -104,9 +106,12 @@ async fn toolgate(audit_file: Option<PathBuf>) -> Times {
         .expect("conversation")
         .id;
     let gate = Arc::new(Gate::default());
-    let agent = Agent::new(servers.clone(), gate.clone())
-        .with_policy(Arc::new(MemoryPolicy::default()))
-        .with_audit(history.clone(), Some(conversation.clone()));
+    let agent = Agent::new(AgentParts {
+        policy: Arc::new(MemoryPolicy::default()),
+        history: Some(history.clone()),
+        conversation: Some(conversation.clone()),
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let options = TurnOptions::default();
     // The first call is asked at the gate and answered "always allow this tool", which makes the
     // rule the app would make; every later call is allowed by it without asking.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, Gate, TurnEvent, TurnOptions};
+use toolgate_agent::{Agent, AgentParts, Gate, TurnEvent, TurnOptions};
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_tests::bench::{ms, percentile, summary, Summary};
 use toolgate_tests::fixtures::{anthropic_stream, openai_stream};
@@ -78,10 +78,12 @@ async fn through_agent(format: Format) -> Vec<Duration> {
         Format::Anthropic => script.anthropic_client("k"),
         Format::OpenAi => script.openai_client("k"),
     };
-    let agent = Agent::new(
-        ServerManager::new(ManagerOptions::default()),
-        Arc::new(Gate::default()),
-    );
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(
+            ServerManager::new(ManagerOptions::default()),
+            Arc::new(Gate::default()),
+        )
+    });
     let received = Mutex::new(Vec::with_capacity(TOKENS));
     let on_event = |event: TurnEvent| {
         if let TurnEvent::TextDelta { text } = event {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolgate_agent::{Agent, Gate, Offers, ToolTarget};
+use toolgate_agent::{Agent, AgentParts, Gate, Offers, ToolTarget};
 use toolgate_catalog::{CatalogSettings, SearchMode};
 use toolgate_llm::{anthropic, openai, ChatRequest, Message};
 use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager, ServerStatus};
@@ -117,9 +117,12 @@ async fn overhead(
 ) -> Overhead {
     let history = conversation();
     let agent = |offers: Arc<Offers>| {
-        Agent::new(servers.clone(), Arc::new(Gate::default()))
-            .with_tools(settings(mode), target)
-            .with_offers(offers)
+        Agent::new(AgentParts {
+            tools: settings(mode),
+            target: target,
+            offers: offers,
+            ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
+        })
     };
     // The first turn after a change builds the catalog: a fresh `Offers` each time.
     let mut cold = Vec::new();
@@ -157,8 +160,11 @@ fn prompt_tokens(body: &[u8]) -> usize {
 }
 
 async fn first_body(servers: &Arc<ServerManager>, target: ToolTarget, mode: SearchMode) -> Vec<u8> {
-    let agent =
-        Agent::new(servers.clone(), Arc::new(Gate::default())).with_tools(settings(mode), target);
+    let agent = Agent::new(AgentParts {
+        tools: settings(mode),
+        target: target,
+        ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
+    });
     let request = agent
         .first_request("m", &conversation())
         .await

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{
-    Agent, Decision, Gate, HistoryRecorder, MemoryPolicy, TurnEvent, TurnOptions,
+    Agent, AgentParts, Decision, Gate, HistoryRecorder, MemoryPolicy, TurnEvent, TurnOptions,
 };
 use toolgate_catalog::CatalogSettings;
 use toolgate_history::{AuditDecision, AuditFilter, History};
@@ -257,13 +257,16 @@ async fn main() -> ExitCode {
             Scripted::ok(text("done")),
         ]);
 
-        let agent = Agent::new(servers.clone(), gate.clone())
-            .with_policy(policy.clone())
-            .with_audit(history.clone(), Some(conversation.clone()))
-            .with_recorder(Arc::new(HistoryRecorder::new(
+        let agent = Agent::new(AgentParts {
+            policy: policy.clone(),
+            history: Some(history.clone()),
+            conversation: Some(conversation.clone()),
+            recorder: Some(Arc::new(HistoryRecorder::new(
                 history.clone(),
                 conversation.clone(),
-            )));
+            ))),
+            ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+        });
         let options = TurnOptions {
             cancel: CancellationToken::new(),
             approval_timeout: Duration::from_secs(5),

@@ -669,3 +669,29 @@ pub fn at_a_terminal(
         .expect("typed");
     child.wait_with_output().expect("the command ends")
 }
+
+/// A test agent's parts, each chosen here in plain sight (the app and the CLI get theirs from
+/// `toolgate_host::Host::agent`): these servers and this gate, no rules (every call asked), no
+/// audit log or recorder, a fresh exposure and offers, the default tool settings under
+/// Anthropic's rules, and Toolgate's system prompt. A test changes what it is about with
+/// `AgentParts { policy, ..agent_parts(servers, gate) }`.
+pub fn agent_parts(
+    servers: Arc<toolgate_mcp::ServerManager>,
+    gate: Arc<toolgate_agent::Gate>,
+) -> toolgate_agent::AgentParts {
+    toolgate_agent::AgentParts {
+        servers,
+        gate,
+        policy: Arc::new(toolgate_agent::MemoryPolicy::default()),
+        history: None,
+        conversation: None,
+        client: None,
+        exposure: Arc::default(),
+        offers: Arc::default(),
+        tools: toolgate_catalog::CatalogSettings::default(),
+        target: toolgate_agent::ToolTarget::Anthropic,
+        only: None,
+        recorder: None,
+        system: Some(toolgate_agent::SYSTEM_PROMPT.to_owned()),
+    }
+}

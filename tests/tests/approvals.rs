@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolgate_agent::{
-    Agent, Decision, Gate, Lasting, MemoryPolicy, PolicyStore, Reach, TurnEvent, TurnOptions,
+    Agent, AgentParts, Decision, Gate, Lasting, MemoryPolicy, PolicyStore, Reach, TurnEvent,
+    TurnOptions,
 };
 use toolgate_history::{AuditDecision, AuditFilter, DecidedBy, History};
 use toolgate_llm::HttpProvider;
@@ -150,7 +151,10 @@ async fn a_hostile_model_gets_nothing_through_without_a_grant_or_a_yes() {
         }
     }
     let (_script, provider) = provider(replies).await;
-    let agent = Agent::new(servers.clone(), user.gate.clone()).with_policy(policy);
+    let agent = Agent::new(AgentParts {
+        policy,
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     for _ in 0..rounds {
         for _ in &attempts {
             agent
@@ -190,8 +194,11 @@ async fn edited_arguments_are_what_the_server_receives() {
         })
     });
     let history = Arc::new(History::open_in_memory().expect("db"));
-    let agent = Agent::new(servers.clone(), user.gate.clone())
-        .with_audit(history.clone(), Some("conv".into()));
+    let agent = Agent::new(AgentParts {
+        history: Some(history.clone()),
+        conversation: Some("conv".into()),
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     agent
         .run_turn(&provider, "m", &mut Vec::new(), "go", &user.on_event())
         .await
@@ -232,14 +239,17 @@ async fn always_allow_holds_until_the_tool_changes() {
             lasting: Lasting::Always,
         })
     });
-    let agent = Agent::new(servers.clone(), user.gate.clone()).with_policy(policy.clone());
+    let agent = Agent::new(AgentParts {
+        policy: policy.clone(),
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     let mut history = Vec::new();
     agent
         .run_turn(&provider, "m", &mut history, "1", &user.on_event())
         .await
         .expect("turn 1");
     assert_eq!(user.asked().len(), 1, "asked the first time");
-    let rules = policy.settings().rules;
+    let rules = policy.settings().rules.clone();
     assert_eq!(rules.len(), 1);
     assert!(matches!(&rules[0].target, Target::Tool { tool, .. } if tool == "echo"));
     agent
@@ -285,9 +295,12 @@ async fn unanswered_calls_time_out_and_pause_denies_without_asking() {
     let policy = Arc::new(MemoryPolicy::default());
     let user = User::new(|_, _| None); // nobody answers
     let history = Arc::new(History::open_in_memory().expect("db"));
-    let agent = Agent::new(servers.clone(), user.gate.clone())
-        .with_policy(policy.clone())
-        .with_audit(history.clone(), None);
+    let agent = Agent::new(AgentParts {
+        policy: policy.clone(),
+        history: Some(history.clone()),
+        conversation: None,
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     let options = TurnOptions {
         approval_timeout: Duration::from_millis(300),
         ..TurnOptions::default()
@@ -460,7 +473,10 @@ async fn an_injected_page_cannot_use_an_always_allow_rule_to_send_a_file_out() {
     ];
     replies.extend(hostile(1));
     let (script, provider) = provider(replies).await;
-    let agent = Agent::new(servers.clone(), user.gate.clone()).with_policy(policy.clone());
+    let agent = Agent::new(AgentParts {
+        policy: policy.clone(),
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     agent
         .run_turn(
             &provider,
@@ -479,7 +495,10 @@ async fn an_injected_page_cannot_use_an_always_allow_rule_to_send_a_file_out() {
     assert!(user.asked().is_empty());
 
     // Then a chat that reads the page: the same rule no longer lets a post through unasked.
-    let chat = Agent::new(servers.clone(), user.gate.clone()).with_policy(policy.clone());
+    let chat = Agent::new(AgentParts {
+        policy: policy.clone(),
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     chat.run_turn(
         &provider,
         "m",
@@ -524,10 +543,12 @@ async fn a_connected_clients_calls_are_held_the_same_once_its_connection_read_a_
     // The gateway builds an agent per call; the connection's exposure is what they share.
     let connection = Arc::new(toolgate_agent::Exposure::new());
     let client_agent = || {
-        Agent::new(servers.clone(), user.gate.clone())
-            .with_policy(policy.clone())
-            .with_client("claude-code")
-            .with_exposure(connection.clone())
+        Agent::new(AgentParts {
+            policy: policy.clone(),
+            client: Some("claude-code".into()),
+            exposure: connection.clone(),
+            ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+        })
     };
     let call = |id: &str, name: &str, arguments: Value| toolgate_llm::ToolCall {
         id: id.into(),
@@ -570,16 +591,18 @@ async fn a_connected_clients_calls_are_held_the_same_once_its_connection_read_a_
         "the held post never reached the server"
     );
     // Another connection has read nothing: its post is allowed by the same rule.
-    let other = Agent::new(servers.clone(), user.gate.clone())
-        .with_policy(policy.clone())
-        .with_client("claude-code")
-        .call_for_client(
-            &call("3", "post_url", json!({"url": url("collect"), "body": "c"})),
-            &options,
-            &user.on_event(),
-        )
-        .await
-        .expect("call");
+    let other = Agent::new(AgentParts {
+        policy: policy.clone(),
+        client: Some("claude-code".into()),
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    })
+    .call_for_client(
+        &call("3", "post_url", json!({"url": url("collect"), "body": "c"})),
+        &options,
+        &user.on_event(),
+    )
+    .await
+    .expect("call");
     assert!(matches!(other, toolgate_agent::CallOutcome::Ran(Ok(_))));
     assert_eq!(posts_sent(&servers).await, 1);
     servers.stop_all().await;
@@ -624,9 +647,12 @@ async fn a_result_held_for_review_reaches_the_model_as_the_user_edited_it() {
         })
     });
     let history = Arc::new(History::open_in_memory().expect("db"));
-    let agent = Agent::new(servers.clone(), user.gate.clone())
-        .with_policy(policy)
-        .with_audit(history.clone(), Some("conv".into()));
+    let agent = Agent::new(AgentParts {
+        policy,
+        history: Some(history.clone()),
+        conversation: Some("conv".into()),
+        ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
+    });
     let mut messages = Vec::new();
     agent
         .run_turn(

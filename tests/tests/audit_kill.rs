@@ -28,7 +28,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
 use serde_json::json;
-use toolgate_agent::{Agent, Decision, Gate, Lasting, MemoryPolicy, Reach, TurnEvent, TurnOptions};
+use toolgate_agent::{
+    Agent, AgentParts, Decision, Gate, Lasting, MemoryPolicy, Reach, TurnEvent, TurnOptions,
+};
 use toolgate_history::{AuditDecision, AuditFilter, History};
 use toolgate_llm::ToolCall;
 use toolgate_mcp::{ManagerOptions, ServerManager};
@@ -201,9 +203,12 @@ fn caller_child() {
         servers.start_all(&[echo]).await;
         let history = Arc::new(History::open(db.as_ref()).expect("open the history"));
         let gate = Arc::new(Gate::default());
-        let agent = Agent::new(servers.clone(), gate.clone())
-            .with_policy(Arc::new(MemoryPolicy::default()))
-            .with_audit(history, Some(format!("round-{round}")));
+        let agent = Agent::new(AgentParts {
+            policy: Arc::new(MemoryPolicy::default()),
+            history: Some(history),
+            conversation: Some(format!("round-{round}")),
+            ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+        });
         let options = TurnOptions::default();
         // The first call is answered "always allow", as the app would; the rest go by the rule.
         let on_event = |event: TurnEvent| {

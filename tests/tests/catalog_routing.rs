@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use toolgate_agent::{catalog_of, Agent, Decision, Gate, ToolTarget, TurnEvent};
+use toolgate_agent::{catalog_of, Agent, AgentParts, Decision, Gate, ToolTarget, TurnEvent};
 use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_tests::{
@@ -48,8 +48,11 @@ async fn two_copies_of_one_server_are_told_apart_and_calls_reach_the_right_folde
     let provider = script.anthropic_client("k");
 
     let gate = Arc::new(Gate::default());
-    let agent = Agent::new(servers.clone(), gate.clone())
-        .with_tools(CatalogSettings::default(), ToolTarget::Anthropic);
+    let agent = Agent::new(AgentParts {
+        tools: CatalogSettings::default(),
+        target: ToolTarget::Anthropic,
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let held = std::sync::Mutex::new(Vec::new());
     let on_event = |event: TurnEvent| {
         if let TurnEvent::ApprovalRequested(pending) = event {

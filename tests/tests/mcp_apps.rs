@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolgate_agent::{apps, Agent, CallOutcome, Decision, Gate, TurnEvent, TurnOptions};
+use toolgate_agent::{
+    apps, Agent, AgentParts, CallOutcome, Decision, Gate, TurnEvent, TurnOptions,
+};
 use toolgate_history::{AuditFilter, History};
 use toolgate_mcp::ServerManager;
 use toolgate_tests::{
@@ -74,7 +76,9 @@ async fn a_turns_result_carries_its_app_and_the_apps_own_calls_pass_the_gate() {
         Scripted::ok(fixtures::anthropic::text("It is shown.")),
     ])
     .await;
-    let agent = Agent::new(servers.clone(), gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let events = std::sync::Mutex::new(Vec::new());
     let on_event = |event: TurnEvent| {
         if let TurnEvent::ApprovalRequested(pending) = &event {
@@ -112,9 +116,12 @@ async fn a_turns_result_carries_its_app_and_the_apps_own_calls_pass_the_gate() {
     );
 
     // The app's own call: held at the gate, named as the app's, approved, audited.
-    let app_agent = Agent::new(servers.clone(), gate.clone())
-        .with_client("the Apps app")
-        .with_audit(history.clone(), None);
+    let app_agent = Agent::new(AgentParts {
+        client: Some("the Apps app".into()),
+        history: Some(history.clone()),
+        conversation: None,
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let options = TurnOptions::default();
     let call = app_agent.call_for_app("apps", "get-time", json!({}), &options, &|_| {});
     let answer = async {

@@ -15,7 +15,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, Decision, Gate, ToolTarget, TurnEvent};
+use toolgate_agent::{Agent, AgentParts, Decision, Gate, ToolTarget, TurnEvent};
 use toolgate_catalog::{CatalogSettings, SearchMode};
 use toolgate_llm::{pricing, HttpProvider, Message, Usage, WireFormat};
 use toolgate_mcp::ServerManager;
@@ -134,8 +134,11 @@ async fn anthropic_requests_carry_breakpoints_and_later_rounds_read_the_cached_p
     .await;
     let provider = provider_script.anthropic_client("sk-ant-test");
     let gate = Arc::new(Gate::default());
-    let agent =
-        Agent::new(servers.clone(), gate.clone()).with_tools(all_tools(), ToolTarget::Anthropic);
+    let agent = Agent::new(AgentParts {
+        tools: all_tools(),
+        target: ToolTarget::Anthropic,
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let model = "claude-sonnet-4-5-20250929";
     let mut history = Vec::new();
     let (calls, total) = turn(
@@ -230,8 +233,11 @@ async fn openai_requests_keep_one_order_so_the_prefix_cache_hits() {
     .await;
     let provider = provider_script.openai_client("sk-test");
     let gate = Arc::new(Gate::default());
-    let agent =
-        Agent::new(servers.clone(), gate.clone()).with_tools(all_tools(), ToolTarget::OpenAi);
+    let agent = Agent::new(AgentParts {
+        tools: all_tools(),
+        target: ToolTarget::OpenAi,
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let model = "gpt-4.1";
     let (calls, total) = turn(&agent, &gate, &provider, model, &mut Vec::new(), "count").await;
 
@@ -268,8 +274,11 @@ async fn a_model_without_a_known_price_has_tokens_but_no_cost() {
         ScriptedProvider::start(vec![Scripted::ok(fixtures::openai::text("hi"))]).await;
     let provider = provider_script.openai_client("");
     let gate = Arc::new(Gate::default());
-    let agent = Agent::new(servers.clone(), gate.clone())
-        .with_tools(all_tools(), ToolTarget::OpenAiCompatible);
+    let agent = Agent::new(AgentParts {
+        tools: all_tools(),
+        target: ToolTarget::OpenAiCompatible,
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let (calls, total) = turn(
         &agent,
         &gate,

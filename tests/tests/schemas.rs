@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, AgentError, Gate, ToolTarget, TurnOptions};
+use toolgate_agent::{Agent, AgentError, AgentParts, Gate, ToolTarget, TurnOptions};
 use toolgate_llm::HttpProvider;
 use toolgate_mcp::ServerManager;
 use toolgate_settings::Transport;
@@ -57,8 +57,11 @@ async fn one_turn(
     options: &TurnOptions,
 ) -> Result<String, AgentError> {
     let servers = servers().await;
-    let agent = Agent::new(servers.clone(), Arc::new(Gate::default()))
-        .with_tools(Default::default(), target);
+    let agent = Agent::new(AgentParts {
+        tools: Default::default(),
+        target: target,
+        ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
+    });
     let mut history = Vec::new();
     let result = agent
         .run_turn_with(client, "m", &mut history, "hello", options, &|_| {})

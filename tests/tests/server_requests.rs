@@ -251,7 +251,7 @@ async fn always_allowing_a_servers_sampling_stops_the_questions_and_pause_refuse
         .expect("answered");
     let output = running.await.expect("joined");
     assert!(output.text.contains("first"), "{}", output.text);
-    let rules = s.policy.settings().rules;
+    let rules = s.policy.settings().rules.clone();
     assert_eq!(rules.len(), 1);
     assert!(matches!(&rules[0].target, Target::Sampling { server_id } if server_id == "e"));
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, Decision, Gate, TurnEvent};
+use toolgate_agent::{Agent, AgentParts, Decision, Gate, TurnEvent};
 use toolgate_llm::{HttpProvider, Message};
 use toolgate_mcp::{ServerManager, ServerStatus};
 use toolgate_settings::{ServerConfig, Transport};
@@ -38,7 +38,9 @@ async fn run_turn(
     decide: fn(&str, &Value) -> Decision,
 ) -> (String, Vec<TurnEvent>) {
     let gate = Arc::new(Gate::default());
-    let agent = Agent::new(servers, gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers, gate.clone())
+    });
     let events = std::sync::Mutex::new(Vec::new());
     let on_event = |event: TurnEvent| {
         if let TurnEvent::ApprovalRequested(pending) = &event {

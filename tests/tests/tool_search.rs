@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, Decision, Gate, ToolTarget, TurnEvent};
+use toolgate_agent::{Agent, AgentParts, Decision, Gate, ToolTarget, TurnEvent};
 use toolgate_catalog::CatalogSettings;
 use toolgate_llm::HttpProvider;
 use toolgate_mcp::{ServerManager, ServerStatus};
@@ -84,7 +84,11 @@ async fn run(
     approve: bool,
 ) -> Turn {
     let gate = Arc::new(Gate::default());
-    let agent = Agent::new(servers.clone(), gate.clone()).with_tools(settings, target);
+    let agent = Agent::new(AgentParts {
+        tools: settings,
+        target: target,
+        ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
+    });
     let events = Mutex::new(Vec::new());
     let on_event = |event: TurnEvent| {
         if let TurnEvent::ApprovalRequested(pending) = &event {
@@ -321,8 +325,11 @@ async fn below_the_threshold_every_tool_is_sent_and_search_is_not_offered() {
     settings.search.max_tokens = 1_000_000;
     // OpenAI takes at most 128 tools: a catalog of 500 without search is refused, saying so.
     let gate = Arc::new(Gate::default());
-    let agent =
-        Agent::new(servers.clone(), gate).with_tools(settings.clone(), ToolTarget::Anthropic);
+    let agent = Agent::new(AgentParts {
+        tools: settings.clone(),
+        target: ToolTarget::Anthropic,
+        ..toolgate_tests::agent_parts(servers.clone(), gate)
+    });
     let anthropic_script =
         ScriptedProvider::start(vec![Scripted::ok(fixtures::anthropic::text("hi"))]).await;
     agent
@@ -339,8 +346,11 @@ async fn below_the_threshold_every_tool_is_sent_and_search_is_not_offered() {
     assert_eq!(names.len(), TOOLS);
     assert!(!names.contains(&"search_tools".to_owned()));
 
-    let agent = Agent::new(servers.clone(), Arc::new(Gate::default()))
-        .with_tools(settings, ToolTarget::OpenAi);
+    let agent = Agent::new(AgentParts {
+        tools: settings,
+        target: ToolTarget::OpenAi,
+        ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
+    });
     let err = agent
         .run_turn(&provider, "m", &mut Vec::new(), "hi", &|_| {})
         .await

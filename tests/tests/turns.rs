@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use toolgate_agent::{Agent, AgentError, Decision, Gate, TurnEvent, TurnOptions};
+use toolgate_agent::{Agent, AgentError, AgentParts, Decision, Gate, TurnEvent, TurnOptions};
 use toolgate_llm::{ContentPart, HttpProvider, Message};
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_tests::{
@@ -91,7 +91,9 @@ async fn a_rate_limited_call_is_retried_after_the_wait_the_provider_asks_for() {
     ])
     .await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let answer = agent
         .run_turn(&provider, "m", &mut Vec::new(), "hi", &h.on_event())
         .await
@@ -122,7 +124,9 @@ async fn stopping_a_turn_withdraws_its_approvals_and_keeps_the_history_valid() {
     let (_script, provider) =
         provider(vec![tool_call("toolu_1", "echo", json!({"text": "x"}))]).await;
     let h = Harness::new(false);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let options = TurnOptions::default();
     let cancel = options.cancel.clone();
     let gate = h.gate.clone();
@@ -168,7 +172,9 @@ async fn stopping_a_turn_cancels_the_tool_call_that_runs() {
     )])
     .await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let options = TurnOptions::default();
     // Once progress shows the call running, the user presses Stop.
     h.stop_when(&options, |e| matches!(e, TurnEvent::ToolProgress { .. }));
@@ -221,7 +227,9 @@ async fn the_round_limit_ends_a_turn_that_can_then_be_continued() {
     ])
     .await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let options = TurnOptions {
         max_rounds: 2,
         ..TurnOptions::default()
@@ -265,7 +273,9 @@ async fn oversized_results_are_cut_with_a_note_to_the_model() {
     ])
     .await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let options = TurnOptions {
         result_limit: 1_000,
         ..TurnOptions::default()
@@ -303,7 +313,9 @@ async fn text_streams_to_the_ui_as_it_arrives() {
     ]))])
     .await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let answer = agent
         .run_turn(&provider, "m", &mut Vec::new(), "hi", &h.on_event())
         .await
@@ -331,7 +343,9 @@ async fn images_from_a_tool_reach_the_model_as_images() {
     ])
     .await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     agent
         .run_turn(&provider, "m", &mut Vec::new(), "show me", &h.on_event())
         .await
@@ -369,8 +383,10 @@ async fn a_stored_conversation_is_resumed_after_a_restart() {
         let history = Arc::new(History::open(&file).expect("opens"));
         let id = history.create("echo test").expect("created").id;
         let h = Harness::new(true);
-        let agent = Agent::new(servers.clone(), h.gate.clone())
-            .with_recorder(Arc::new(HistoryRecorder::new(history, id.clone())));
+        let agent = Agent::new(AgentParts {
+            recorder: Some(Arc::new(HistoryRecorder::new(history, id.clone()))),
+            ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+        });
         agent
             .run_turn(
                 &provider,
@@ -395,8 +411,10 @@ async fn a_stored_conversation_is_resumed_after_a_restart() {
         "user, tool call, result, answer: {messages:?}"
     );
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone())
-        .with_recorder(Arc::new(HistoryRecorder::new(history.clone(), id.clone())));
+    let agent = Agent::new(AgentParts {
+        recorder: Some(Arc::new(HistoryRecorder::new(history.clone(), id.clone()))),
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let answer = agent
         .run_turn(
             &provider,
@@ -424,7 +442,9 @@ async fn stop_ends_a_turn_mid_stream() {
     events.extend(anthropic_stream::text_block(0, &["Thinking", " about it"]));
     let (_script, provider) = provider(vec![Scripted::stream(events).stalling()]).await;
     let h = Harness::new(true);
-    let agent = Agent::new(servers.clone(), h.gate.clone());
+    let agent = Agent::new(AgentParts {
+        ..toolgate_tests::agent_parts(servers.clone(), h.gate.clone())
+    });
     let options = TurnOptions::default();
     h.stop_when(&options, |e| matches!(e, TurnEvent::TextDelta { .. }));
     let started = std::time::Instant::now();

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use toolgate_catalog::Entry;
-use toolgate_history::{AuditDecision, AuditEntry, AuditRef, DecidedBy, History, Pending};
+use toolgate_history::{AuditDecision, AuditEntry, AuditRef, DecidedBy, History};
 use toolgate_mcp::Launch;
 use toolgate_policy::{
     server_fingerprint, tool_fingerprint, Annotations, PolicySettings, Rule, Scope, ServerEndpoint,
@@ -13,39 +13,51 @@ use toolgate_policy::{
 };
 
 use crate::gate::{Lasting, Reach};
+use crate::gatekeeper::AuditNote;
 
 /// The user's approval rules: read at every call (so a rule added mid-turn applies to the next
 /// call), and added to when the user answers "always".
+#[async_trait::async_trait]
 pub trait PolicyStore: Send + Sync {
-    fn settings(&self) -> PolicySettings;
-    fn add_rule(&self, rule: Rule) -> Result<(), String>;
+    /// The rules as they are now: shared, not copied, since every call reads them.
+    fn settings(&self) -> Arc<PolicySettings>;
+    /// Adds a rule and keeps it (a store that saves to a file does so off the async workers).
+    async fn add_rule(&self, rule: Rule) -> Result<(), String>;
 }
 
 /// Rules kept in memory, for the CLI's one-off grants and for tests.
 #[derive(Default)]
-pub struct MemoryPolicy(Mutex<PolicySettings>);
+pub struct MemoryPolicy(Mutex<Arc<PolicySettings>>);
 
 impl MemoryPolicy {
     pub fn new(settings: PolicySettings) -> Self {
-        Self(Mutex::new(settings))
+        Self(Mutex::new(Arc::new(settings)))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, PolicySettings> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Arc<PolicySettings>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn set_paused(&self, paused: bool) {
-        self.lock().paused = paused;
+        Arc::make_mut(&mut self.lock()).paused = paused;
+    }
+
+    /// Adds a rule now (the store's own, synchronous form of [`PolicyStore::add_rule`]).
+    pub fn add_rule(&self, rule: Rule) -> Result<(), String> {
+        Arc::make_mut(&mut self.lock())
+            .add_rule(rule)
+            .map_err(|e| e.to_string())
     }
 }
 
+#[async_trait::async_trait]
 impl PolicyStore for MemoryPolicy {
-    fn settings(&self) -> PolicySettings {
+    fn settings(&self) -> Arc<PolicySettings> {
         self.lock().clone()
     }
 
-    fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        self.lock().add_rule(rule).map_err(|e| e.to_string())
+    async fn add_rule(&self, rule: Rule) -> Result<(), String> {
+        MemoryPolicy::add_rule(self, rule)
     }
 }
 
@@ -138,49 +150,52 @@ pub(crate) struct Audit {
     pub client: Option<String>,
 }
 
-pub(crate) struct Decided<'a> {
-    pub call: &'a PolicyCall,
-    pub arguments: &'a Value,
-    pub original: Option<&'a Value>,
-    pub decision: AuditDecision,
-    pub by: DecidedBy,
-    pub rule_id: Option<String>,
-    pub reason: Option<String>,
-}
-
 impl Audit {
     /// Writes the decision to allow a call, before the call is sent: into the history's audit
     /// journal (in the operating system when this returns, so it survives the app being
     /// killed), and queued for the database, with no commit on the call's path. `None` (logged)
     /// when it could not be written: the user's answer stands regardless.
-    pub fn allowed(&self, d: Decided<'_>) -> Option<AuditRef> {
+    pub fn allowed(
+        &self,
+        call: &PolicyCall,
+        arguments: &Value,
+        original: Option<&Value>,
+        note: AuditNote,
+    ) -> Option<AuditRef> {
         let history = self.history.as_ref()?;
         history
-            .journal_audit(self.entry(d))
+            .journal_audit(self.entry(call, arguments, original, note))
             .map_err(|e| tracing::error!("could not write the audit log: {e}"))
             .ok()
     }
 
     /// Queues a decision that runs nothing (a refusal, a time-out) on the history's writer
-    /// thread, without waiting (a failure is logged).
-    pub fn record(&self, d: Decided<'_>) -> Option<Pending<i64>> {
-        let history = self.history.as_ref()?;
-        Some(history.queue_audit(&self.entry(d)))
+    /// thread, without waiting (a failure is logged by the writer).
+    pub fn refused(&self, call: &PolicyCall, arguments: &Value, note: AuditNote) {
+        if let Some(history) = self.history.as_ref() {
+            drop(history.queue_audit(&self.entry(call, arguments, None, note)));
+        }
     }
 
-    fn entry(&self, d: Decided<'_>) -> AuditEntry {
+    fn entry(
+        &self,
+        call: &PolicyCall,
+        arguments: &Value,
+        original: Option<&Value>,
+        note: AuditNote,
+    ) -> AuditEntry {
         let mut entry = AuditEntry::new(
-            d.call.server_id.clone(),
-            d.call.tool.clone(),
-            d.arguments.clone(),
-            d.decision,
-            d.by,
+            call.server_id.clone(),
+            call.tool.clone(),
+            arguments.clone(),
+            note.decision,
+            note.by,
         );
         entry.conversation_id = self.conversation.clone();
         entry.client = self.client.clone();
-        entry.original_arguments = d.original.cloned();
-        entry.rule_id = d.rule_id;
-        entry.reason = d.reason;
+        entry.original_arguments = original.cloned();
+        entry.rule_id = note.rule_id;
+        entry.reason = note.reason;
         entry
     }
 

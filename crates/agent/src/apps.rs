@@ -169,9 +169,9 @@ fn is_origin(value: &str) -> bool {
 
 impl crate::Agent {
     /// A `tools/call` an MCP App of `server_id` makes: only that server's tools (its app-only
-    /// ones too), under the user's rules and the same gate and audit as a model's call (build
-    /// the agent [`with_client`](Self::with_client) naming the app, so the card and the log say
-    /// who asks). The whole result comes back, for the app.
+    /// ones too), under the user's rules and the same gate and audit as a model's call (the
+    /// host's agent for an app names it, so the card and the log say who asks, and shares the
+    /// exposure of the chat it is shown in). The whole result comes back, for the app.
     pub async fn call_for_app(
         &self,
         server_id: &str,
@@ -180,6 +180,11 @@ impl crate::Agent {
         options: &crate::TurnOptions,
         on_event: &(dyn Fn(crate::TurnEvent) + Send + Sync),
     ) -> Result<crate::CallOutcome, crate::AgentError> {
+        // The whole offer first: a chat resumed after a restart recalls what it had read. A
+        // catalog that cannot be offered to a model is no reason to refuse the app's own call.
+        if let Err(e) = self.offer().await {
+            tracing::debug!("an app's call without the chat's whole offer: {e}");
+        }
         let mut snapshot = self.servers.snapshot().await;
         snapshot.retain(|s| s.id == server_id);
         let offer = crate::offer::Offer::new(

@@ -2,11 +2,12 @@
 //! the user, audited, run on its server, and its result shaped for the model or the client.
 
 use serde_json::Value;
-use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_llm::{ContentPart, Message, ToolCall};
 use toolgate_mcp::{CallOptions, CallProgress, McpError, ToolOutput};
+use toolgate_policy::{Subject, ToolCall as PolicyCall};
 
-use crate::gate::{Decision, Lasting, PendingCall, RequestKind};
+use crate::gate::{PendingCall, RequestKind};
+use crate::gatekeeper::{self, Announce, Asker, Next, RuleToSave};
 use crate::offer::Offer;
 use crate::output::{images_of, json_size, truncate};
 use crate::{
@@ -78,7 +79,7 @@ impl Agent {
         }
     }
 
-    /// [`Self::gated_call`] up to the server's answer.
+    /// [`Self::gated_call`] up to the server's answer: the gate's five steps.
     pub(crate) async fn gated(
         &self,
         offer: &Offer,
@@ -86,10 +87,76 @@ impl Agent {
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> CallOutcome {
-        let error = CallOutcome::Refused;
+        // 1. Which tool, with what: a name or arguments that make no sense end here.
+        let (entry, asked) = match self.resolve(offer, call) {
+            Ok(resolved) => resolved,
+            Err(told) => return CallOutcome::Refused(told),
+        };
+        let Subject::ToolCall(subject) = &asked else {
+            return CallOutcome::Refused("Toolgate could not describe this call.".into());
+        };
+        // 2. What the rules say, knowing what this conversation has read.
+        let verdict = self.verdict(offer, entry, &asked);
+        // 3. What the user says, when the rules leave it to them.
+        let answer = match verdict.decision {
+            toolgate_policy::Decision::Ask => Some(
+                self.gate
+                    .ask(
+                        self.card(entry, call, subject, gatekeeper::ask_reason(&verdict)),
+                        &options.cancel,
+                        options.approval_timeout,
+                        |held| on_event(TurnEvent::ApprovalRequested(held)),
+                    )
+                    .await,
+            ),
+            _ => None,
+        };
+        // 4. What that comes to.
+        let settled = gatekeeper::settle(&verdict, answer.as_ref(), self.asker());
+        // 5. Announced, remembered, audited; then run or refused.
+        if let Some(announce) = settled.announce {
+            let card = self.card(entry, call, subject, verdict.reason.clone());
+            on_event(match announce {
+                Announce::DecidedByRule { allowed } => TurnEvent::DecidedByRule {
+                    call: card,
+                    allowed,
+                },
+                Announce::Unattended => TurnEvent::Unattended { call: card },
+            });
+        }
+        if let Some(rule) = settled.rule_to_save {
+            self.remember(subject, rule).await;
+        }
+        match settled.next {
+            Next::Refuse { shown, told } => {
+                self.audit.refused(subject, &call.arguments, settled.audit);
+                on_event(TurnEvent::ToolDenied {
+                    call_id: call.id.clone(),
+                    reason: shown,
+                });
+                CallOutcome::Refused(told)
+            }
+            Next::Run { edited } => {
+                let original = edited.is_some().then_some(&call.arguments);
+                let arguments = edited.clone().unwrap_or_else(|| call.arguments.clone());
+                let audit = self
+                    .audit
+                    .allowed(subject, &arguments, original, settled.audit);
+                self.run(offer, entry, call, arguments, audit, options, on_event)
+                    .await
+            }
+        }
+    }
+
+    /// Step 1: the catalog entry `call` names (models sometimes swap `-` and `_` or change
+    /// case; the catalog's names are unique even so, so the loose match can only find the tool
+    /// meant) and the policy's view of the call. A refusal here is audited as Toolgate's.
+    fn resolve<'o>(
+        &self,
+        offer: &'o Offer,
+        call: &ToolCall,
+    ) -> Result<(&'o toolgate_catalog::Entry, Subject), String> {
         let catalog = &offer.catalog;
-        // Models sometimes swap `-` and `_` or change case; the catalog's names are unique even
-        // so, so the loose match can only find the tool meant.
         let Some(entry) = catalog
             .resolve(&call.name)
             .or_else(|| catalog.resolve_loose(&call.name))
@@ -100,7 +167,7 @@ impl Agent {
                 &call.arguments,
                 "no tool of that name is offered".to_owned(),
             );
-            return error(format!(
+            return Err(format!(
                 "There is no tool named '{}'. Use one of the tools offered.",
                 call.name
             ));
@@ -112,7 +179,7 @@ impl Agent {
                 &call.arguments,
                 "the arguments are not a JSON object".to_owned(),
             );
-            return error(format!(
+            return Err(format!(
                 "The arguments for '{}' must be a JSON object; got: {}",
                 call.name, call.arguments
             ));
@@ -122,79 +189,55 @@ impl Agent {
             .get(&entry.server_id)
             .map(String::as_str)
             .unwrap_or("");
-        let asked = toolgate_policy::Subject::ToolCall(approval::subject(
+        let subject = approval::subject(
             entry,
             fingerprint,
             &offer.tool_print(entry),
             &call.arguments,
-        ));
-        // The policy's view of the call, borrowed from the subject the decision takes.
-        let toolgate_policy::Subject::ToolCall(subject) = &asked else {
-            return error("Toolgate could not describe this call to the approval rules.".into());
-        };
-        let conversation = self.audit.conversation.as_deref();
-        let client = self.audit.client.as_deref();
+        );
+        Ok((entry, Subject::ToolCall(subject)))
+    }
+
+    /// Step 2: the rules' verdict, with step 7 of their precedence fed what this conversation
+    /// has read and whether the call could send data out.
+    fn verdict(
+        &self,
+        offer: &Offer,
+        entry: &toolgate_catalog::Entry,
+        asked: &Subject,
+    ) -> toolgate_policy::Verdict {
         let untrusted = self.exposure.untrusted();
         let egress = exposure::egress(entry, &offer.facts);
-        let verdict = toolgate_policy::decide_in(
-            &asked,
+        toolgate_policy::decide_in(
+            asked,
             &self.policy.settings(),
             &toolgate_policy::Context {
-                conversation_id: conversation,
-                client,
+                conversation_id: self.audit.conversation.as_deref(),
+                client: self.audit.client.as_deref(),
                 now_ms: approval::now_ms(),
                 untrusted: untrusted.as_deref(),
                 egress: egress.as_deref(),
             },
-        );
-        let by_policy = match verdict.basis {
-            toolgate_policy::Basis::Paused => DecidedBy::Pause,
-            toolgate_policy::Basis::Rule => DecidedBy::Rule,
-            _ => DecidedBy::Default,
-        };
-        // An allowed call's decision is in the audit journal before the call is sent (no
-        // database commit on its path); a decision that runs nothing is only queued.
-        let allowed = |by, arguments: &Value, original, reason: Option<String>| {
-            self.audit.allowed(approval::Decided {
-                call: subject,
-                arguments,
-                original,
-                decision: AuditDecision::Allowed,
-                by,
-                rule_id: (by == DecidedBy::Rule)
-                    .then(|| verdict.rule_id.clone())
-                    .flatten(),
-                reason,
-            })
-        };
-        let decided = |decision, by, arguments: &Value, original, reason: Option<String>| {
-            drop(
-                self.audit.record(approval::Decided {
-                    call: subject,
-                    arguments,
-                    original,
-                    decision,
-                    by,
-                    rule_id: (by == DecidedBy::Rule)
-                        .then(|| verdict.rule_id.clone())
-                        .flatten(),
-                    reason,
-                }),
-            );
-        };
-        // Every call that will not run ends here: the card shows `shown`, the model gets `told`.
-        let denied = |shown: Option<String>, told: String| {
-            on_event(TurnEvent::ToolDenied {
-                call_id: call.id.clone(),
-                reason: shown,
-            });
-            error(told)
-        };
-        let refused = |reason: String| {
-            let told = format!("Toolgate did not run this call: {reason}");
-            denied(Some(reason), told)
-        };
-        let shown = |reason: String| PendingCall {
+        )
+    }
+
+    /// Who asks, for the settlement.
+    fn asker(&self) -> Asker<'_> {
+        Asker {
+            conversation: self.audit.conversation.as_deref(),
+            client: self.audit.client.as_deref(),
+        }
+    }
+
+    /// The call as the window, the tray and the terminal show it.
+    fn card(
+        &self,
+        entry: &toolgate_catalog::Entry,
+        call: &ToolCall,
+        subject: &PolicyCall,
+        reason: String,
+    ) -> PendingCall {
+        PendingCall {
             id: String::new(),
             request: RequestKind::ToolCall,
             message: None,
@@ -209,178 +252,24 @@ impl Agent {
             reason,
             client: self.audit.client.clone(),
             link: None,
-        };
-        let arguments = match verdict.decision {
-            toolgate_policy::Decision::Deny => {
-                on_event(TurnEvent::DecidedByRule {
-                    call: shown(verdict.reason.clone()),
-                    allowed: false,
-                });
-                decided(
-                    AuditDecision::Denied,
-                    by_policy,
-                    &call.arguments,
-                    None,
-                    Some(verdict.reason.clone()),
-                );
-                return refused(verdict.reason.clone());
-            }
-            toolgate_policy::Decision::Allow => {
-                on_event(TurnEvent::DecidedByRule {
-                    call: shown(verdict.reason.clone()),
-                    allowed: true,
-                });
-                let audit = allowed(
-                    by_policy,
-                    &call.arguments,
-                    None,
-                    Some(verdict.reason.clone()),
-                );
-                return self
-                    .run(
-                        offer,
-                        entry,
-                        call,
-                        call.arguments.clone(),
-                        audit,
-                        options,
-                        on_event,
-                    )
-                    .await;
-            }
-            toolgate_policy::Decision::Ask => {
-                if let Some(why) = self.gate.nobody_to_ask() {
-                    on_event(TurnEvent::Unattended {
-                        call: shown(verdict.reason.clone()),
-                    });
-                    decided(
-                        AuditDecision::Denied,
-                        DecidedBy::Unattended,
-                        &call.arguments,
-                        None,
-                        Some(why.to_owned()),
-                    );
-                    return denied(
-                        Some(why.to_owned()),
-                        format!("Toolgate did not run this call: nobody could be asked to approve it ({why})."),
-                    );
-                }
-                let mut reason = verdict.reason.clone();
-                for changed in &verdict.changed {
-                    let what = match changed.what {
-                        toolgate_policy::ChangeKind::ServerChanged => {
-                            "the server's command or address changed"
-                        }
-                        toolgate_policy::ChangeKind::ToolChanged => {
-                            "the tool's description or inputs changed"
-                        }
-                    };
-                    reason.push_str(&format!(" Asking again: {what} since you allowed it."));
-                }
-                let (pending, answer) = self.gate.hold(shown(reason));
-                let gate_id = pending.id.clone();
-                on_event(TurnEvent::ApprovalRequested(pending));
-                let answer = tokio::select! {
-                    // Stop wins a tie with an approval: nothing may start after the user stopped.
-                    biased;
-                    () = options.cancel.cancelled() => {
-                        self.gate.withdraw(&gate_id);
-                        decided(AuditDecision::Cancelled, DecidedBy::User, &call.arguments, None,
-                            Some("the user stopped the turn".to_owned()));
-                        return refused("the user stopped the turn".to_owned());
-                    }
-                    answer = tokio::time::timeout(options.approval_timeout, answer) => answer,
-                };
-                let Ok(answer) = answer else {
-                    self.gate.withdraw(&gate_id);
-                    let reason = format!(
-                        "nobody answered within {} s",
-                        options.approval_timeout.as_secs()
-                    );
-                    decided(
-                        AuditDecision::TimedOut,
-                        DecidedBy::Timeout,
-                        &call.arguments,
-                        None,
-                        Some(reason.clone()),
-                    );
-                    return refused(reason);
-                };
-                // An "always" answer becomes a rule before the call runs.
-                let remembered = match &answer {
-                    // A client's call belongs to no chat: "in this chat" is this call only,
-                    // never quietly "always".
-                    Decision::Allow {
-                        lasting: Lasting::Conversation,
-                        ..
-                    } if conversation.is_none() && client.is_some() => None,
-                    Decision::Allow { reach, lasting } => Some((true, *reach, *lasting)),
-                    Decision::DenyAlways { reach } => Some((false, *reach, Lasting::Always)),
-                    _ => None,
-                };
-                if let Some((allow, reach, lasting)) = remembered {
-                    let rule = approval::rule_for(
-                        subject,
-                        allow,
-                        reach,
-                        lasting,
-                        conversation,
-                        client,
-                        approval::now_ms(),
-                    );
-                    if let Err(e) = self.policy.add_rule(rule) {
-                        tracing::error!("could not save the rule the user asked for: {e}");
-                    }
-                }
-                match answer {
-                    Decision::Deny { reason } => {
-                        decided(
-                            AuditDecision::Denied,
-                            DecidedBy::User,
-                            &call.arguments,
-                            None,
-                            reason.clone(),
-                        );
-                        let told = match &reason {
-                            Some(r) if !r.trim().is_empty() => {
-                                format!("The user denied this tool call: {r}")
-                            }
-                            _ => "The user denied this tool call.".to_owned(),
-                        };
-                        return denied(reason, told);
-                    }
-                    Decision::DenyAlways { .. } => {
-                        decided(
-                            AuditDecision::Denied,
-                            DecidedBy::User,
-                            &call.arguments,
-                            None,
-                            Some("denied, and from now on".to_owned()),
-                        );
-                        return denied(
-                            None,
-                            "The user denied this tool call, and will not allow it.".to_owned(),
-                        );
-                    }
-                    Decision::ApproveEdited { arguments } => {
-                        let audit = allowed(
-                            DecidedBy::User,
-                            &arguments,
-                            Some(&call.arguments),
-                            Some("approved with edited arguments".to_owned()),
-                        );
-                        (arguments, audit)
-                    }
-                    Decision::Approve | Decision::Allow { .. } => {
-                        let audit = allowed(DecidedBy::User, &call.arguments, None, None);
-                        (call.arguments.clone(), audit)
-                    }
-                }
-            }
-        };
-        let (arguments, audit) = arguments;
-        self.run(offer, entry, call, arguments, audit, options, on_event)
-            .await
+        }
+    }
+
+    /// Saves the rule an answer made, before the call runs (so the next call sees it). A
+    /// failure is logged: the user's answer for this call stands.
+    async fn remember(&self, subject: &PolicyCall, rule: RuleToSave) {
+        let rule = approval::rule_for(
+            subject,
+            rule.allow,
+            rule.reach,
+            rule.lasting,
+            self.audit.conversation.as_deref(),
+            self.audit.client.as_deref(),
+            approval::now_ms(),
+        );
+        if let Err(e) = self.policy.add_rule(rule).await {
+            tracing::error!("could not save the rule the user asked for: {e}");
+        }
     }
 
     /// Runs an approved call on its server, reporting progress, and completes its audit entry.

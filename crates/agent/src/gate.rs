@@ -216,6 +216,28 @@ impl PendingCall {
     }
 }
 
+/// How a wait at the gate ended ([`Gate::ask`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// Someone answered.
+    Answered(Decision),
+    /// The wait was stopped: the user stopped the turn, or the one asking took it back.
+    Stopped,
+    /// Nobody answered in time.
+    TimedOut(std::time::Duration),
+    /// Nobody can be asked ([`Gate::unattended`]): why, in words.
+    Unattended(String),
+}
+
+/// Takes a request off the gate when its wait ends, however it ends.
+struct Withdraw<'a>(&'a Gate, String);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.0.withdraw(&self.1);
+    }
+}
+
 /// The answer to one held call. Resolves to a denial if the gate goes away unanswered.
 pub struct Answer(oneshot::Receiver<Decision>);
 
@@ -303,6 +325,35 @@ impl Gate {
         ids.iter()
             .filter(|id| self.answer(id, decision.clone()).is_ok())
             .count()
+    }
+
+    /// Holds `request` until it is answered, `cancel` fires, or `timeout` passes. `held` gets the
+    /// request as the gate shows it (with its id) once it waits, to announce it. Whatever ends
+    /// the wait, this future being dropped included (a turn cancelled, a client gone, a server
+    /// that took its request back), the request leaves the gate: the window and the tray never
+    /// show a question nobody waits for. A stop wins a tie with an answer, so nothing starts
+    /// after the user stopped.
+    pub async fn ask(
+        &self,
+        request: PendingCall,
+        cancel: &tokio_util::sync::CancellationToken,
+        timeout: std::time::Duration,
+        held: impl FnOnce(PendingCall),
+    ) -> Asked {
+        if let Some(why) = self.nobody_to_ask() {
+            return Asked::Unattended(why.to_owned());
+        }
+        let (shown, answer) = self.hold(request);
+        let _withdraw = Withdraw(self, shown.id.clone());
+        held(shown);
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Asked::Stopped,
+            answer = tokio::time::timeout(timeout, answer) => match answer {
+                Ok(decision) => Asked::Answered(decision),
+                Err(_) => Asked::TimedOut(timeout),
+            },
+        }
     }
 
     /// Takes back a call nobody needs an answer to any more (its turn was stopped).
@@ -429,6 +480,82 @@ mod tests {
         );
         drop(gate);
         assert!(matches!(answer.await, Decision::Deny { .. }));
+    }
+
+    #[tokio::test]
+    async fn ask_withdraws_its_request_however_the_wait_ends() {
+        use std::time::Duration;
+        use tokio_util::sync::CancellationToken;
+        let gate = std::sync::Arc::new(Gate::default());
+        let long = Duration::from_secs(60);
+
+        // Answered.
+        let asking = {
+            let gate = gate.clone();
+            tokio::spawn(async move {
+                gate.ask(call(), &CancellationToken::new(), long, |_| {})
+                    .await
+            })
+        };
+        while gate.waiting().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        let id = gate.waiting()[0].id.clone();
+        gate.answer(&id, Decision::Approve).unwrap();
+        assert_eq!(asking.await.unwrap(), Asked::Answered(Decision::Approve));
+
+        // Stopped: the stop wins even over an answer already given.
+        let stop = CancellationToken::new();
+        stop.cancel();
+        let mut shown = None;
+        let asked = gate.ask(call(), &stop, long, |c| shown = Some(c)).await;
+        assert_eq!(asked, Asked::Stopped);
+        assert!(
+            shown.is_some(),
+            "the request was announced before the stop was seen"
+        );
+        assert!(gate.waiting().is_empty());
+
+        // Timed out.
+        let asked = gate
+            .ask(
+                call(),
+                &CancellationToken::new(),
+                Duration::from_millis(5),
+                |_| {},
+            )
+            .await;
+        assert_eq!(asked, Asked::TimedOut(Duration::from_millis(5)));
+        assert!(gate.waiting().is_empty());
+
+        // Dropped mid-wait (a cancelled turn's future, a client that left).
+        let asking = {
+            let gate = gate.clone();
+            tokio::spawn(async move {
+                gate.ask(call(), &CancellationToken::new(), long, |_| {})
+                    .await
+            })
+        };
+        while gate.waiting().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        asking.abort();
+        let _ = asking.await;
+        assert!(
+            gate.waiting().is_empty(),
+            "a dropped wait leaves nothing behind"
+        );
+
+        // Nobody to ask: nothing is held at all.
+        let unattended = Gate::unattended("no terminal");
+        let mut announced = false;
+        let asked = unattended
+            .ask(call(), &CancellationToken::new(), long, |_| {
+                announced = true
+            })
+            .await;
+        assert_eq!(asked, Asked::Unattended("no terminal".into()));
+        assert!(!announced && unattended.waiting().is_empty());
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ mod attach;
 mod call;
 mod exposure;
 mod gate;
+pub mod gatekeeper;
 mod offer;
 mod output;
 mod record;
@@ -44,7 +45,7 @@ pub use approval::{MemoryPolicy, PolicyStore};
 pub use attach::{with_attachments, Attached};
 pub use exposure::Exposure;
 pub use gate::{
-    Announcer, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
+    Announcer, Asked, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
 };
 pub use offer::Offers;
 pub use record::{restore, stored, title_for, HistoryRecorder};
@@ -255,6 +256,42 @@ pub trait Recorder: Send + Sync {
     async fn record(&self, message: &Message);
 }
 
+/// The system prompt of Toolgate's own chat.
+pub const SYSTEM_PROMPT: &str = "You are Toolgate's assistant. Use the tools when they help. The user approves every tool call; if one is denied, do not retry it, say what you would have done.";
+
+/// Everything a gated agent is made of, each part required: there is no default that could
+/// quietly drop a safeguard (an audit log, the user's rules, what the conversation has read).
+/// Product code gets an agent only from `toolgate_host::Host::agent`, which fills this in the
+/// same way for every caller; tests fill it by hand.
+pub struct AgentParts {
+    pub servers: Arc<ServerManager>,
+    pub gate: Arc<Gate>,
+    /// The user's approval rules, read at every call.
+    pub policy: Arc<dyn PolicyStore>,
+    /// Where every decision is written; `None` only when the history could not be opened
+    /// (the host has told the user).
+    pub history: Option<Arc<toolgate_history::History>>,
+    /// The conversation the calls belong to (the audit entries and "in this chat" rules).
+    pub conversation: Option<String>,
+    /// The connected client or app whose calls these are: the card names it, its audit
+    /// entries carry it, rules limited to it apply, and its "always" answers are limited to it.
+    pub client: Option<String>,
+    /// The untrusted content the conversation (or client connection) has read: shared with
+    /// every agent of the same conversation.
+    pub exposure: Arc<Exposure>,
+    /// Offers kept by their inputs, shared with every other agent of the host.
+    pub offers: Arc<Offers>,
+    /// Which tools to offer, under which names (the user's tool settings).
+    pub tools: CatalogSettings,
+    /// The provider the tool list must suit (its tool limit and schema rules).
+    pub target: ToolTarget,
+    /// The servers whose tools are offered, by id; `None`: every server.
+    pub only: Option<std::collections::BTreeSet<String>>,
+    /// Keeps each message of the conversation as it is added.
+    pub recorder: Option<Arc<dyn Recorder>>,
+    pub system: Option<String>,
+}
+
 /// Runs turns of one conversation against a set of MCP servers.
 pub struct Agent {
     recorder: Option<Arc<dyn Recorder>>,
@@ -274,81 +311,40 @@ pub struct Agent {
 }
 
 impl Agent {
-    pub fn new(servers: Arc<ServerManager>, gate: Arc<Gate>) -> Self {
-        Self {
-            recorder: None,
-            policy: Arc::new(MemoryPolicy::default()),
-            audit: approval::Audit::default(),
+    /// An agent of exactly these parts. Outside tests, use `toolgate_host::Host::agent`.
+    pub fn new(parts: AgentParts) -> Self {
+        let AgentParts {
             servers,
             gate,
-            system: Some(
-                "You are Toolgate's assistant. Use the tools when they help. The user approves every tool call; if one is denied, do not retry it, say what you would have done."
-                    .to_owned(),
-            ),
-            tools: CatalogSettings::default(),
-            target: ToolTarget::Anthropic,
-            only: None,
-            exposure: Arc::new(Exposure::new()),
-            offers: Arc::default(),
+            policy,
+            history,
+            conversation,
+            client,
+            exposure,
+            offers,
+            tools,
+            target,
+            only,
+            recorder,
+            system,
+        } = parts;
+        Self {
+            recorder,
+            policy,
+            audit: approval::Audit {
+                history,
+                conversation,
+                client,
+            },
+            servers,
+            gate,
+            system,
+            tools,
+            target,
+            only,
+            exposure,
+            offers,
         }
-    }
-
-    /// Keeps the catalog and what derives from it in `offers`, shared with the host's other
-    /// agents, so a turn or call whose servers and settings are unchanged builds nothing.
-    pub fn with_offers(mut self, offers: Arc<Offers>) -> Self {
-        self.offers = offers;
-        self
-    }
-
-    /// What the conversation has read so far, shared with the agents of its other turns (the
-    /// app builds one agent per turn) or of a connected client's other calls.
-    pub fn with_exposure(mut self, exposure: Arc<Exposure>) -> Self {
-        self.exposure = exposure;
-        self
-    }
-
-    /// Offers only these servers' tools (a connected client's profile).
-    pub fn with_servers(mut self, only: Option<std::collections::BTreeSet<String>>) -> Self {
-        self.only = only;
-        self
-    }
-
-    /// Which tools to offer, under which names (the user's tool settings), and the provider the
-    /// list must suit (its tool limit and schema rules).
-    pub fn with_tools(mut self, tools: CatalogSettings, target: ToolTarget) -> Self {
-        self.tools = tools;
-        self.target = target;
-        self
-    }
-
-    /// The user's approval rules. Without them every call is asked (the default policy).
-    pub fn with_policy(mut self, policy: Arc<dyn PolicyStore>) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// Writes every decision to the audit log in `history`, under `conversation`.
-    pub fn with_audit(
-        mut self,
-        history: Arc<toolgate_history::History>,
-        conversation: Option<String>,
-    ) -> Self {
-        self.audit.history = Some(history);
-        self.audit.conversation = conversation;
-        self
-    }
-
-    /// The calls are a connected client's (through the gateway): the gate's card names it, its
-    /// audit entries carry it, rules limited to it apply, and "always" answers are limited to it.
-    pub fn with_client(mut self, client: impl Into<String>) -> Self {
-        self.audit.client = Some(client.into());
-        self
-    }
-
-    /// Records every message as it is added to the history.
-    pub fn with_recorder(mut self, recorder: Arc<dyn Recorder>) -> Self {
-        self.recorder = Some(recorder);
-        self
     }
 
     async fn keep(&self, history: &mut Vec<Message>, message: Message) {

@@ -25,14 +25,14 @@ use tokio_util::sync::CancellationToken;
 use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History};
 use toolgate_llm::{ChatRequest, Message, Provider, StopReason};
 use toolgate_mcp::{ServerManager, ServerRequests};
-use toolgate_policy::{Basis, Effect, Rule, Scope, Subject};
+use toolgate_policy::{Effect, Rule, Scope, Subject};
 
 mod link;
 
 pub use link::{link_of, open_in_browser};
 
 use crate::approval::{launch_fingerprint, now_ms, PolicyStore};
-use crate::gate::{Decision, Gate, Lasting, PendingCall, RequestKind};
+use crate::gate::{Asked, Decision, Gate, Lasting, PendingCall, RequestKind};
 
 /// The audit log's "tool" for each kind of request: the protocol's method name.
 pub const SAMPLING: &str = "sampling/createMessage";
@@ -116,29 +116,15 @@ impl ServerRequestGate {
         }
     }
 
-    /// Holds a request at the gate until it is answered, times out, or the server takes it back.
+    /// Holds a request at the gate until it is answered, times out, or the server takes it back
+    /// (the gate's one drop-safe wait, as a tool call's).
     async fn ask(&self, request: PendingCall, cancel: &CancellationToken) -> Outcome {
-        if let Some(why) = self.gate.nobody_to_ask() {
-            return Outcome::Unattended(why.to_owned());
-        }
         let timeout = self.policy.settings().approval_timeout();
-        let (held, answer) = self.gate.hold(request);
-        // Whatever ends the wait (including this future being dropped), the request leaves the
-        // gate, so the window and the tray never show a question nobody is waiting for.
-        struct Withdraw<'a>(&'a Gate, String);
-        impl Drop for Withdraw<'_> {
-            fn drop(&mut self) {
-                self.0.withdraw(&self.1);
-            }
-        }
-        let _withdraw = Withdraw(&self.gate, held.id.clone());
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Outcome::Withdrawn,
-            answer = tokio::time::timeout(timeout, answer) => match answer {
-                Ok(decision) => Outcome::Answered(decision),
-                Err(_) => Outcome::TimedOut,
-            },
+        match self.gate.ask(request, cancel, timeout, |_| {}).await {
+            Asked::Answered(decision) => Outcome::Answered(decision),
+            Asked::TimedOut(_) => Outcome::TimedOut,
+            Asked::Stopped => Outcome::Withdrawn,
+            Asked::Unattended(why) => Outcome::Unattended(why),
         }
     }
 
@@ -171,11 +157,7 @@ impl ServerRequestGate {
         decision: AuditDecision,
         verdict: &toolgate_policy::Verdict,
     ) -> Option<i64> {
-        let by = match verdict.basis {
-            Basis::Paused => DecidedBy::Pause,
-            Basis::Rule => DecidedBy::Rule,
-            _ => DecidedBy::Default,
-        };
+        let by = crate::gatekeeper::decided_by(verdict.basis);
         let mut entry = AuditEntry::new(
             asker.id.clone(),
             method.to_owned(),
@@ -213,7 +195,7 @@ impl ServerRequestGate {
         }
     }
 
-    fn remember(&self, subject: &Subject, effect: Effect) {
+    async fn remember(&self, subject: &Subject, effect: Effect) {
         let rule = Rule::for_subject(
             uuid::Uuid::new_v4().to_string(),
             effect,
@@ -221,7 +203,7 @@ impl ServerRequestGate {
             Scope::Always,
             now_ms(),
         );
-        if let Err(e) = self.policy.add_rule(rule) {
+        if let Err(e) = self.policy.add_rule(rule).await {
             tracing::error!("could not save the rule the user asked for: {e}");
         }
     }
@@ -451,7 +433,7 @@ impl ServerRequests for ServerRequestGate {
                         let reason = match decision {
                             Decision::Deny { reason } => reason,
                             _ => {
-                                self.remember(&subject, Effect::Deny);
+                                self.remember(&subject, Effect::Deny).await;
                                 Some("refused, and from now on".to_owned())
                             }
                         };
@@ -486,7 +468,7 @@ impl ServerRequests for ServerRequestGate {
                     }
                     Decision::Allow { lasting, .. } => {
                         if lasting == Lasting::Always {
-                            self.remember(&subject, Effect::Allow);
+                            self.remember(&subject, Effect::Allow).await;
                         }
                         let audit = log(AuditDecision::Allowed, DecidedBy::User, None).await;
                         // Trusted from now on: the reply goes back without a second question.
@@ -530,7 +512,7 @@ impl ServerRequests for ServerRequestGate {
                     Some(reason.unwrap_or_else(|| "the user kept the reply back".into()))
                 }
                 Outcome::Answered(Decision::DenyAlways { .. }) => {
-                    self.remember(&subject, Effect::Deny);
+                    self.remember(&subject, Effect::Deny).await;
                     Some("the user kept the reply back".into())
                 }
                 Outcome::TimedOut => Some("nobody reviewed the reply in time".into()),
@@ -611,7 +593,7 @@ impl ServerRequests for ServerRequestGate {
                 reason,
             ),
             Outcome::Answered(Decision::DenyAlways { .. }) => {
-                self.remember(&subject, Effect::Deny);
+                self.remember(&subject, Effect::Deny).await;
                 (
                     ElicitResult::new(ElicitationAction::Decline),
                     AuditDecision::Denied,

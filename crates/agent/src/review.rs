@@ -12,9 +12,9 @@ use serde_json::{json, Value};
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_mcp::{McpError, ToolOutput};
 
-use crate::approval::Decided;
 use crate::exposure::Facts;
-use crate::gate::{Decision, PendingCall, RequestKind};
+use crate::gate::{Asked, Decision, PendingCall, RequestKind};
+use crate::gatekeeper::AuditNote;
 use crate::{Agent, CallOutcome, Offer, TurnEvent, TurnOptions};
 
 /// What the model gets after a review.
@@ -103,29 +103,22 @@ impl Agent {
         }
         let subject = crate::approval::subject(entry, "", "", &call.arguments);
         let audit = |decision, by, reason: String| {
-            self.audit.record(Decided {
-                call: &subject,
-                arguments: &call.arguments,
-                original: None,
-                decision,
-                by,
-                rule_id: None,
-                reason: Some(format!("result review: {reason}")),
-            });
+            self.audit.refused(
+                &subject,
+                &call.arguments,
+                AuditNote {
+                    decision,
+                    by,
+                    rule_id: None,
+                    reason: Some(format!("result review: {reason}")),
+                },
+            );
         };
         let withheld = |why: &str| {
             Reviewed::Withheld(format!(
                 "The result of this call was withheld from you: {why}."
             ))
         };
-        if let Some(why) = self.gate.nobody_to_ask() {
-            audit(
-                AuditDecision::Denied,
-                DecidedBy::Unattended,
-                format!("withheld, nobody could review it ({why})"),
-            );
-            return withheld("the user reviews this tool's results and nobody could be asked");
-        }
         let pending = PendingCall {
             id: String::new(),
             request: RequestKind::ToolResult,
@@ -149,30 +142,39 @@ impl Agent {
             client: self.audit.client.clone(),
             link: None,
         };
-        let (held, answer) = self.gate.hold(pending);
-        let id = held.id.clone();
-        on_event(TurnEvent::ApprovalRequested(held));
-        let answer = tokio::select! {
-            biased;
-            () = options.cancel.cancelled() => {
-                self.gate.withdraw(&id);
-                audit(AuditDecision::Cancelled, DecidedBy::User, "withheld, the turn was stopped".into());
+        let asked = self
+            .gate
+            .ask(pending, &options.cancel, options.approval_timeout, |held| {
+                on_event(TurnEvent::ApprovalRequested(held))
+            })
+            .await;
+        let answer = match asked {
+            Asked::Answered(answer) => answer,
+            Asked::Unattended(why) => {
+                audit(
+                    AuditDecision::Denied,
+                    DecidedBy::Unattended,
+                    format!("withheld, nobody could review it ({why})"),
+                );
+                return withheld("the user reviews this tool's results and nobody could be asked");
+            }
+            Asked::Stopped => {
+                audit(
+                    AuditDecision::Cancelled,
+                    DecidedBy::User,
+                    "withheld, the turn was stopped".into(),
+                );
                 return withheld("the turn was stopped");
             }
-            answer = tokio::time::timeout(options.approval_timeout, answer) => answer,
-        };
-        let Ok(answer) = answer else {
-            self.gate.withdraw(&id);
-            let why = format!(
-                "nobody reviewed it within {} s",
-                options.approval_timeout.as_secs()
-            );
-            audit(
-                AuditDecision::TimedOut,
-                DecidedBy::Timeout,
-                format!("withheld, {why}"),
-            );
-            return withheld(&why);
+            Asked::TimedOut(after) => {
+                let why = format!("nobody reviewed it within {} s", after.as_secs());
+                audit(
+                    AuditDecision::TimedOut,
+                    DecidedBy::Timeout,
+                    format!("withheld, {why}"),
+                );
+                return withheld(&why);
+            }
         };
         match answer {
             Decision::Approve | Decision::Allow { .. } => {

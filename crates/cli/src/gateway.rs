@@ -24,9 +24,7 @@ pub async fn serve(ctx: Context) -> Result<u8> {
         eprintln!("toolgate serve: calls your rules do not allow are refused ({why}).");
     }
     let serving = tokio::spawn(gateway.serve());
-    let servers = host.servers.clone();
-    let configs = ctx.settings.servers.clone();
-    let starting = tokio::spawn(async move { servers.start_all(&configs).await });
+    let starting = host.run();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
@@ -36,14 +34,7 @@ pub async fn serve(ctx: Context) -> Result<u8> {
     stop.cancel();
     starting.abort();
     let _ = serving.await;
-    host.gate.deny_all("Toolgate is stopping");
-    host.servers.stop_all().await;
-    // Completions queued without waiting are committed before the process ends.
-    if let Ok(history) = host.history.clone() {
-        tokio::task::spawn_blocking(move || history.flush())
-            .await
-            .ok();
-    }
+    host.shutdown("Toolgate is stopping").await;
     Ok(0)
 }
 

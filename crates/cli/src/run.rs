@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_agent::{Agent, Gate, TurnEvent, TurnOptions};
+use toolgate_agent::{Agent, TurnEvent, TurnOptions};
+use toolgate_host::Caller;
 use toolgate_llm::{ContentPart, Message, Usage};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 
@@ -124,11 +125,9 @@ fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<R
 /// A session: servers started, the gate answered at the terminal (or not at all).
 pub struct Session {
     pub ctx: Context,
-    pub gate: Arc<Gate>,
     pub agent: Agent,
     pub model: String,
     provider: Arc<toolgate_llm::HttpProvider>,
-    servers: Arc<toolgate_mcp::ServerManager>,
     /// Where each model call's tokens are added up: the conversation this run is saved as.
     usage_sink: Option<(Arc<toolgate_history::History>, String)>,
 }
@@ -137,8 +136,11 @@ impl Session {
     pub async fn start(ctx: Context, approve: &[String], title: &str) -> Result<Self> {
         let (provider, model) = ctx.provider().await?;
         let provider = Arc::new(provider);
-        let (gate, servers) = (ctx.host.gate.clone(), ctx.manager());
-        servers.start_all(&ctx.settings.servers).await;
+        let servers = ctx.manager();
+        // Every server ready (or failed) before the first turn.
+        if let Err(e) = ctx.host.run().await {
+            eprintln!("toolgate: the servers could not be started: {e}");
+        }
         for server in servers.snapshot().await {
             if let toolgate_mcp::ServerStatus::Failed { reason } = &server.status {
                 eprintln!("toolgate: server {} is not available: {reason}", server.id);
@@ -147,36 +149,30 @@ impl Session {
         let snapshot = servers.snapshot().await;
         let catalog = toolgate_agent::catalog_of(&snapshot, &ctx.settings.tools)?;
         ctx.host.grant_for_this_run(grants(approve, &catalog)?);
-        let mut agent = Agent::new(servers.clone(), gate.clone())
-            .with_tools(
-                ctx.settings.tools.clone(),
-                ctx.settings.provider.tool_target(),
-            )
-            .with_policy(ctx.host.policy())
-            .with_offers(ctx.host.offers.clone());
         let mut usage_sink = None;
+        let mut conversation = None;
         if let Some(history) = ctx.history() {
-            let conversation = history
+            conversation = history
                 .create(&toolgate_agent::title_for(title))
                 .map(|c| c.id)
                 .map_err(|e| eprintln!("toolgate: this run will not be saved: {e}"))
                 .ok();
             if let Some(id) = &conversation {
-                agent = agent.with_recorder(Arc::new(toolgate_agent::HistoryRecorder::new(
-                    history.clone(),
-                    id.clone(),
-                )));
                 usage_sink = Some((history.clone(), id.clone()));
             }
-            agent = agent.with_audit(history, conversation);
         }
+        let agent = ctx
+            .host
+            .agent(Caller::Chat {
+                conversation,
+                servers_off: &[],
+            })
+            .await;
         Ok(Self {
             ctx,
-            gate,
             agent,
             model,
             provider,
-            servers,
             usage_sink,
         })
     }
@@ -368,15 +364,7 @@ impl Spent {
 
 impl Session {
     pub async fn stop(self) {
-        self.gate.deny_all("the command ended");
-        self.servers.stop_all().await;
-        // What was queued without waiting (completions, usage) is committed before the
-        // process ends.
-        if let Some(history) = self.ctx.history() {
-            tokio::task::spawn_blocking(move || history.flush())
-                .await
-                .ok();
-        }
+        self.ctx.host.shutdown("the command ended").await;
     }
 }
 

@@ -1,7 +1,6 @@
 //! One connected client: what it sees (its profile's catalog, resources and prompts) and how
 //! its calls pass the gate.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -18,9 +17,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{Agent, CallOutcome, Exposure, ToolTarget, TurnEvent, TurnOptions};
-use toolgate_catalog::CatalogSettings;
-use toolgate_host::Host;
+use toolgate_agent::{Agent, CallOutcome, TurnEvent, TurnOptions};
+use toolgate_host::{Caller, Connection, Host};
 use toolgate_llm::ToolCall;
 use toolgate_mcp::{ServerSnapshot, ServerStatus};
 
@@ -46,9 +44,9 @@ pub(crate) struct Session {
     calls: Arc<Semaphore>,
     /// Whether list changes are already followed for an older-era client.
     watching: Arc<AtomicBool>,
-    /// What this client's connection has read: for a connected client, the connection is the
-    /// conversation (see `toolgate_agent::Exposure`).
-    exposure: Arc<Exposure>,
+    /// This client's connection: for a connected client, the connection is the conversation
+    /// (what it has read is kept across its calls; see `toolgate_agent::Exposure`).
+    connection: Arc<Connection>,
 }
 
 /// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
@@ -94,12 +92,6 @@ impl Listener {
     }
 }
 
-/// One profile's view: which servers, and the tool settings with its exclusions added.
-struct View {
-    servers: Option<BTreeSet<String>>,
-    tools: CatalogSettings,
-}
-
 fn refused_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
@@ -112,7 +104,7 @@ impl Session {
             closed,
             calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
             watching: Arc::new(AtomicBool::new(false)),
-            exposure: Arc::new(Exposure::new()),
+            connection: Arc::new(Connection::default()),
         }
     }
 
@@ -126,47 +118,19 @@ impl Session {
             .unwrap_or_else(|| UNNAMED.to_owned())
     }
 
-    fn view(&self, client: &str) -> View {
-        let settings = self.host.settings();
-        let mut tools = settings.tools.clone();
-        let Some((_, profile)) = settings.gateway.profile(client) else {
-            return View {
-                servers: None,
-                tools,
-            };
-        };
-        for (server, globs) in &profile.exclude {
-            tools
-                .servers
-                .entry(server.clone())
-                .or_default()
-                .exclude
-                .extend(globs.iter().cloned());
-        }
-        View {
-            servers: profile.servers.clone(),
-            tools,
-        }
-    }
-
-    fn agent(&self, client: &str) -> Agent {
-        let view = self.view(client);
-        let mut agent = Agent::new(self.host.servers.clone(), self.host.gate.clone())
-            .with_tools(view.tools, ToolTarget::Anthropic)
-            .with_servers(view.servers)
-            .with_policy(self.host.policy())
-            .with_offers(self.host.offers.clone())
-            .with_client(client)
-            .with_exposure(self.exposure.clone());
-        if let Ok(history) = &self.host.history {
-            agent = agent.with_audit(history.clone(), None);
-        }
-        agent
+    /// The gated agent for this client's calls on this connection.
+    async fn agent(&self, client: &str) -> Agent {
+        self.host
+            .agent(Caller::Client {
+                name: client,
+                connection: &self.connection,
+            })
+            .await
     }
 
     /// The ready servers this client's profile shows.
     async fn servers(&self, client: &str) -> Vec<ServerSnapshot> {
-        let only = self.view(client).servers;
+        let only = self.host.client_view(client).servers;
         let mut servers = self.host.servers.snapshot().await;
         servers.retain(|s| {
             s.enabled
@@ -179,6 +143,7 @@ impl Session {
     async fn tools(&self, client: &str) -> Result<Vec<Tool>, ErrorData> {
         let catalog = self
             .agent(client)
+            .await
             .catalog_for_client()
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
@@ -391,6 +356,7 @@ impl ServerHandler for Session {
         };
         let outcome = self
             .agent(&client)
+            .await
             .call_for_client(&call, &options, &on_event)
             .await;
         stop.abort();

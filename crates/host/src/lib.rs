@@ -1,5 +1,5 @@
-//! The running Toolgate without a window: the one composition root that the app, the CLI (and
-//! the gateway to come) build on.
+//! The running Toolgate without a window: the one composition root that the app, the CLI and
+//! the gateway build on, and the only place a gated agent is made ([`Host::agent`]).
 //!
 //! A [`Host`] owns, set up once and the same way for every front end:
 //! - the settings file (read at open, re-read before each change so that the app and the CLI
@@ -15,12 +15,14 @@
 //! servers get, whether first-run defaults are written, whether anyone can answer the gate. The
 //! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
 
+mod agent;
 mod sign_in;
+pub use agent::{Caller, ClientView, Connection};
 pub use sign_in::SIGN_IN_WAIT;
 pub use toolgate_oauth::SignedInInfo;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use toolgate_agent::{Exposure, Gate, ModelSource, Offers, PolicyStore, ServerRequestGate};
 use toolgate_history::History;
@@ -163,6 +165,9 @@ pub struct Host {
     grants: Mutex<Vec<Rule>>,
     /// The untrusted content each conversation has read, kept across its turns.
     exposures: Mutex<std::collections::HashMap<String, Arc<Exposure>>>,
+    /// The saved rules and this process's grants as one set, made when first read after a
+    /// change: every call reads it, so it is shared, never copied per call.
+    policy: RwLock<Option<Arc<PolicySettings>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -250,6 +255,7 @@ impl Host {
                 notices,
                 grants: Mutex::default(),
                 exposures: Mutex::default(),
+                policy: RwLock::default(),
             }
         }))
     }
@@ -296,7 +302,49 @@ impl Host {
         // Validates first; the file is replaced whole or not at all.
         toolgate_settings::file::save(&self.settings_path, &next)?;
         *current = next.clone();
+        self.policy_changed();
         Ok(next)
+    }
+
+    /// [`Self::update_settings`] on the blocking pool: the file is read, written and synced
+    /// there, never on an async worker.
+    pub async fn change_settings(
+        self: &Arc<Self>,
+        change: impl FnOnce(&mut Settings) + Send + 'static,
+    ) -> Result<Settings, FileError> {
+        let host = self.clone();
+        match tokio::task::spawn_blocking(move || host.update_settings(change)).await {
+            Ok(saved) => saved,
+            Err(e) => Err(FileError::Io {
+                action: "save",
+                path: self.settings_path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            }),
+        }
+    }
+
+    /// Forgets the policy set made from the old settings and grants.
+    fn policy_changed(&self) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Starts every enabled server of the settings, each in its own task; returns at once.
+    /// The one start of the app, `toolgate serve` and the CLI's commands that run servers.
+    pub fn run(&self) -> tokio::task::JoinHandle<()> {
+        let (servers, configs) = (self.servers.clone(), self.settings().servers.clone());
+        tokio::spawn(async move { servers.start_all(&configs).await })
+    }
+
+    /// The one stop: every request still waiting is refused with `why`, every server process
+    /// stopped, and what the history queued without waiting committed before this returns.
+    pub async fn shutdown(&self, why: &str) {
+        self.gate.deny_all(why);
+        self.servers.stop_all().await;
+        if let Ok(history) = self.history.clone() {
+            tokio::task::spawn_blocking(move || history.flush())
+                .await
+                .ok();
+        }
     }
 
     /// Saves a local server's sandbox (`None`: the defaults for what it is) and, since a
@@ -386,13 +434,20 @@ impl Host {
     /// Adds rules that hold until this process ends and are never saved (`--approve`).
     pub fn grant_for_this_run(&self, rules: impl IntoIterator<Item = Rule>) {
         lock(&self.grants).extend(rules);
+        self.policy_changed();
     }
 
-    /// The saved rules and this process's grants, as one set.
-    pub fn policy_settings(&self) -> PolicySettings {
+    /// The saved rules and this process's grants, as one set: made once after each change,
+    /// then shared by every call.
+    pub fn policy_settings(&self) -> Arc<PolicySettings> {
+        if let Some(policy) = &*self.policy.read().unwrap_or_else(|p| p.into_inner()) {
+            return policy.clone();
+        }
+        let mut slot = self.policy.write().unwrap_or_else(|p| p.into_inner());
+        // Made under the write lock: a change that lands meanwhile clears it after.
         let mut policy = self.settings().policy.clone();
         policy.rules.extend(lock(&self.grants).iter().cloned());
-        policy
+        slot.get_or_insert_with(|| Arc::new(policy)).clone()
     }
 
     /// Applies an import planned against the settings: the chosen secrets go to the keychain
@@ -505,8 +560,9 @@ fn open_history(path: &Path, notices: &mut Vec<String>) -> Result<Arc<History>, 
 /// The host's rules, held weakly: the host owns the manager, which owns the requests' gate.
 struct HostPolicy(Weak<Host>);
 
+#[async_trait::async_trait]
 impl PolicyStore for HostPolicy {
-    fn settings(&self) -> PolicySettings {
+    fn settings(&self) -> Arc<PolicySettings> {
         // A host being dropped has nothing to allow: the defaults ask.
         self.0
             .upgrade()
@@ -514,18 +570,23 @@ impl PolicyStore for HostPolicy {
             .unwrap_or_default()
     }
 
-    fn add_rule(&self, rule: Rule) -> Result<(), String> {
+    /// Saved to the settings file on the blocking pool (an "always" answer on a call's path
+    /// must not hold an async worker through a write and an fsync).
+    async fn add_rule(&self, rule: Rule) -> Result<(), String> {
         let host = self
             .0
             .upgrade()
             .ok_or("Toolgate is stopping; the rule was not saved")?;
-        let mut refused = None;
-        host.update_settings(|s| {
+        let refused = Arc::new(Mutex::new(None));
+        let slot = refused.clone();
+        host.change_settings(move |s| {
             if let Err(e) = s.policy.add_rule(rule) {
-                refused = Some(e.to_string());
+                *lock(&slot) = Some(e.to_string());
             }
         })
+        .await
         .map_err(|e| e.to_string())?;
+        let refused = lock(&refused).take();
         refused.map_or(Ok(()), Err)
     }
 }
@@ -604,8 +665,13 @@ mod tests {
         let host = Host::open(options(dir.path())).unwrap();
         let policy = host.policy();
         host.grant_for_this_run([rule("run-only")]);
-        policy.add_rule(rule("always")).unwrap();
-        let ids: Vec<String> = policy.settings().rules.into_iter().map(|r| r.id).collect();
+        policy.add_rule(rule("always")).await.unwrap();
+        let ids: Vec<String> = policy
+            .settings()
+            .rules
+            .iter()
+            .map(|r| r.id.clone())
+            .collect();
         assert_eq!(ids, ["always", "run-only"]);
         let saved = toolgate_settings::file::load(host.settings_path()).unwrap();
         let Loaded::Found(saved) = saved else {
@@ -613,7 +679,10 @@ mod tests {
         };
         let saved: Vec<String> = saved.policy.rules.into_iter().map(|r| r.id).collect();
         assert_eq!(saved, ["always"]);
-        assert!(policy.add_rule(rule("always")).is_err(), "ids stay unique");
+        assert!(
+            policy.add_rule(rule("always")).await.is_err(),
+            "ids stay unique"
+        );
     }
 
     #[tokio::test]

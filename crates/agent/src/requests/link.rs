@@ -116,7 +116,7 @@ impl ServerRequestGate {
                 ElicitResult::new(ElicitationAction::Decline)
             }
             Outcome::Answered(Decision::DenyAlways { .. }) => {
-                self.remember(&subject, Effect::Deny);
+                self.remember(&subject, Effect::Deny).await;
                 log(
                     AuditDecision::Denied,
                     DecidedBy::User,

@@ -1,0 +1,267 @@
+//! The gatekeeper's one decision: what a call's verdict and the user's answer come to.
+//!
+//! A call passes the gate in five steps (`Agent::gated`): resolve the tool, ask the rules for a
+//! verdict, ask the user when the verdict says so ([`Gate::ask`](crate::Gate::ask)), settle,
+//! and carry the settlement out. [`settle`] is the fourth step and the only one that decides
+//! anything: a pure function from the verdict, how the wait ended and who asks, to everything
+//! that follows — the audit entry, the event the window gets, the rule to save, and whether the
+//! call runs or what the caller is told. Being pure, it is tested as a table
+//! (`tests/settle_table.rs`), every verdict × answer × caller row.
+//!
+//! Invariants:
+//! - Only [`Next::Run`] lets a call reach its server, and only an allow verdict or a user's
+//!   approval produces it. Anything unexpected (a question that was never asked) refuses.
+//! - Every settlement has an audit entry; an entry names a rule only when a rule decided.
+//! - "In this chat" said to a connected client's call (which belongs to no chat) is that call
+//!   only, never quietly "always".
+
+use serde_json::Value;
+use toolgate_history::{AuditDecision, DecidedBy};
+use toolgate_policy::{Basis, ChangeKind, Decision as Ruling, Verdict};
+
+use crate::gate::{Asked, Decision, Lasting, Reach};
+
+/// Who asks for the call: the conversation it belongs to (Toolgate's chat, the CLI's run, an
+/// MCP App shown in a chat), and the connected client or app it comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asker<'a> {
+    pub conversation: Option<&'a str>,
+    pub client: Option<&'a str>,
+}
+
+/// The audit log's entry for the call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditNote {
+    pub decision: AuditDecision,
+    pub by: DecidedBy,
+    /// The rule that decided, only when one did.
+    pub rule_id: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// What the window is told of the decision before the call runs or is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announce {
+    /// A rule (or the pause) decided without asking.
+    DecidedByRule { allowed: bool },
+    /// The rules left it to the user, and nobody can be asked.
+    Unattended,
+}
+
+/// A rule the user's answer makes ("always", "in this chat", "never").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleToSave {
+    pub allow: bool,
+    pub reach: Reach,
+    pub lasting: Lasting,
+}
+
+/// Whether the call runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// It runs: with the user's edited arguments when there are some, else as asked.
+    Run { edited: Option<Value> },
+    /// It does not: `shown` on the call's card, `told` to the model or client.
+    Refuse { shown: Option<String>, told: String },
+}
+
+/// Everything that follows from a settled call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    pub audit: AuditNote,
+    pub announce: Option<Announce>,
+    pub rule_to_save: Option<RuleToSave>,
+    pub next: Next,
+}
+
+/// Who decided, as the audit log names it, when the rules decided.
+pub fn decided_by(basis: Basis) -> DecidedBy {
+    match basis {
+        Basis::Paused => DecidedBy::Pause,
+        Basis::Rule => DecidedBy::Rule,
+        _ => DecidedBy::Default,
+    }
+}
+
+/// Why the user is asked, as the card says it: the verdict's reason, and any grant that no
+/// longer applies because what it was given to changed.
+pub fn ask_reason(verdict: &Verdict) -> String {
+    let mut reason = verdict.reason.clone();
+    for changed in &verdict.changed {
+        let what = match changed.what {
+            ChangeKind::ServerChanged => "the server's command or address changed",
+            ChangeKind::ToolChanged => "the tool's description or inputs changed",
+        };
+        reason.push_str(&format!(" Asking again: {what} since you allowed it."));
+    }
+    reason
+}
+
+/// Settles a call: `asked` is how the wait at the gate ended, `None` when the verdict did not
+/// ask.
+pub fn settle(verdict: &Verdict, asked: Option<&Asked>, asker: Asker<'_>) -> Settlement {
+    match (verdict.decision, asked) {
+        (Ruling::Deny, _) => Settlement {
+            audit: by_rules(verdict, AuditDecision::Denied),
+            announce: Some(Announce::DecidedByRule { allowed: false }),
+            rule_to_save: None,
+            next: refused(verdict.reason.clone()),
+        },
+        (Ruling::Allow, _) => Settlement {
+            audit: by_rules(verdict, AuditDecision::Allowed),
+            announce: Some(Announce::DecidedByRule { allowed: true }),
+            rule_to_save: None,
+            next: Next::Run { edited: None },
+        },
+        (Ruling::Ask, None) => plain(
+            AuditDecision::Denied,
+            DecidedBy::Toolgate,
+            "the rules asked the user, but no question was put",
+            refused("Toolgate could not ask you about this call".to_owned()),
+        ),
+        (Ruling::Ask, Some(asked)) => answered(asked, asker),
+    }
+}
+
+fn answered(asked: &Asked, asker: Asker<'_>) -> Settlement {
+    match asked {
+        Asked::Unattended(why) => Settlement {
+            announce: Some(Announce::Unattended),
+            ..plain(
+                AuditDecision::Denied,
+                DecidedBy::Unattended,
+                why,
+                Next::Refuse {
+                    shown: Some(why.clone()),
+                    told: format!(
+                        "Toolgate did not run this call: nobody could be asked to approve it ({why})."
+                    ),
+                },
+            )
+        },
+        Asked::Stopped => {
+            let why = "the user stopped the turn";
+            plain(
+                AuditDecision::Cancelled,
+                DecidedBy::User,
+                why,
+                refused(why.to_owned()),
+            )
+        }
+        Asked::TimedOut(after) => {
+            let why = format!("nobody answered within {} s", after.as_secs());
+            plain(
+                AuditDecision::TimedOut,
+                DecidedBy::Timeout,
+                &why,
+                refused(why.clone()),
+            )
+        }
+        Asked::Answered(decision) => Settlement {
+            rule_to_save: rule_to_save(decision, asker),
+            ..by_user(decision)
+        },
+    }
+}
+
+fn by_user(decision: &Decision) -> Settlement {
+    let user = |decision, reason: Option<String>, next| Settlement {
+        audit: AuditNote {
+            decision,
+            by: DecidedBy::User,
+            rule_id: None,
+            reason,
+        },
+        announce: None,
+        rule_to_save: None,
+        next,
+    };
+    match decision {
+        Decision::Deny { reason } => {
+            let told = match reason {
+                Some(r) if !r.trim().is_empty() => format!("The user denied this tool call: {r}"),
+                _ => "The user denied this tool call.".to_owned(),
+            };
+            user(
+                AuditDecision::Denied,
+                reason.clone(),
+                Next::Refuse {
+                    shown: reason.clone(),
+                    told,
+                },
+            )
+        }
+        Decision::DenyAlways { .. } => user(
+            AuditDecision::Denied,
+            Some("denied, and from now on".to_owned()),
+            Next::Refuse {
+                shown: None,
+                told: "The user denied this tool call, and will not allow it.".to_owned(),
+            },
+        ),
+        Decision::ApproveEdited { arguments } => user(
+            AuditDecision::Allowed,
+            Some("approved with edited arguments".to_owned()),
+            Next::Run {
+                edited: Some(arguments.clone()),
+            },
+        ),
+        Decision::Approve | Decision::Allow { .. } => {
+            user(AuditDecision::Allowed, None, Next::Run { edited: None })
+        }
+    }
+}
+
+/// The rule an answer makes, if any.
+fn rule_to_save(decision: &Decision, asker: Asker<'_>) -> Option<RuleToSave> {
+    match *decision {
+        // A client's call belongs to no chat: "in this chat" is this call only.
+        Decision::Allow {
+            lasting: Lasting::Conversation,
+            ..
+        } if asker.conversation.is_none() && asker.client.is_some() => None,
+        Decision::Allow { reach, lasting } => Some(RuleToSave {
+            allow: true,
+            reach,
+            lasting,
+        }),
+        Decision::DenyAlways { reach } => Some(RuleToSave {
+            allow: false,
+            reach,
+            lasting: Lasting::Always,
+        }),
+        _ => None,
+    }
+}
+
+fn by_rules(verdict: &Verdict, decision: AuditDecision) -> AuditNote {
+    let by = decided_by(verdict.basis);
+    AuditNote {
+        decision,
+        by,
+        rule_id: verdict.rule_id.clone().filter(|_| by == DecidedBy::Rule),
+        reason: Some(verdict.reason.clone()),
+    }
+}
+
+fn plain(decision: AuditDecision, by: DecidedBy, reason: &str, next: Next) -> Settlement {
+    Settlement {
+        audit: AuditNote {
+            decision,
+            by,
+            rule_id: None,
+            reason: Some(reason.to_owned()),
+        },
+        announce: None,
+        rule_to_save: None,
+        next,
+    }
+}
+
+/// A refusal Toolgate makes: the card shows why; the caller is told Toolgate did not run it.
+fn refused(reason: String) -> Next {
+    Next::Refuse {
+        told: format!("Toolgate did not run this call: {reason}"),
+        shown: Some(reason),
+    }
+}
