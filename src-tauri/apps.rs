@@ -14,8 +14,8 @@ use tauri::{Manager, Runtime, State, UriSchemeContext};
 use toolgate_agent::apps::{self, AppDocument};
 use toolgate_agent::{Agent, CallOutcome, TurnOptions};
 
-use crate::commands::{CommandError, Result};
-use crate::AppState;
+use crate::error::{CommandError, Result};
+use crate::state::AppState;
 
 /// The scheme app documents are served on.
 pub const SCHEME: &str = "mcpapp";
