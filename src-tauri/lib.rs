@@ -2,6 +2,8 @@
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
 mod apps;
+#[cfg(test)]
+mod command_names;
 mod commands;
 mod confinement;
 mod connect;
