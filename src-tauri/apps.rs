@@ -15,8 +15,8 @@ use toolgate_agent::apps::{self, AppDocument};
 use toolgate_agent::CallOutcome;
 use toolgate_host::Caller;
 
-use crate::commands::{CommandError, Result};
-use crate::AppState;
+use crate::error::{CommandError, Result};
+use crate::state::AppState;
 
 /// The scheme app documents are served on.
 pub const SCHEME: &str = "mcpapp";

@@ -3,22 +3,8 @@
 
 use tauri::{AppHandle, Runtime, State};
 
-use crate::commands::CommandError;
+use crate::error::Result;
 use crate::state::AppState;
-
-type Result<T> = std::result::Result<T, CommandError>;
-
-impl From<toolgate_host::ServerChangeError> for CommandError {
-    fn from(e: toolgate_host::ServerChangeError) -> Self {
-        Self {
-            kind: match e {
-                toolgate_host::ServerChangeError::Settings(_) => "settings",
-                _ => "servers",
-            },
-            message: e.to_string(),
-        }
-    }
-}
 
 /// Saves a local server's sandbox (`null`: the defaults for what it is); the server starts
 /// again with it. Returns the notice to show when it was restarted.
@@ -30,7 +16,7 @@ pub async fn set_server_sandbox<R: Runtime>(
     sandbox: Option<toolgate_settings::SandboxSettings>,
 ) -> Result<Option<String>> {
     let restarted = state.host.set_sandbox(&server_id, sandbox).await?;
-    let _ = tauri::Emitter::emit(&app, crate::SERVERS_CHANGED, ());
+    let _ = tauri::Emitter::emit(&app, crate::events::SERVERS_CHANGED, ());
     Ok(restarted.then(|| format!("{server_id} was restarted: a sandbox applies from a start")))
 }
 
@@ -44,6 +30,6 @@ pub async fn set_server_trust<R: Runtime>(
     trust: toolgate_settings::TrustMarks,
 ) -> Result<()> {
     state.host.set_trust(&server_id, trust).await?;
-    let _ = tauri::Emitter::emit(&app, crate::SERVERS_CHANGED, ());
+    let _ = tauri::Emitter::emit(&app, crate::events::SERVERS_CHANGED, ());
     Ok(())
 }

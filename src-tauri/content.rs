@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tauri::State;
 
-use crate::commands::Result;
-use crate::AppState;
+use crate::error::Result;
+use crate::state::AppState;
 
 /// A template's resource, read: the URI the values made, and the server's answer.
 #[derive(Debug, Serialize)]

@@ -2,9 +2,14 @@
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
 mod apps;
+#[cfg(test)]
+mod command_names;
 mod commands;
 mod confinement;
+mod connect;
 mod content;
+mod error;
+mod events;
 mod notify;
 mod shell_commands;
 mod sign_in;
@@ -14,65 +19,14 @@ mod ui_state;
 
 use tauri::{Emitter, Manager, RunEvent, WindowEvent};
 
+pub use connect::connect;
+pub use events::{APPROVALS_CHANGED, SERVERS_CHANGED};
 pub use state::AppState;
-
-/// Event sent to the web-view whenever a server's status or tools change.
-pub const SERVERS_CHANGED: &str = "servers-changed";
-/// Event sent to the web-view whenever a request starts or stops waiting at the gate.
-pub const APPROVALS_CHANGED: &str = "approvals-changed";
 
 /// The gateway while the app runs: stopped, and its socket removed, when the app exits.
 struct GatewayRunning {
     stop: tokio_util::sync::CancellationToken,
     socket: std::path::PathBuf,
-}
-
-/// `toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS]`, the
-/// same shim as `toolgate connect`; returns the exit code.
-pub fn connect(args: &[String]) -> i32 {
-    let usage = "usage: toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS]";
-    let mut options = toolgate_gateway::shim::ConnectOptions {
-        socket: std::path::PathBuf::new(),
-        profile: None,
-        app: std::env::current_exe().ok(),
-        wait: std::time::Duration::from_secs(30),
-    };
-    let mut data_dir = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match (arg.as_str(), args.clone().next()) {
-            ("--profile", Some(v)) => options.profile = Some(v.clone()),
-            ("--data-dir", Some(v)) => data_dir = Some(std::path::PathBuf::from(v)),
-            ("--wait", Some(v)) => match v.parse() {
-                Ok(s) => options.wait = std::time::Duration::from_secs(s),
-                Err(_) => {
-                    eprintln!("toolgate-app connect: --wait takes a number of seconds\n{usage}");
-                    return 2;
-                }
-            },
-            ("--no-start", _) => {
-                options.app = None;
-                continue;
-            }
-            _ => {
-                eprintln!("toolgate-app connect: unexpected {arg:?}\n{usage}");
-                return 2;
-            }
-        }
-        args.next();
-    }
-    let Some(data_dir) = data_dir.or_else(toolgate_host::default_data_dir) else {
-        eprintln!("toolgate-app connect: neither XDG_DATA_HOME nor HOME is set; pass --data-dir");
-        return 2;
-    };
-    options.socket = toolgate_gateway::socket_path(&data_dir);
-    match toolgate_gateway::shim::connect(options) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("toolgate-app connect: {e}");
-            1
-        }
-    }
 }
 
 pub fn run() {
@@ -178,58 +132,58 @@ pub fn run() {
             }
         })
         .invoke_handler(tauri::generate_handler![
-            commands::list_servers,
-            commands::restart_server,
-            commands::call_tool,
-            commands::get_provider,
-            commands::set_provider,
-            commands::set_api_key,
-            commands::clear_api_key,
-            commands::send_message,
-            commands::answer_approval,
-            commands::pending_approvals,
-            commands::reset_conversation,
-            commands::tool_catalog,
-            commands::stop_turn,
-            commands::approval_rules,
-            commands::revoke_rule,
-            commands::set_paused,
-            commands::answer_all,
-            commands::audit_log,
-            commands::set_approval_options,
-            commands::export_audit,
-            commands::current_conversation,
-            commands::list_conversations,
-            commands::open_conversation,
-            commands::rename_conversation,
-            commands::delete_conversation,
-            commands::list_secrets,
-            commands::set_secret,
-            commands::clear_secret,
-            commands::startup_notices,
-            commands::import_sources,
-            commands::preview_import,
-            commands::apply_import,
-            commands::export_servers,
-            commands::set_server_enabled,
-            commands::remove_server,
-            commands::server_log,
-            commands::set_tool_enabled,
-            commands::set_server_roots,
-            commands::provider_presets,
-            commands::list_models,
-            commands::diagnostics,
-            commands::tool_settings,
-            commands::set_tool_settings,
-            commands::read_resource,
-            commands::start_at_login,
-            commands::set_start_at_login,
-            commands::server_config,
-            commands::update_server,
-            commands::list_hosts,
-            commands::preview_host,
-            commands::connect_host,
-            commands::undo_host,
+            commands::chat::send_message,
+            commands::chat::reset_conversation,
+            commands::chat::stop_turn,
+            commands::chat::current_conversation,
+            commands::chat::list_conversations,
+            commands::chat::open_conversation,
+            commands::chat::rename_conversation,
+            commands::chat::delete_conversation,
+            commands::approvals::answer_approval,
+            commands::approvals::pending_approvals,
+            commands::approvals::approval_rules,
+            commands::approvals::revoke_rule,
+            commands::approvals::set_paused,
+            commands::approvals::answer_all,
+            commands::approvals::audit_log,
+            commands::approvals::set_approval_options,
+            commands::approvals::export_audit,
+            commands::servers::list_servers,
+            commands::servers::restart_server,
+            commands::servers::call_tool,
+            commands::servers::tool_catalog,
+            commands::servers::set_server_enabled,
+            commands::servers::remove_server,
+            commands::servers::server_log,
+            commands::servers::set_tool_enabled,
+            commands::servers::set_server_roots,
+            commands::servers::tool_settings,
+            commands::servers::set_tool_settings,
+            commands::servers::read_resource,
+            commands::servers::server_config,
+            commands::servers::update_server,
+            commands::provider::get_provider,
+            commands::provider::set_provider,
+            commands::provider::set_api_key,
+            commands::provider::clear_api_key,
+            commands::provider::provider_presets,
+            commands::provider::list_models,
+            commands::secrets::list_secrets,
+            commands::secrets::set_secret,
+            commands::secrets::clear_secret,
+            commands::import::import_sources,
+            commands::import::preview_import,
+            commands::import::apply_import,
+            commands::import::export_servers,
+            commands::hosts::list_hosts,
+            commands::hosts::preview_host,
+            commands::hosts::connect_host,
+            commands::hosts::undo_host,
+            commands::system::startup_notices,
+            commands::system::diagnostics,
+            commands::system::start_at_login,
+            commands::system::set_start_at_login,
             confinement::set_server_sandbox,
             confinement::set_server_trust,
             content::read_resource_template,

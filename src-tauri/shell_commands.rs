@@ -3,21 +3,12 @@
 
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};
-use toolgate_host::{RuleEditError, RulePreview};
+use toolgate_host::RulePreview;
 use toolgate_llm::local::LocalServer;
 use toolgate_policy::{PolicySettings, Rule};
 
-use crate::commands::CommandError;
-use crate::AppState;
-
-impl From<RuleEditError> for CommandError {
-    fn from(e: RuleEditError) -> Self {
-        Self {
-            kind: "approval",
-            message: e.to_string(),
-        }
-    }
-}
+use crate::error::CommandError;
+use crate::state::AppState;
 
 /// Model servers running on this computer (Ollama, LM Studio), with their models.
 #[tauri::command]

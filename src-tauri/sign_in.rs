@@ -6,8 +6,8 @@ use tauri::ipc::Channel;
 use tauri::State;
 use toolgate_host::{SignedInInfo, SIGN_IN_WAIT};
 
-use crate::commands::CommandError;
-use crate::AppState;
+use crate::error::CommandError;
+use crate::state::AppState;
 
 fn failed(message: String) -> CommandError {
     CommandError {

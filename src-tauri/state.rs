@@ -6,10 +6,6 @@ use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager, Runtime};
 use toolgate_host::{Host, HostOptions};
 use toolgate_llm::Message;
-use toolgate_settings::file::FileError;
-use toolgate_settings::Settings;
-
-use crate::commands::CommandError;
 
 /// The conversation on screen: its id in the history (none until its first message) and its
 /// messages.
@@ -72,46 +68,6 @@ impl AppState {
             host_plan: Mutex::new(None),
             on_screen: Mutex::new(None),
         })
-    }
-
-    /// Pauses every tool (denying what waits now) or lifts the pause; for the window and the tray.
-    pub fn set_paused<R: Runtime>(
-        &self,
-        _app: &AppHandle<R>,
-        paused: bool,
-    ) -> Result<toolgate_policy::PolicySettings, CommandError> {
-        Ok(self.host.set_paused(paused)?)
-    }
-
-    /// Applies a change, validates it, saves it; on any failure nothing changes, in memory or
-    /// in the file (see [`Host::update_settings`]).
-    pub fn update_settings<R: Runtime>(
-        &self,
-        _app: &AppHandle<R>,
-        change: impl FnOnce(&mut Settings),
-    ) -> Result<Settings, CommandError> {
-        Ok(self.host.update_settings(change)?)
-    }
-}
-
-impl From<FileError> for CommandError {
-    fn from(e: FileError) -> Self {
-        Self {
-            kind: "settings",
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<toolgate_host::ProviderError> for CommandError {
-    fn from(e: toolgate_host::ProviderError) -> Self {
-        Self {
-            kind: match e {
-                toolgate_host::ProviderError::Keychain(_) => "keychain",
-                _ => "provider",
-            },
-            message: e.to_string(),
-        }
     }
 }
 

@@ -10,7 +10,7 @@ use toolgate_agent::tray::{self, Action, Item, ServerLine, TrayState};
 use toolgate_agent::{Decision, PendingCall};
 use toolgate_mcp::ServerStatus;
 
-use crate::AppState;
+use crate::state::AppState;
 
 const TRAY_ID: &str = "main";
 
@@ -99,8 +99,8 @@ fn act<R: Runtime>(app: &AppHandle<R>, action: Action) {
             });
         }
         Action::SetPaused(paused) => {
-            if let Err(e) = state.set_paused(app, paused) {
-                tracing::error!("could not change the pause from the tray: {}", e.message);
+            if let Err(e) = state.set_paused(paused) {
+                tracing::error!("could not change the pause from the tray: {e}");
             }
             let app = app.clone();
             tauri::async_runtime::spawn(async move { refresh(&app).await });

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use tauri::{AppHandle, Manager, PhysicalPosition, PhysicalSize, Runtime, Window};
 use tauri_plugin_store::{Store, StoreExt};
 
-use crate::commands::CommandError;
+use crate::error::CommandError;
 
 /// The file, in the data folder.
 pub const FILE: &str = "ui-state.json";

@@ -119,8 +119,8 @@ async fn overhead(
     let agent = |offers: Arc<Offers>| {
         Agent::new(AgentParts {
             tools: settings(mode),
-            target: target,
-            offers: offers,
+            target,
+            offers,
             ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
         })
     };
@@ -162,7 +162,7 @@ fn prompt_tokens(body: &[u8]) -> usize {
 async fn first_body(servers: &Arc<ServerManager>, target: ToolTarget, mode: SearchMode) -> Vec<u8> {
     let agent = Agent::new(AgentParts {
         tools: settings(mode),
-        target: target,
+        target,
         ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
     });
     let request = agent

@@ -59,7 +59,7 @@ async fn one_turn(
     let servers = servers().await;
     let agent = Agent::new(AgentParts {
         tools: Default::default(),
-        target: target,
+        target,
         ..toolgate_tests::agent_parts(servers.clone(), Arc::new(Gate::default()))
     });
     let mut history = Vec::new();

@@ -86,7 +86,7 @@ async fn run(
     let gate = Arc::new(Gate::default());
     let agent = Agent::new(AgentParts {
         tools: settings,
-        target: target,
+        target,
         ..toolgate_tests::agent_parts(servers.clone(), gate.clone())
     });
     let events = Mutex::new(Vec::new());

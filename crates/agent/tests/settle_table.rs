@@ -70,6 +70,18 @@ fn save(allow: bool, reach: Reach, lasting: Lasting) -> Option<RuleToSave> {
     })
 }
 
+/// A row: its name, the verdict, how the wait ended, who asks; then what must follow.
+type Row = (
+    &'static str,
+    Verdict,
+    Option<Asked>,
+    Asker<'static>,
+    AuditNote,
+    Option<Announce>,
+    Option<RuleToSave>,
+    Next,
+);
+
 #[test]
 fn each_distinct_row() {
     use AuditDecision as A;
@@ -77,7 +89,7 @@ fn each_distinct_row() {
     let ask = verdict(Ruling::Ask, Basis::Default);
     let answered = |d: Decision| Some(Asked::Answered(d));
     #[rustfmt::skip]
-    let rows: Vec<(&str, Verdict, Option<Asked>, Asker, AuditNote, Option<Announce>, Option<RuleToSave>, Next)> = vec![
+    let rows: Vec<Row> = vec![
         ("a rule allows", verdict(Ruling::Allow, Basis::Rule), None, CHAT,
             note(A::Allowed, By::Rule, Some("r1"), Some("Rule says Allow")),
             Some(Announce::DecidedByRule { allowed: true }), None, RUN),

@@ -35,6 +35,21 @@ use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
 
 mod rules;
 pub use rules::{RuleEditError, RulePreview};
+// What the app's commands do beyond one call, tauri-free so any front end can use them.
+mod approval_settings;
+mod history;
+mod import;
+mod other_hosts;
+mod provider_setup;
+mod server_edits;
+mod server_secrets;
+pub use approval_settings::RevokeError;
+pub use history::HistoryAccessError;
+pub use import::{import_sources, ImportSource, ImportSourceError, ImportSources};
+pub use other_hosts::{HostConnectError, HostPreview, HostView};
+pub use provider_setup::{provider_presets, PresetView, ProviderView, SecretChangeError};
+pub use server_edits::{ServerEditError, ToolCatalogView};
+pub use server_secrets::SecretView;
 
 /// The settings file, in the data folder.
 pub const SETTINGS_FILE: &str = "settings.json";

@@ -1,0 +1,140 @@
+//! The servers and their tools: status, switches, edits, roots, the log, a call or a resource
+//! read by hand, and the tool settings (which tools the model sees, under which names). A change
+//! to what the model sees is announced with `SERVERS_CHANGED`.
+
+use serde_json::Value;
+use tauri::{AppHandle, Emitter, Runtime, State};
+use toolgate_catalog::CatalogSettings;
+use toolgate_host::ToolCatalogView;
+use toolgate_mcp::{ServerSnapshot, ToolOutput};
+use toolgate_settings::ServerConfig;
+
+use crate::error::Result;
+use crate::state::AppState;
+
+#[tauri::command]
+pub async fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerSnapshot>> {
+    Ok(state.servers.snapshot().await)
+}
+
+#[tauri::command]
+pub async fn restart_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
+    Ok(state.servers.restart(&server_id).await?)
+}
+
+/// A call the user makes by hand from the window: the user is the one asking, so it needs no
+/// approval.
+#[tauri::command]
+pub async fn call_tool(
+    state: State<'_, AppState>,
+    server_id: String,
+    tool: String,
+    arguments: Value,
+) -> Result<ToolOutput> {
+    Ok(state
+        .servers
+        .call_tool(&server_id, &tool, arguments)
+        .await?)
+}
+
+/// One of a server's resources, for browsing; shown as text in the window.
+#[tauri::command]
+pub async fn read_resource(
+    state: State<'_, AppState>,
+    server_id: String,
+    uri: String,
+) -> Result<Value> {
+    Ok(state.servers.read_resource(&server_id, &uri).await?)
+}
+
+/// Switches a server on (it starts) or off (it stops), and saves the choice.
+#[tauri::command]
+pub async fn set_server_enabled(
+    state: State<'_, AppState>,
+    server_id: String,
+    enabled: bool,
+) -> Result<()> {
+    Ok(state.set_server_enabled(&server_id, enabled).await?)
+}
+
+/// Removes a server with its tool settings and approval rules.
+#[tauri::command]
+pub async fn remove_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
+    Ok(state.remove_server(&server_id).await?)
+}
+
+/// The server's recent stderr, oldest first (the window polls it while the log is open).
+#[tauri::command]
+pub async fn server_log(state: State<'_, AppState>, server_id: String) -> Result<Vec<String>> {
+    Ok(state.server_log(&server_id).await)
+}
+
+/// The folders a server may work in (its MCP roots). Returns the notice to show when the
+/// server was restarted for them.
+#[tauri::command]
+pub async fn set_server_roots(
+    state: State<'_, AppState>,
+    server_id: String,
+    roots: Vec<std::path::PathBuf>,
+) -> Result<Option<String>> {
+    let restarted = state.set_server_roots(&server_id, roots).await?;
+    Ok(restarted.then(|| format!(
+        "{server_id} was restarted: its sandbox is built from its folders, so the new ones apply only to a new start"
+    )))
+}
+
+/// A server's settings for the edit form; values that look like secrets are hidden.
+#[tauri::command]
+pub async fn server_config(state: State<'_, AppState>, server_id: String) -> Result<ServerConfig> {
+    Ok(state.server_config_for_window(&server_id)?)
+}
+
+/// Saves an edited server (its id stays) and restarts it with the new settings.
+#[tauri::command]
+pub async fn update_server(
+    state: State<'_, AppState>,
+    server_id: String,
+    server: ServerConfig,
+) -> Result<()> {
+    Ok(state.update_server(&server_id, server).await?)
+}
+
+/// Every tool of the ready servers: the name the model sees, or why it is hidden; and how much
+/// of the current provider's allowance the visible ones use.
+#[tauri::command]
+pub async fn tool_catalog(state: State<'_, AppState>) -> Result<ToolCatalogView> {
+    Ok(state.tool_catalog().await)
+}
+
+/// How tools are named and which are shown: the naming mode, per-server prefixes, include and
+/// exclude patterns, and the tools switched off.
+#[tauri::command]
+pub async fn tool_settings(state: State<'_, AppState>) -> Result<CatalogSettings> {
+    Ok(state.settings().tools.clone())
+}
+
+/// Saves the tool settings after checking them (a bad pattern or prefix names the field).
+#[tauri::command]
+pub async fn set_tool_settings<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    tools: CatalogSettings,
+) -> Result<CatalogSettings> {
+    let saved = state.update_settings(|s| s.tools = tools)?;
+    let _ = app.emit(crate::events::SERVERS_CHANGED, ());
+    Ok(saved.tools)
+}
+
+/// Offers a tool to the model or not; the next turn's tool list follows.
+#[tauri::command]
+pub async fn set_tool_enabled<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    tool: String,
+    enabled: bool,
+) -> Result<()> {
+    state.update_settings(|s| s.tools.set_tool_enabled(&server_id, &tool, enabled))?;
+    let _ = app.emit(crate::events::SERVERS_CHANGED, ());
+    Ok(())
+}

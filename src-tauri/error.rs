@@ -1,0 +1,99 @@
+//! The one error every command returns: a kind the UI can tell apart and a message it shows as
+//! it is. Each core error maps to one kind here, so the commands only use `?`.
+
+use serde::Serialize;
+
+/// An error the UI can show as it is: what went wrong and what to do.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandError {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+pub(crate) type Result<T> = std::result::Result<T, CommandError>;
+
+impl CommandError {
+    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Errors of one kind whatever went wrong.
+macro_rules! command_error {
+    ($($source:ty => $kind:literal),* $(,)?) => {$(
+        impl From<$source> for CommandError {
+            fn from(e: $source) -> Self {
+                Self::new($kind, e.to_string())
+            }
+        }
+    )*};
+}
+
+command_error! {
+    toolgate_settings::SettingsError => "settings",
+    toolgate_settings::file::FileError => "settings",
+    toolgate_secrets::SecretError => "keychain",
+    toolgate_llm::LlmError => "provider",
+    toolgate_mcp::McpError => "server",
+    toolgate_agent::GateError => "approval",
+    toolgate_agent::AgentError => "turn",
+    toolgate_history::HistoryError => "history",
+    toolgate_settings::import::ImportError => "import",
+    toolgate_host::ApplyImportError => "import",
+    toolgate_host::RuleEditError => "approval",
+    toolgate_hosts::HostError => "hosts",
+    tauri::Error => "internal",
+    tokio::task::JoinError => "internal",
+}
+
+/// Errors whose kind depends on what went wrong.
+macro_rules! command_error_by_variant {
+    ($($source:ty => |$e:ident| $kind:expr),* $(,)?) => {$(
+        impl From<$source> for CommandError {
+            fn from($e: $source) -> Self {
+                let kind = $kind;
+                Self::new(kind, $e.to_string())
+            }
+        }
+    )*};
+}
+
+command_error_by_variant! {
+    toolgate_host::ProviderError => |e| match e {
+        toolgate_host::ProviderError::Keychain(_) => "keychain",
+        _ => "provider",
+    },
+    toolgate_host::ServerChangeError => |e| match e {
+        toolgate_host::ServerChangeError::Settings(_) => "settings",
+        _ => "servers",
+    },
+    toolgate_host::ServerEditError => |e| match e {
+        toolgate_host::ServerEditError::Server(_) => "server",
+        _ => "settings",
+    },
+    toolgate_host::SecretChangeError => |e| match e {
+        toolgate_host::SecretChangeError::Keychain(_) => "keychain",
+        _ => "settings",
+    },
+    toolgate_host::HistoryAccessError => |e| match e {
+        toolgate_host::HistoryAccessError::Task(_) => "internal",
+        _ => "history",
+    },
+    toolgate_host::RevokeError => |e| match e {
+        toolgate_host::RevokeError::Settings(_) => "settings",
+        _ => "approval",
+    },
+    toolgate_host::ImportSourceError => |e| match e {
+        toolgate_host::ImportSourceError::UnknownHost(_)
+        | toolgate_host::ImportSourceError::Hosts(_) => "hosts",
+        _ => "import",
+    },
+    toolgate_host::HostConnectError => |e| match e {
+        toolgate_host::HostConnectError::Import(_) => "import",
+        _ => "hosts",
+    },
+}
