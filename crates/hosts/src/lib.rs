@@ -17,9 +17,14 @@
 //! [`undo`] puts the backup back, byte for byte, unless the host's file changed since Toolgate
 //! wrote it (then the user's later edits would be lost, and it says so instead).
 //!
-//! Where each host keeps its file on Linux, macOS and Windows is data ([`paths`]).
+//! Where each host keeps its file on Linux, macOS and Windows is data ([`paths`], the table in
+//! `toolgate_settings::host_paths`, which the import uses too); how each host's file holds its
+//! servers is `format.rs`.
 
-pub mod paths;
+mod format;
+
+/// Where each host keeps its config: the one table, kept in `toolgate-settings`.
+pub use toolgate_settings::host_paths as paths;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,96 +36,9 @@ use toolgate_settings::import::{
 };
 use toolgate_settings::Settings;
 
-pub use paths::{config_path, config_path_here, Os};
-
-/// The name of Toolgate's entry in a host's config.
-pub const ENTRY: &str = "toolgate";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum HostKind {
-    #[serde(rename = "claude-desktop")]
-    ClaudeDesktop,
-    #[serde(rename = "claude-code")]
-    ClaudeCode,
-    #[serde(rename = "cursor")]
-    Cursor,
-    #[serde(rename = "vscode")]
-    VsCode,
-    #[serde(rename = "goose")]
-    Goose,
-    #[serde(rename = "zed")]
-    Zed,
-}
-
-/// How a host's file holds its servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// JSON(C) with `mcpServers` at the top (Claude Desktop, Claude Code, Cursor).
-    McpServers,
-    /// VS Code's `mcp.json`: `servers`, and `inputs` for the values it asks for.
-    VsCode,
-    /// Zed's `settings.json`: `context_servers`.
-    Zed,
-    /// Goose's `config.yaml`: `extensions`.
-    Goose,
-}
-
-impl HostKind {
-    pub const ALL: [HostKind; 6] = [
-        HostKind::ClaudeDesktop,
-        HostKind::ClaudeCode,
-        HostKind::Cursor,
-        HostKind::VsCode,
-        HostKind::Goose,
-        HostKind::Zed,
-    ];
-
-    /// The id used on the command line and as the profile name: `claude-code`.
-    pub fn id(self) -> &'static str {
-        match self {
-            HostKind::ClaudeDesktop => "claude-desktop",
-            HostKind::ClaudeCode => "claude-code",
-            HostKind::Cursor => "cursor",
-            HostKind::VsCode => "vscode",
-            HostKind::Goose => "goose",
-            HostKind::Zed => "zed",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            HostKind::ClaudeDesktop => "Claude Desktop",
-            HostKind::ClaudeCode => "Claude Code",
-            HostKind::Cursor => "Cursor",
-            HostKind::VsCode => "VS Code",
-            HostKind::Goose => "Goose",
-            HostKind::Zed => "Zed",
-        }
-    }
-
-    pub fn parse(id: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|h| h.id() == id)
-    }
-
-    fn shape(self) -> Shape {
-        match self {
-            HostKind::ClaudeDesktop | HostKind::ClaudeCode | HostKind::Cursor => Shape::McpServers,
-            HostKind::VsCode => Shape::VsCode,
-            HostKind::Zed => Shape::Zed,
-            HostKind::Goose => Shape::Goose,
-        }
-    }
-
-    /// The key of the server map in the host's file.
-    fn key(self) -> &'static str {
-        match self.shape() {
-            Shape::McpServers => "mcpServers",
-            Shape::VsCode => "servers",
-            Shape::Zed => "context_servers",
-            Shape::Goose => "extensions",
-        }
-    }
-}
+use format::{as_import_entry, entry, is_connected, servers_key, shape, Shape};
+pub use format::{ConnectCommand, ENTRY};
+pub use paths::{config_path, config_path_here, HostKind, Os};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -159,13 +77,6 @@ pub enum HostError {
     },
     #[error(transparent)]
     File(#[from] toolgate_settings::file::FileError),
-}
-
-/// The command a host runs to reach Toolgate: `toolgate connect --profile HOST`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectCommand {
-    pub command: String,
-    pub args: Vec<String>,
 }
 
 /// What connecting a host would do; see the crate docs.
@@ -223,7 +134,7 @@ fn parse(host: HostKind, path: &Path, bytes: &[u8]) -> Result<Value, HostError> 
         reason,
     };
     let text = std::str::from_utf8(bytes).map_err(|e| unreadable(format!("not UTF-8 ({e})")))?;
-    let doc = match host.shape() {
+    let doc = match shape(host) {
         Shape::Goose => {
             let yaml: yaml_serde::Value =
                 yaml_serde::from_str(text).map_err(|e| unreadable(e.to_string()))?;
@@ -245,116 +156,6 @@ fn parse(host: HostKind, path: &Path, bytes: &[u8]) -> Result<Value, HostError> 
     }
 }
 
-/// Toolgate's entry, as this host writes a server.
-fn entry(host: HostKind, connect: &ConnectCommand) -> Value {
-    let (command, args) = (&connect.command, &connect.args);
-    match host {
-        HostKind::ClaudeCode => {
-            json!({"type": "stdio", "command": command, "args": args, "env": {}})
-        }
-        HostKind::ClaudeDesktop | HostKind::Cursor => json!({"command": command, "args": args}),
-        HostKind::VsCode => json!({"type": "stdio", "command": command, "args": args}),
-        HostKind::Zed => json!({"source": "custom", "command": command, "args": args, "env": {}}),
-        HostKind::Goose => json!({
-            "enabled": true,
-            "type": "stdio",
-            "name": ENTRY,
-            "description": "Your MCP servers through Toolgate: every tool call passes your approval",
-            "cmd": command,
-            "args": args,
-            "envs": {},
-            "timeout": 300,
-        }),
-    }
-}
-
-/// One of the host's servers in the `mcpServers` shape the import reads, or why it stays.
-fn as_import_entry(host: HostKind, value: &Value) -> Result<Value, String> {
-    match host.shape() {
-        Shape::McpServers | Shape::VsCode => Ok(value.clone()),
-        Shape::Zed => {
-            if value.get("source").and_then(Value::as_str) == Some("extension") {
-                return Err("a Zed extension provides it".into());
-            }
-            let mut out = Map::new();
-            match value.get("command") {
-                // Older Zed: {"command": {"path", "args", "env"}}.
-                Some(Value::Object(command)) => {
-                    for (from, to) in [("path", "command"), ("args", "args"), ("env", "env")] {
-                        if let Some(v) = command.get(from) {
-                            out.insert(to.into(), v.clone());
-                        }
-                    }
-                }
-                Some(command) => {
-                    out.insert("command".into(), command.clone());
-                    for key in ["args", "env"] {
-                        if let Some(v) = value.get(key) {
-                            out.insert(key.into(), v.clone());
-                        }
-                    }
-                }
-                None => {
-                    for key in ["url", "headers"] {
-                        if let Some(v) = value.get(key) {
-                            out.insert(key.into(), v.clone());
-                        }
-                    }
-                }
-            }
-            Ok(Value::Object(out))
-        }
-        Shape::Goose => {
-            let kind = value
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let mut out = Map::new();
-            match kind {
-                "stdio" => {
-                    out.insert(
-                        "command".into(),
-                        value.get("cmd").cloned().unwrap_or_default(),
-                    );
-                    for (from, to) in [("args", "args"), ("envs", "env")] {
-                        if let Some(v) = value.get(from).filter(|v| !v.is_null()) {
-                            out.insert(to.into(), v.clone());
-                        }
-                    }
-                }
-                "streamable_http" => {
-                    out.insert("type".into(), json!("http"));
-                    out.insert("url".into(), value.get("uri").cloned().unwrap_or_default());
-                    if let Some(headers) = value.get("headers").filter(|v| !v.is_null()) {
-                        out.insert("headers".into(), headers.clone());
-                    }
-                }
-                other => {
-                    return Err(format!(
-                        "a Goose {other} extension, not an MCP server Toolgate can run"
-                    ))
-                }
-            }
-            if let Some(timeout) = value.get("timeout").filter(|v| v.is_number()) {
-                out.insert("timeout".into(), timeout.clone());
-            }
-            if value.get("enabled") == Some(&Value::Bool(false)) {
-                out.insert("disabled".into(), json!(true));
-            }
-            Ok(Value::Object(out))
-        }
-    }
-}
-
-/// Whether the map is already just Toolgate.
-fn is_connected(servers: &Map<String, Value>) -> bool {
-    servers.len() == 1
-        && servers.get(ENTRY).is_some_and(|e| {
-            let args = e.get("args").and_then(Value::as_array);
-            args.is_some_and(|a| a.iter().any(|v| v == "connect"))
-        })
-}
-
 /// What connecting `host`, whose config is at `path`, would do, given the user's settings.
 pub fn plan(
     host: HostKind,
@@ -373,23 +174,61 @@ pub fn plan(
         return Err(already());
     }
     let mut doc = parse(host, path, &original)?;
-    let servers = match doc.get(host.key()) {
+    let servers = match doc.get(servers_key(host)) {
         Some(Value::Object(map)) => map.clone(),
         Some(Value::Null) | None => Map::new(),
         Some(_) => {
             return Err(HostError::Unreadable {
                 host: host.label(),
                 path: path.to_owned(),
-                reason: format!("`{}` is not an object", host.key()),
+                reason: format!("`{}` is not an object", servers_key(host)),
             })
         }
     };
     if is_connected(&servers) {
         return Err(already());
     }
-    let mut kept: Vec<(String, String)> = Vec::new();
+    let (import, mut kept) = import_servers(host, path, settings, &doc, &servers)?;
+    let mut next = Map::new();
+    for (name, _) in &kept {
+        if let Some(value) = servers.get(name) {
+            next.insert(name.clone(), value.clone());
+        }
+    }
+    next.insert(ENTRY.into(), entry(host, connect));
+    if let Value::Object(top) = &mut doc {
+        top.insert(servers_key(host).into(), Value::Object(next));
+    }
+    let notes = notes(host, &original, &backup);
+    let replacement = serialized(host, path, &doc)?;
+    kept.sort();
+    Ok(Plan {
+        host,
+        path: path.to_owned(),
+        backup,
+        import,
+        kept,
+        notes,
+        replacement,
+        original,
+    })
+}
+
+/// Entries left in the host's file, by name, with why they stay.
+type Kept = Vec<(String, String)>;
+
+/// The host's servers that Toolgate can run, planned into the user's settings through the
+/// import (`None` when there are none), and the entries that stay with the host, with why.
+fn import_servers(
+    host: HostKind,
+    path: &Path,
+    settings: &Settings,
+    doc: &Value,
+    servers: &Map<String, Value>,
+) -> Result<(Option<ImportPlan>, Kept), HostError> {
+    let mut kept: Kept = Vec::new();
     let mut moving = Map::new();
-    for (name, value) in &servers {
+    for (name, value) in servers {
         match as_import_entry(host, value) {
             Ok(entry) => {
                 moving.insert(name.clone(), entry);
@@ -401,7 +240,7 @@ pub fn plan(
         None
     } else {
         let mut text = Map::new();
-        match host.shape() {
+        match shape(host) {
             Shape::VsCode => {
                 text.insert("servers".into(), Value::Object(moving));
                 if let Some(inputs) = doc.get("inputs") {
@@ -438,19 +277,14 @@ pub fn plan(
             kept.push((skipped.name.clone(), why));
         }
     }
-    let mut next = Map::new();
-    for (name, _) in &kept {
-        if let Some(value) = servers.get(name) {
-            next.insert(name.clone(), value.clone());
-        }
-    }
-    next.insert(ENTRY.into(), entry(host, connect));
-    if let Value::Object(top) = &mut doc {
-        top.insert(host.key().into(), Value::Object(next));
-    }
-    let text = String::from_utf8_lossy(&original);
+    Ok((import, kept))
+}
+
+/// What the user should know about the rewrite: what it does not keep, and where the original is.
+fn notes(host: HostKind, original: &[u8], backup: &Path) -> Vec<String> {
+    let text = String::from_utf8_lossy(original);
     let mut notes = vec!["The rest of the file is kept, with its keys in sorted order.".to_owned()];
-    let commented = match host.shape() {
+    let commented = match shape(host) {
         Shape::Goose => text.lines().any(|l| l.trim_start().starts_with('#')),
         _ => text.contains("//") || text.contains("/*"),
     };
@@ -461,8 +295,13 @@ pub fn plan(
         "The original is kept as {}, and `undo` puts it back.",
         backup.display()
     ));
-    let replacement = match host.shape() {
-        Shape::Goose => yaml_serde::to_string(&doc)
+    notes
+}
+
+/// The rewritten document as the host's file format writes it.
+fn serialized(host: HostKind, path: &Path, doc: &Value) -> Result<Vec<u8>, HostError> {
+    Ok(match shape(host) {
+        Shape::Goose => yaml_serde::to_string(doc)
             .map_err(|e| HostError::Unreadable {
                 host: host.label(),
                 path: path.to_owned(),
@@ -470,21 +309,10 @@ pub fn plan(
             })?
             .into_bytes(),
         _ => {
-            let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            let mut text = serde_json::to_string_pretty(doc).unwrap_or_default();
             text.push('\n');
             text.into_bytes()
         }
-    };
-    kept.sort();
-    Ok(Plan {
-        host,
-        path: path.to_owned(),
-        backup,
-        import,
-        kept,
-        notes,
-        replacement,
-        original,
     })
 }
 
@@ -589,43 +417,4 @@ pub fn undo(host: HostKind, state: &Path, force: bool) -> Result<PathBuf, HostEr
     all.remove(host.id());
     save_state(state, &all)?;
     Ok(record.path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_ids_round_trip_and_match_their_serde_names() {
-        for host in HostKind::ALL {
-            assert_eq!(HostKind::parse(host.id()), Some(host));
-            assert_eq!(serde_json::to_value(host).ok(), Some(json!(host.id())));
-        }
-        assert_eq!(HostKind::parse("vs-code"), None);
-    }
-
-    #[test]
-    fn zed_and_goose_entries_read_as_the_import_reads_servers() {
-        let zed_new =
-            json!({"source": "custom", "command": "npx", "args": ["-y", "x"], "env": {"A": "1"}});
-        assert_eq!(
-            as_import_entry(HostKind::Zed, &zed_new),
-            Ok(json!({"command": "npx", "args": ["-y", "x"], "env": {"A": "1"}}))
-        );
-        let zed_old =
-            json!({"command": {"path": "uvx", "args": ["mcp-server-time"]}, "settings": {}});
-        assert_eq!(
-            as_import_entry(HostKind::Zed, &zed_old),
-            Ok(json!({"command": "uvx", "args": ["mcp-server-time"]}))
-        );
-        assert!(as_import_entry(HostKind::Zed, &json!({"source": "extension"})).is_err());
-        let goose = json!({"type": "stdio", "cmd": "npx", "args": ["a"], "envs": {}, "enabled": false, "timeout": 300});
-        assert_eq!(
-            as_import_entry(HostKind::Goose, &goose),
-            Ok(
-                json!({"command": "npx", "args": ["a"], "env": {}, "timeout": 300, "disabled": true})
-            )
-        );
-        assert!(as_import_entry(HostKind::Goose, &json!({"type": "builtin"})).is_err());
-    }
 }

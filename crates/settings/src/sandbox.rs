@@ -5,13 +5,14 @@
 //! network mode, extra folders. A server's roots and its own data folder are always writable in
 //! its sandbox, so they are not listed here. A server whose `sandbox` is absent gets
 //! [`SandboxSettings::defaults_for`] what it is; settings from before the sandbox existed are
-//! migrated to [`SandboxSettings::migrated`] (see `Settings::from_json`).
+//! migrated to [`SandboxSettings::migrated`] (see `migrate.rs`).
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ServerConfig, Transport};
+use crate::server::ServerConfig;
+use crate::transport::Transport;
 
 /// How far a confined server reaches on the network.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -41,7 +42,7 @@ impl NetworkAccess {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxSettings {
     /// Confine the server. Off: it runs with everything your account can reach.
-    #[serde(default = "crate::yes")]
+    #[serde(default = "crate::server::yes")]
     pub enabled: bool,
     #[serde(default)]
     pub network: NetworkAccess,

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{import, invalid, SettingsError};
+use crate::error::{invalid, SettingsError};
+use crate::import;
 
 /// Context passed to a server with each `tools/call`, in the request's `_meta`: opt-in per server,
 /// so no server learns anything about the conversation it was not given. Never a secret: a value

@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use super::{field_path, Fields};
-use crate::import::ImportError;
-use crate::OAuthSettings;
+use super::fields::{field_path, Fields};
+use crate::import::error::ImportError;
+use crate::server::OAuthSettings;
 
 /// The `oauth` object of Claude Code's `.mcp.json` (`clientId`, `callbackPort`, `scopes` as one
 /// space-separated string) and VS Code's `mcp.json` (`clientId`, `scopes` as a list). A client

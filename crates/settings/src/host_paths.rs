@@ -1,9 +1,69 @@
-//! Where each host keeps its user-level MCP config, per OS, as data.
+//! Where each host keeps its user-level MCP config, per OS, as one table.
+//!
+//! It lives here rather than in `toolgate-hosts` because the import needs a row of it (Claude
+//! Desktop's file, [`crate::import::claude_desktop_config_path`]) and `toolgate-hosts` builds on
+//! this crate, not the other way round. Paths are data so that every OS's are tested on any OS.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::HostKind;
+use serde::{Deserialize, Serialize};
+
+/// A host whose config Toolgate knows: where it is, and (in `toolgate-hosts`) how it holds
+/// servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HostKind {
+    #[serde(rename = "claude-desktop")]
+    ClaudeDesktop,
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+    #[serde(rename = "cursor")]
+    Cursor,
+    #[serde(rename = "vscode")]
+    VsCode,
+    #[serde(rename = "goose")]
+    Goose,
+    #[serde(rename = "zed")]
+    Zed,
+}
+
+impl HostKind {
+    pub const ALL: [HostKind; 6] = [
+        HostKind::ClaudeDesktop,
+        HostKind::ClaudeCode,
+        HostKind::Cursor,
+        HostKind::VsCode,
+        HostKind::Goose,
+        HostKind::Zed,
+    ];
+
+    /// The id used on the command line and as the profile name: `claude-code`.
+    pub fn id(self) -> &'static str {
+        match self {
+            HostKind::ClaudeDesktop => "claude-desktop",
+            HostKind::ClaudeCode => "claude-code",
+            HostKind::Cursor => "cursor",
+            HostKind::VsCode => "vscode",
+            HostKind::Goose => "goose",
+            HostKind::Zed => "zed",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            HostKind::ClaudeDesktop => "Claude Desktop",
+            HostKind::ClaudeCode => "Claude Code",
+            HostKind::Cursor => "Cursor",
+            HostKind::VsCode => "VS Code",
+            HostKind::Goose => "Goose",
+            HostKind::Zed => "Zed",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.id() == id)
+    }
+}
 
 /// An operating system whose paths are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,5 +322,47 @@ mod tests {
             None,
             "no APPDATA, no path"
         );
+    }
+
+    #[test]
+    fn host_ids_round_trip_and_match_their_serde_names() {
+        for host in HostKind::ALL {
+            assert_eq!(HostKind::parse(host.id()), Some(host));
+            assert_eq!(
+                serde_json::to_value(host).ok(),
+                Some(serde_json::json!(host.id()))
+            );
+        }
+        assert_eq!(HostKind::parse("vs-code"), None);
+    }
+
+    #[test]
+    fn claude_desktop_paths_per_os() {
+        let desktop =
+            |os, pairs: &[(&str, &str)]| config_path(HostKind::ClaudeDesktop, os, &env(pairs));
+        assert_eq!(
+            desktop(Os::MacOs, &[("HOME", "/Users/a")]),
+            Some(PathBuf::from(
+                "/Users/a/Library/Application Support/Claude/claude_desktop_config.json"
+            ))
+        );
+        let windows = desktop(Os::Windows, &[("APPDATA", r"C:\Users\a\AppData\Roaming")]).unwrap();
+        assert!(windows.starts_with(r"C:\Users\a\AppData\Roaming"));
+        assert!(windows.ends_with(PathBuf::from("Claude").join("claude_desktop_config.json")));
+        assert_eq!(
+            desktop(Os::Linux, &[("HOME", "/home/a")]),
+            Some(PathBuf::from(
+                "/home/a/.config/Claude/claude_desktop_config.json"
+            ))
+        );
+        assert_eq!(
+            desktop(
+                Os::Linux,
+                &[("HOME", "/home/a"), ("XDG_CONFIG_HOME", "/cfg")]
+            ),
+            Some(PathBuf::from("/cfg/Claude/claude_desktop_config.json"))
+        );
+        assert_eq!(desktop(Os::Windows, &[("HOME", "/home/a")]), None);
+        assert_eq!(desktop(Os::MacOs, &[]), None);
     }
 }

@@ -1,0 +1,78 @@
+//! The gateway's settings: what each host connected to Toolgate's gateway sees, by profile.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+/// The gateway: Toolgate as the one MCP server other hosts (Claude Code, Cursor…) connect to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewaySettings {
+    /// What each client sees, by profile name: `toolgate connect --profile NAME`, else the
+    /// client's own name (`clientInfo.name`, e.g. `claude-code`). A client with no profile sees
+    /// every enabled server's tools.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<String, GatewayProfile>,
+}
+
+impl GatewaySettings {
+    pub fn is_empty(&self) -> bool {
+        self.profiles.is_empty()
+    }
+
+    /// The profile for `name`: exactly, else ignoring case, spaces and `_` (so `Claude Code`
+    /// finds `claude-code`).
+    pub fn profile(&self, name: &str) -> Option<(&str, &GatewayProfile)> {
+        let fold = |s: &str| -> String {
+            s.trim()
+                .chars()
+                .map(|c| match c {
+                    ' ' | '_' => '-',
+                    c => c.to_ascii_lowercase(),
+                })
+                .collect()
+        };
+        self.profiles
+            .get_key_value(name)
+            .or_else(|| self.profiles.iter().find(|(k, _)| fold(k) == fold(name)))
+            .map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+/// Which servers and tools one connected client sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayProfile {
+    /// Server ids this client sees; absent: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<BTreeSet<String>>,
+    /// Tools hidden from this client: server id → glob patterns on the tool's own name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exclude: BTreeMap<String, Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ProviderKind, ProviderSettings, Settings, SCHEMA_VERSION};
+
+    #[test]
+    fn gateway_profiles_are_found_by_the_clients_own_name() {
+        let json = serde_json::json!({
+            "version": SCHEMA_VERSION,
+            "servers": [],
+            "provider": serde_json::to_value(ProviderSettings::defaults_for(ProviderKind::Anthropic)).expect("provider"),
+            "gateway": {"profiles": {"claude-code": {"servers": ["files"]}}}
+        });
+        let s = Settings::from_json(json).expect("reads");
+        let (name, profile) = s.gateway.profile("Claude Code").expect("found");
+        assert_eq!(name, "claude-code");
+        assert_eq!(profile.servers, Some(["files".to_owned()].into()));
+        assert!(s.gateway.profile("cursor").is_none());
+        let typo = serde_json::json!({"profiles": {"x": {"server": ["files"]}}});
+        assert!(
+            serde_json::from_value::<GatewaySettings>(typo).is_err(),
+            "unknown fields are refused"
+        );
+    }
+}

@@ -1,0 +1,437 @@
+//! One MCP server's settings: [`ServerConfig`] (how to reach it, how to supervise it, what it
+//! may reach), its sign-in choices ([`OAuthSettings`]), the checks on them, and the first-run
+//! example server.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::client_id_url::client_id_url_problem;
+use crate::error::{invalid, SettingsError};
+use crate::reference::{self, Reference};
+use crate::sandbox::{SandboxSettings, TrustMarks};
+use crate::tool_context::ToolContext;
+use crate::transport::Transport;
+
+/// One MCP server: how to reach it, and how to supervise it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerConfig {
+    /// Stable identifier, unique among servers; used to route tool calls and name log files.
+    pub id: String,
+    /// Name shown to the user.
+    pub name: String,
+    #[serde(flatten)]
+    pub transport: Transport,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// How long the server may take from start to a listed set of tools. Generous by default
+    /// because `npx` and `uvx` may first fetch the package.
+    #[serde(default = "default_startup_timeout")]
+    pub startup_timeout_secs: u64,
+    /// The default limit for one tool call, reset by each progress notification.
+    #[serde(default = "default_call_timeout")]
+    pub call_timeout_secs: u64,
+    /// The limit for one call however much progress it reports.
+    #[serde(default = "default_max_call_timeout")]
+    pub max_call_timeout_secs: u64,
+    /// Restart the server, with backoff, when it exits on its own.
+    #[serde(default = "yes")]
+    pub auto_restart: bool,
+    /// Folders offered to the server when it asks for `roots/list`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<PathBuf>,
+    /// Environment variables that can make the program load other code (`LD_PRELOAD`,
+    /// `NODE_OPTIONS`…) which the user explicitly allows in this server's `env`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_env: Vec<String>,
+    /// Pins the protocol era: `2026-07-28` (`server/discover` only) or an `initialize` version
+    /// ([`PROTOCOL_VERSIONS`]). Absent: `server/discover` first, then `initialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// What a local server may reach. Absent: the defaults for what it is
+    /// ([`SandboxSettings::defaults_for`]), which confine it. Ignored for a remote server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSettings>,
+    /// What the gate should know of this server: untrusted output, a way out, results to
+    /// review ([`TrustMarks`]).
+    #[serde(default, skip_serializing_if = "TrustMarks::is_default")]
+    pub trust: TrustMarks,
+    /// What Toolgate tells this server about each call in the call's `_meta` (off unless set).
+    #[serde(default, skip_serializing_if = "ToolContext::is_off")]
+    pub tool_context: ToolContext,
+    /// How Toolgate signs in to a remote server that asks for OAuth, when the defaults (dynamic
+    /// registration, the scopes the server names) are not enough. Never holds a token: those
+    /// live in the keychain only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthSettings>,
+}
+
+/// A remote server's sign-in choices. Tokens and registrations are never here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthSettings {
+    /// A client id registered by hand with the authorization server, for servers that do not
+    /// allow dynamic registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// That client's secret, as a `${secret:NAME}` reference (never the value itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// Scopes to ask for; absent: the ones the server names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// An HTTPS URL of a Client ID Metadata Document describing Toolgate, used as the client id
+    /// where the authorization server accepts such documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// The loopback port the sign-in's redirect comes back to; absent: any free port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+}
+
+/// The MCP protocol versions a server can be pinned to, oldest first; the last is the
+/// `server/discover` era, the others use `initialize`.
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+pub(crate) fn yes() -> bool {
+    true
+}
+fn default_startup_timeout() -> u64 {
+    60
+}
+fn default_call_timeout() -> u64 {
+    60
+}
+fn default_max_call_timeout() -> u64 {
+    600
+}
+
+impl ServerConfig {
+    /// A stdio server with every supervision setting at its default.
+    pub fn stdio(
+        id: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let id = id.into();
+        Self::with_transport(
+            id.clone(),
+            id,
+            Transport::Stdio {
+                command: command.into(),
+                args: args.into_iter().map(Into::into).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A Streamable HTTP server with every supervision setting at its default.
+    pub fn http(id: impl Into<String>, url: impl Into<String>) -> Self {
+        let id = id.into();
+        Self::with_transport(
+            id.clone(),
+            id,
+            Transport::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+                sse: false,
+            },
+        )
+    }
+
+    pub fn with_transport(id: String, name: String, transport: Transport) -> Self {
+        Self {
+            id,
+            name,
+            transport,
+            enabled: true,
+            startup_timeout_secs: default_startup_timeout(),
+            call_timeout_secs: default_call_timeout(),
+            max_call_timeout_secs: default_max_call_timeout(),
+            auto_restart: true,
+            roots: Vec::new(),
+            allow_env: Vec::new(),
+            protocol_version: None,
+            sandbox: None,
+            trust: TrustMarks::default(),
+            tool_context: ToolContext::default(),
+            oauth: None,
+        }
+    }
+
+    /// The first variable of `env` that can make the server's program load other code
+    /// (`LD_PRELOAD`, `NODE_OPTIONS`…) and that the user has not allowed in `allow_env`, as an
+    /// error saying how to allow it. Checked before every start and on import, not when the
+    /// settings are read, so a hand-edited file is never thrown away for it.
+    pub fn unsafe_env(&self) -> Option<SettingsError> {
+        let Transport::Stdio { env, .. } = &self.transport else {
+            return None;
+        };
+        let name = env.keys().find(|name| {
+            reference::hijacks_process(name)
+                && !self.allow_env.iter().any(|a| a.eq_ignore_ascii_case(name))
+        })?;
+        Some(invalid(
+            format!("servers.{}.env.{name}", self.id),
+            format!(
+                "{name} can make the server's program load other code, so Toolgate refuses it. If you trust this setting, add \"{name}\" to the server's allowEnv"
+            ),
+        ))
+    }
+
+    /// Checks this entry alone; `at` names a field for the error, e.g. `servers[2].command`.
+    pub(crate) fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        self.tool_context.check(at)?;
+        if let Some(version) = &self.protocol_version {
+            if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
+                return Err(invalid(
+                    at("protocolVersion"),
+                    format!(
+                        "'{version}' is not a protocol version Toolgate speaks; use one of {}, or leave it out to let Toolgate choose",
+                        PROTOCOL_VERSIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+        if self.id.trim().is_empty() {
+            return Err(invalid(at("id"), "must not be empty"));
+        }
+        if !self
+            .id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                at("id"),
+                format!("'{}' may use only letters, digits, '-' and '_'", self.id),
+            ));
+        }
+        self.validate_transport(at)?;
+        for (field, secs) in [
+            ("startupTimeoutSecs", self.startup_timeout_secs),
+            ("callTimeoutSecs", self.call_timeout_secs),
+            ("maxCallTimeoutSecs", self.max_call_timeout_secs),
+        ] {
+            if !(1..=86_400).contains(&secs) {
+                return Err(invalid(
+                    at(field),
+                    format!("{secs} is out of range; give a number of seconds from 1 to 86400"),
+                ));
+            }
+        }
+        if self.max_call_timeout_secs < self.call_timeout_secs {
+            return Err(invalid(
+                at("maxCallTimeoutSecs"),
+                "must be at least callTimeoutSecs",
+            ));
+        }
+        if let Some(oauth) = &self.oauth {
+            oauth.validate(at)?;
+        }
+        if let Some((i, root)) = self
+            .roots
+            .iter()
+            .enumerate()
+            .find(|(_, r)| !r.is_absolute())
+        {
+            return Err(invalid(
+                at(&format!("roots[{i}]")),
+                format!("'{}' must be an absolute folder path", root.display()),
+            ));
+        }
+        if let Some(sandbox) = &self.sandbox {
+            for (field, paths) in [("read", &sandbox.read), ("write", &sandbox.write)] {
+                if let Some((i, path)) = paths.iter().enumerate().find(|(_, p)| !p.is_absolute()) {
+                    return Err(invalid(
+                        at(&format!("sandbox.{field}[{i}]")),
+                        format!("'{}' must be an absolute folder path", path.display()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The transport's own fields: a program to start or an http(s) address, and well-formed
+    /// references in the env or headers.
+    fn validate_transport(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        match &self.transport {
+            Transport::Stdio { command, .. } if command.trim().is_empty() => {
+                return Err(invalid(
+                    at("command"),
+                    "must name the program that starts the server, for example npx",
+                ));
+            }
+            Transport::Http { url, .. }
+                if !(url.starts_with("http://") || url.starts_with("https://")) =>
+            {
+                return Err(invalid(
+                    at("url"),
+                    format!("'{url}' must start with http:// or https://"),
+                ));
+            }
+            _ => {}
+        }
+        let (values, kind): (Vec<(&String, &String)>, &str) = match &self.transport {
+            Transport::Stdio { env, .. } => (env.iter().collect(), "env"),
+            Transport::Http { headers, .. } => (headers.iter().collect(), "headers"),
+        };
+        for (name, value) in values {
+            // The value may be a pasted secret: errors name the field, never repeat the value.
+            reference::references(value)
+                .map_err(|reason| invalid(at(&format!("{kind}.{name}")), reason))?;
+        }
+        Ok(())
+    }
+}
+
+impl OAuthSettings {
+    fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        if let Some(secret) = &self.client_secret {
+            let refs = reference::references(secret)
+                .map_err(|reason| invalid(at("oauth.clientSecret"), reason))?;
+            let only_a_secret = refs.len() == 1
+                && matches!(refs[0], Reference::Secret(name) if secret.trim() == format!("${{secret:{name}}}"));
+            if !only_a_secret {
+                // Never repeat the value: it may be the secret itself.
+                return Err(invalid(
+                    at("oauth.clientSecret"),
+                    "must be a keychain reference such as ${secret:LINEAR_CLIENT_SECRET}; store the value with `toolgate secrets set LINEAR_CLIENT_SECRET` (or under Servers & tools → Secrets)",
+                ));
+            }
+            if self.client_id.is_none() {
+                return Err(invalid(
+                    at("oauth.clientSecret"),
+                    "goes with a clientId: add the client id the secret belongs to",
+                ));
+            }
+        }
+        if let Some(url) = &self.client_metadata_url {
+            if let Some(problem) = client_id_url_problem(url) {
+                return Err(invalid(
+                    at("oauth.clientMetadataUrl"),
+                    format!("{problem}: it is the address of a Client ID Metadata Document (see `toolgate client-metadata`)"),
+                ));
+            }
+        }
+        if let Some(id) = &self.client_id {
+            if id.trim().is_empty() {
+                return Err(invalid(
+                    at("oauth.clientId"),
+                    "must not be empty; leave it out to let Toolgate register itself",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The version of `@modelcontextprotocol/server-everything` the set-up installs.
+pub const EXAMPLE_SERVER_VERSION: &str = "2026.8.31";
+
+/// The first-run example server. When the set-up installed it under `local_install`
+/// (a folder holding `node_modules`), it runs from there with `node`, needing no network;
+/// otherwise it is fetched and run by `npx`, as MCP server READMEs show.
+pub fn example_server(local_install: Option<&Path>) -> ServerConfig {
+    let entry = local_install
+        .map(|dir| dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"));
+    let (command, args) = match entry.filter(|p| p.is_file()) {
+        Some(path) => (
+            "node".to_owned(),
+            vec![path.to_string_lossy().into_owned(), "stdio".to_owned()],
+        ),
+        None => (
+            "npx".to_owned(),
+            vec![
+                "-y".to_owned(),
+                format!("@modelcontextprotocol/server-everything@{EXAMPLE_SERVER_VERSION}"),
+                "stdio".to_owned(),
+            ],
+        ),
+    };
+    let mut config = ServerConfig::stdio("everything", command, args);
+    config.name = "Everything (example)".to_owned();
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{secrets_used, Settings};
+
+    fn server(id: &str, command: &str) -> ServerConfig {
+        ServerConfig::stdio(id, command, Vec::<String>::new())
+    }
+
+    #[test]
+    fn a_pinned_protocol_version_must_be_one_toolgate_speaks() {
+        let mut s = Settings::first_run(server("a", "node"));
+        s.servers[0].protocol_version = Some("2025-11-25".into());
+        s.validate().expect("a known version");
+        s.servers[0].protocol_version = Some("2025-13-01".into());
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("servers[0].protocolVersion: '2025-13-01'") && e.contains("2026-07-28"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn example_server_prefers_the_local_install() {
+        let dir = std::env::temp_dir().join(format!("tg-settings-{}", std::process::id()));
+        let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist");
+        std::fs::create_dir_all(&entry).expect("mkdir");
+        std::fs::write(entry.join("index.js"), "").expect("write");
+        let s = example_server(Some(&dir));
+        let Transport::Stdio { command, args, .. } = &s.transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(command, "node");
+        assert!(args[0].ends_with("dist/index.js"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn env_that_hijacks_the_program_is_refused_unless_allowed_and_references_are_checked() {
+        let mut server = ServerConfig::stdio("s", "node", ["server.js"]);
+        if let Transport::Stdio { env, .. } = &mut server.transport {
+            env.insert("GITHUB_TOKEN".into(), "${secret:GITHUB_TOKEN}".into());
+            env.insert("LD_PRELOAD".into(), "/tmp/evil.so".into());
+        }
+        let refused = server.unsafe_env().expect("refused").to_string();
+        assert!(
+            refused.starts_with("servers.s.env.LD_PRELOAD:"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("allowEnv") && !refused.contains("evil"),
+            "{refused}"
+        );
+        server.allow_env.push("ld_preload".into());
+        assert!(server.unsafe_env().is_none());
+
+        let mut settings = Settings::first_run(server.clone());
+        settings.validate().expect("references are well formed");
+        assert_eq!(
+            secrets_used(&settings).into_iter().collect::<Vec<_>>(),
+            vec![("GITHUB_TOKEN".to_owned(), vec!["s".to_owned()])]
+        );
+        if let Transport::Stdio { env, .. } = &mut settings.servers[0].transport {
+            env.insert("BROKEN".into(), "${secret:}".into());
+        }
+        let err = settings.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("env.BROKEN") && err.contains("does not name"),
+            "{err}"
+        );
+    }
+}
