@@ -54,6 +54,11 @@ and is reported. A child naming its parent's items (`use super::Thing;`) depends
 Every strongly connected component of more than one file is reported with its files and, for each
 edge inside it, the first line that makes the edge.
 
+Limits (it reads paths, it does not type-check): a method call `x.f()` is no edge, so a type's
+`impl` blocks spread over files (`impl crate::Agent { .. }` in a child) give edges from those
+files to the type's file, never back; macros are not expanded (`$crate::` is skipped); a name
+brought in by a glob `use` gives one edge, to the glob's module.
+
 2. File length
 --------------
 No product file over 800 lines (counted as `wc -l` does: newline characters) under `crates/*/src`,
@@ -316,7 +321,7 @@ class Scanner:
                 while self.i < len(t) and self.tok() != ")":
                     self.i += 1
                 continue
-            if s in ITEM_KEYWORDS and self.tok(-1) not in ("::", "."):
+            if s in ITEM_KEYWORDS and self.tok(-1) not in ("::", ".", "'"):
                 k = 2 if self.tok(1) == "mut" else 1
                 name = self.tok(k)
                 if _is_ident(name) and name not in ITEM_KEYWORDS and name != "_":

@@ -152,6 +152,7 @@ class StructureTest(unittest.TestCase):
                 "crates/x/src/lib.rs": """
                     mod a;
                     mod b;
+                    mod c;
                     #[cfg(test)]
                     mod tests;
                 """,
@@ -178,12 +179,14 @@ class StructureTest(unittest.TestCase):
                     use crate::a::A;
                     pub struct B;
                     pub fn f(_: A) {}
+                    pub fn g() { crate::c::helper(); }
                     #[cfg(all(test, unix))]
                     mod unix_tests {
                         use crate::a::*;
                     }
                 """,
                 "crates/x/src/tests.rs": "use crate::a::A;\nuse crate::b::B;\n",
+                "crates/x/src/c.rs": "#![cfg(test)]\nuse crate::b::B;\npub fn helper() {}\n",
             }
         )
 
