@@ -25,6 +25,7 @@ pub mod host_paths;
 pub mod import;
 pub mod reference;
 pub mod sandbox;
+mod server_kind;
 
 mod client_id_url;
 mod error;
@@ -44,10 +45,11 @@ pub use error::SettingsError;
 pub use gateway::{GatewayProfile, GatewaySettings};
 pub use provider::{ProviderKind, ProviderSettings};
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
-pub use sandbox::{NetworkAccess, SandboxSettings, ServerKind, TrustMarks};
+pub use sandbox::{NetworkAccess, SandboxSettings, TrustMarks};
 pub use server::{
     example_server, OAuthSettings, ServerConfig, EXAMPLE_SERVER_VERSION, PROTOCOL_VERSIONS,
 };
+pub use server_kind::ServerKind;
 pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
