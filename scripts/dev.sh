@@ -138,6 +138,9 @@ run_tests() {
   cargo fmt --all -- --check
   cargo clippy --workspace --all-targets --locked -- -D warnings
 
+  step "Structure: no import circle in any crate, no product file over 800 lines, no gated agent made outside the host"
+  scripts/check-structure.sh
+
   step "Fuzz targets: formatting, lints, and that they build (scripts/fuzz.sh runs them)"
   cargo fmt --manifest-path fuzz/Cargo.toml -- --check
   CARGO_TARGET_DIR="$ROOT/target" cargo clippy --manifest-path fuzz/Cargo.toml --bins --locked -- -D warnings
