@@ -45,10 +45,8 @@ mod source;
 
 pub use catalog::{Budget, Catalog, Entry, ListedTool, ToolState};
 pub use error::{CatalogError, PatternList, ToolRef};
-pub use naming::{is_valid_name, MAX_NAME_LEN};
+pub use naming::{is_valid_name, NamingMode, MAX_NAME_LEN};
 pub use provider::{Provider, ProviderRules};
 pub use search::SearchIndex;
-pub use settings::{
-    CatalogSettings, HiddenReason, NamingMode, SearchMode, ServerToolSettings, ToolSearch,
-};
+pub use settings::{CatalogSettings, HiddenReason, SearchMode, ServerToolSettings, ToolSearch};
 pub use source::{Annotations, SourceServer, SourceTool};

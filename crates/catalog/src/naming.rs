@@ -11,8 +11,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::ToolRef;
-use crate::settings::NamingMode;
 use crate::CatalogError;
 
 /// The longest name any provider we target accepts.
@@ -31,6 +32,21 @@ pub const MAX_PREFIX_LEN: usize = 24;
 /// suffixes needs tens of thousands of tools sharing one stem, and even then the salted retry in
 /// [`assign_names`] resolves it.
 const HASH_HEX_LEN: usize = 8;
+
+/// When tool names carry their server's prefix (the user's choice, in
+/// [`CatalogSettings`](crate::CatalogSettings)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NamingMode {
+    /// The tool's own name, unless it collides with another visible tool's; then every tool in
+    /// the clash is named `<prefix>__<tool>`.
+    #[default]
+    Auto,
+    /// Every tool is named `<prefix>__<tool>`: names never change when a server is added.
+    Always,
+    /// Never prefix; a collision is an error the user resolves by disabling a tool.
+    None,
+}
 
 /// Replaces each run of characters outside `[A-Za-z0-9_-]` (non-ASCII, dots, slashes, spaces,
 /// colons), with any underscores touching it, by one `_`. No transliteration: it would need

@@ -8,22 +8,8 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::error::PatternList;
-use crate::naming::{fold, MAX_PREFIX_LEN};
+use crate::naming::{fold, NamingMode, MAX_PREFIX_LEN};
 use crate::CatalogError;
-
-/// When tool names carry their server's prefix.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NamingMode {
-    /// The tool's own name, unless it collides with another visible tool's; then every tool in
-    /// the clash is named `<prefix>__<tool>`.
-    #[default]
-    Auto,
-    /// Every tool is named `<prefix>__<tool>`: names never change when a server is added.
-    Always,
-    /// Never prefix; a collision is an error the user resolves by disabling a tool.
-    None,
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

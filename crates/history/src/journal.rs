@@ -29,7 +29,7 @@ use std::sync::{Mutex, PoisonError};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{insert_audit, AuditEntry};
+use crate::entry::{insert_audit, AuditDecision, AuditEntry};
 use crate::error::Failure;
 
 /// A file past this size hands the appends to the other, once the other is empty.
@@ -65,6 +65,41 @@ pub(crate) struct Journal {
 /// Where one line went, to say when its entry is committed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot(usize);
+
+/// Journaled entries the writer has not taken yet, by key: a completion that comes first is
+/// written into the entry rather than as an update of its own.
+#[derive(Default, Clone)]
+pub(crate) struct Unsaved(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, AuditEntry>>>,
+);
+
+impl Unsaved {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, AuditEntry>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn put(&self, key: &str, entry: AuditEntry) {
+        self.lock().insert(key.to_owned(), entry);
+    }
+
+    pub(crate) fn take(&self, key: &str) -> Option<AuditEntry> {
+        self.lock().remove(key)
+    }
+
+    /// Completes a queued entry that is allowed and not yet finished; false when there is
+    /// none (the writer has taken it: the completion is then an update).
+    pub(crate) fn complete(&self, key: &str, finish: impl FnOnce(&mut AuditEntry)) -> bool {
+        match self.lock().get_mut(key) {
+            Some(e) if e.decision == AuditDecision::Allowed && e.duration_ms.is_none() => {
+                finish(e);
+                true
+            }
+            _ => false,
+        }
+    }
+}
 
 fn prefix(db: &Path) -> String {
     let name = db

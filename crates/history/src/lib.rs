@@ -84,18 +84,21 @@
 //!   so the app keeps recording during a long export.
 
 mod audit;
+mod clock;
+mod entry;
 mod error;
 mod journal;
 mod recover;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod text;
 mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rusqlite::config::DbConfig;
 use rusqlite::functions::FunctionFlags;
@@ -103,31 +106,15 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::audit::{AuditDecision, AuditEntry, AuditFilter, AuditRef, AuditRow, DecidedBy};
+pub use crate::audit::{AuditFilter, AuditRef, AuditRow};
+pub use crate::clock::{Clock, SystemClock};
+pub use crate::entry::{AuditDecision, AuditEntry, DecidedBy};
 use crate::error::Failure;
 pub use crate::error::HistoryError;
 pub use crate::schema::SCHEMA_VERSION;
+use crate::text::fold;
 use crate::writer::Writer;
 pub use crate::writer::{Pending, LAZY_DELAY, SYNC_INTERVAL};
-
-/// Where timestamps come from.
-pub trait Clock: Send + Sync {
-    /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> i64;
-}
-
-/// The system's wall clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        // A clock set before 1970 gives 0 rather than an error: timestamps only order and label.
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-    }
-}
 
 /// A conversation as the list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,7 +198,7 @@ pub struct History {
     /// Keys for [`History::journal_audit`] in an in-memory history, which has no journal.
     memory_keys: AtomicU64,
     /// Journaled entries not yet taken by the writer.
-    unsaved: audit::Unsaved,
+    unsaved: journal::Unsaved,
     /// Audit entries found in killed processes' journals when this history was opened.
     recovered: usize,
     path: PathBuf,
@@ -330,7 +317,7 @@ impl History {
             reader,
             journal,
             memory_keys: AtomicU64::new(1),
-            unsaved: audit::Unsaved::default(),
+            unsaved: journal::Unsaved::default(),
             recovered,
             path,
             clock: Arc::new(SystemClock),
@@ -610,15 +597,6 @@ fn check_integrity(conn: &Connection, path: &Path) -> Result<(), Failure> {
         .into());
     }
     Ok(())
-}
-
-/// Lower-cases char by char. Unlike `str::to_lowercase` it has no context rule (a final `Σ`
-/// becoming `ς`), so a word folds the same alone as inside a sentence.
-///
-/// Its output is stored (`messages.search_text`): a change to it needs a migration that folds
-/// the stored text again, or old messages stop matching.
-fn fold(s: &str) -> String {
-    s.chars().flat_map(char::to_lowercase).collect()
 }
 
 fn summary(conn: &Connection, id: &str) -> Result<ConversationSummary, Failure> {

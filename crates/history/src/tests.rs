@@ -1525,7 +1525,7 @@ fn a_dead_process_journal_is_replayed_once_and_a_live_one_left_alone() {
         let history = History::open(&path).expect("open");
         let committed = entry("s", "t", json!({"n": 1}), 1);
         history.with_raw(|conn| {
-            crate::audit::insert_audit(conn, &committed, Some("dead-1"), false).expect("insert");
+            crate::entry::insert_audit(conn, &committed, Some("dead-1"), false).expect("insert");
         });
     }
     // The killed process's journal: that entry, another whole line, and a line cut short,

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Structure check: no import circle between the modules of any Rust crate (crates/*/src and
+# src-tauri/), and no product file over 800 lines (crates/*/src, src-tauri/, ui/src/; test files
+# exempt). The rules, and what counts as an edge, are written at the top of
+# scripts/check_structure.py; its own tests (scripts/check_structure_test.py, fixture trees) run
+# first. Needs only python3 (3.11+, standard library). Exits 1 listing every problem found.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if ! out="$(python3 "$ROOT/scripts/check_structure_test.py" 2>&1)"; then
+  printf '%s\n' "$out" >&2
+  echo "structure: the checker's own tests fail (scripts/check_structure_test.py)" >&2
+  exit 1
+fi
+exec python3 "$ROOT/scripts/check_structure.py" "$ROOT"
