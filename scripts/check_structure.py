@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Structure check: no import circle inside a Rust crate, no product file over 800 lines.
+"""Structure check: no import circle inside a Rust crate, no product file over 800 lines, no
+`Agent::new` outside crates/host.
 
 Usage: python3 scripts/check_structure.py [REPO_ROOT]     (scripts/check-structure.sh runs it,
 after its own unit tests in scripts/check_structure_test.py). Python 3.11, standard library only.
@@ -47,15 +48,27 @@ struct, enum, union, trait, type, const, static, macro_rules) -- found: that mod
 brought in by a `use` (public or private) or a glob `use`: followed to where it is defined; not
 found at all: the deepest module reached (`crate::Agent` is the crate root when lib.rs defines
 `Agent`).
-So a child using `crate::Type` defined IN lib.rs depends on lib.rs; and lib.rs code calling into
-that child (`child::f()`, or a `use child::X;` it uses) depends on the child: that is a circle,
-and is reported. A child naming its parent's items (`use super::Thing;`) depends on the parent.
+So a child using `crate::Type` defined IN lib.rs depends on lib.rs, and lib.rs code calling into
+that child (`child::f()`, or a `use child::X;` it uses) depends on the child. A child naming its
+parent's items (`use super::Thing;`) depends on the parent.
 
-Every strongly connected component of more than one file is reported with its files and, for each
-edge inside it, the first line that makes the edge.
+The crate root does not count. Edges into and out of a crate's ROOT file (`lib.rs`, `main.rs`,
+`bin/*.rs`, `bin/*/main.rs`, with the inline modules written in it) are found but left out of
+the circle rule. Why: the root is the crate's namespace and public face, the one module every
+other one reaches through. A type defined there (`pub struct Agent`) with `impl` blocks in child
+files, whose methods the root calls, is one type spread over files, not two ideas depending on
+each other; and the root calling `child::f()` while the child names `crate::Config` is the crate
+using its own parts, which no split of the root would make clearer. Everything below the root
+still counts: a circle between siblings (a.rs <-> b.rs), and between a parent that is not the
+root and its child (foo.rs <-> foo/x.rs, even when it is one type's `impl` spread over the two),
+is reported. A consequence: a circle that closes only through the root (a.rs -> lib.rs -> b.rs
+-> a.rs) is not reported; its edges between a.rs and b.rs are.
+
+Every strongly connected component of more than one file, over the edges that count, is reported
+with its files and, for each counted edge inside it, the first line that makes the edge.
 
 Limits (it reads paths, it does not type-check): a method call `x.f()` is no edge, so a type's
-`impl` blocks spread over files (`impl crate::Agent { .. }` in a child) give edges from those
+`impl` blocks spread over files (`impl super::Foo { .. }` in a child) give edges from those
 files to the type's file, never back; macros are not expanded (`$crate::` is skipped); a name
 brought in by a glob `use` gives one edge, to the glob's module.
 
@@ -64,6 +77,19 @@ brought in by a glob `use` gives one edge, to the glob's module.
 No product file over 800 lines (counted as `wc -l` does: newline characters) under `crates/*/src`,
 `src-tauri/` and `ui/src/`. Test files are exempt: anything under a `tests/` folder, files named
 `tests.rs`, `*.test.ts` and `*.test.tsx`. Binary files and `node_modules/` are not looked at.
+
+3. No `Agent::new` outside crates/host
+-------------------------------------
+A gated agent is had only through the host (`Host::agent(Caller)`), so the only product code
+that may build one with `Agent::new` is under `crates/host/src/`. Looked at: every `.rs` file
+under `crates/*/src/` and `src-tauri/` (`target/` and `node_modules/` folders skipped). Allowed:
+`crates/host/src/` and `crates/agent/src/` (the definition), any file below a folder named
+`tests`, `benches` or `examples`, and test code: items under `#[cfg(test)]`, files starting
+with `#![cfg(test)]`, and files reached only through a `#[cfg(test)] mod x;` (with the files
+they declare). Comments and strings are blanked first, as above. What is found: the path
+`Agent::new` (also `toolgate_agent::Agent::new`, and without a call: `map(Agent::new)`); each one
+is reported as file:line. Not found: a renamed import (`use toolgate_agent::Agent as A;` then
+`A::new(..)`), `Self::new` and macros that build the path from pieces.
 """
 
 from __future__ import annotations
@@ -234,6 +260,8 @@ class FileScan:
     paths: list
     items: dict  # logical path -> set of names
     idents: dict  # logical path -> {name: first line}
+    test_mod_decls: list = field(default_factory=list)  # as mod_decls, under #[cfg(test)]
+    agent_new: list = field(default_factory=list)  # lines naming `Agent::new` in non-test code
 
 
 class Scanner:
@@ -263,8 +291,14 @@ class Scanner:
             self.i = 2
             attr, _ = self.read_attribute()
             if _CFG_TEST.match(attr):
-                return self.scan
+                # a test-only file: nothing in it counts; the files it declares are test-only too
+                body = self.read_body()
+                return FileScan([], [], [], [], {}, {}, body.mod_decls + body.test_mod_decls)
             self.i = 0
+        return self.read_body()
+
+    def read_body(self) -> FileScan:
+        t = self.t
         pending_test = False
         path_attr = None
         while self.i < len(t):
@@ -283,6 +317,7 @@ class Scanner:
                 continue
             if pending_test:
                 pending_test = False
+                self.note_test_mod(path_attr)
                 path_attr = None
                 self.skip_item()
                 continue
@@ -401,6 +436,20 @@ class Scanner:
                 continue
             self.i += 1
 
+    def note_test_mod(self, path_attr: str | None) -> None:
+        """At a `#[cfg(test)]` item: notes it when it is a `mod x;` declaration (test-only file)."""
+        j = self.i
+        if self.tok() == "pub":
+            j += 1
+            if j < len(self.t) and self.t[j].text == "(":
+                while j < len(self.t) and self.t[j].text != ")":
+                    j += 1
+                j += 1
+        k = j - self.i
+        if self.tok(k) == "mod" and _is_ident(self.tok(k + 1)) and self.tok(k + 2) == ";":
+            line = self.t[j].line
+            self.scan.test_mod_decls.append((self.mod, _name(self.tok(k + 1)), line, path_attr))
+
     def read_path(self) -> None:
         start_line = self.t[self.i].line
         segs = [_name(self.tok())]
@@ -409,6 +458,8 @@ class Scanner:
             segs.append(_name(self.tok(1)))
             self.i += 2
         self.scan.paths.append(PathRef(self.mod, segs, start_line))
+        if segs[-2:] == ["Agent", "new"]:
+            self.scan.agent_new.append(start_line)
 
     def read_use(self) -> None:
         line = self.t[self.i].line
@@ -488,12 +539,16 @@ def scan_file(path: Path, module: tuple) -> tuple[FileScan, list[str]]:
     result = scanner.run()
     # `#[path = "..."]` values are string literals (blanked in `code`): read them from the source
     lines = src.split("\n")
-    fixed = []
-    for parent, name, line, path_attr in result.mod_decls:
-        if path_attr is not None:
-            path_attr = _path_attribute(lines, line)
-        fixed.append((parent, name, line, path_attr))
-    result.mod_decls = fixed
+    def fixed(decls: list) -> list:
+        out = []
+        for parent, name, line, path_attr in decls:
+            if path_attr is not None:
+                path_attr = _path_attribute(lines, line)
+            out.append((parent, name, line, path_attr))
+        return out
+
+    result.mod_decls = fixed(result.mod_decls)
+    result.test_mod_decls = fixed(result.test_mod_decls)
     return result, lines
 
 
@@ -527,10 +582,27 @@ class CrateGraph:
     files: list  # files in the graph
     edges: dict  # (from file, to file) -> Edge (first one)
     warnings: list
+    test_files: set = field(default_factory=set)  # files reached only through #[cfg(test)] mods
+
+    def counted_edges(self) -> set:
+        """The edges the circle rule looks at: none into or out of the crate's root file."""
+        return {(a, b) for (a, b) in self.edges if self.root not in (a, b)}
 
 
 def _declares_beside(file: Path, is_root: bool) -> bool:
     return is_root or file.name == "mod.rs"
+
+
+def _mod_candidates(file: Path, is_root: bool, mpath: tuple, decl: tuple) -> list[Path]:
+    """Where `mod child;` (declared in logical module `parent`, written in `file`, whose own
+    module is `mpath`) may be, in rustc's order."""
+    parent, child, _line, path_attr = decl
+    folder = file.parent if _declares_beside(file, is_root) else file.parent / file.stem
+    sub = folder.joinpath(*parent[len(mpath) :])
+    if path_attr:
+        base = file.parent if len(parent) == len(mpath) else sub
+        return [base / path_attr]
+    return [sub / f"{child}.rs", sub / child / "mod.rs"]
 
 
 def build_crate(name: str, root: Path) -> CrateGraph:
@@ -539,6 +611,8 @@ def build_crate(name: str, root: Path) -> CrateGraph:
     warnings: list[str] = []
     queue: list[tuple[tuple, Path, bool]] = [((), root, True)]
     files: list[Path] = []
+    # `#[cfg(test)] mod x;` declarations: (child path, declaring file, is root, its module, decl)
+    test_queue: list = []
     while queue:
         mpath, file, is_root = queue.pop(0)
         if file in scans:
@@ -550,15 +624,12 @@ def build_crate(name: str, root: Path) -> CrateGraph:
         for ipath in scan.inline_mods:
             modules[ipath] = ModuleInfo(ipath, file, True)
             modules[ipath[:-1]].children[ipath[-1]] = ipath
-        folder = file.parent if _declares_beside(file, is_root) else file.parent / file.stem
-        for parent, child, line, path_attr in scan.mod_decls:
-            sub = folder.joinpath(*parent[len(mpath) :])
+        for decl in scan.test_mod_decls:
+            test_queue.append((decl[0] + (decl[1],), file, is_root, mpath, decl))
+        for decl in scan.mod_decls:
+            parent, child, line, _ = decl
             cpath = parent + (child,)
-            if path_attr:
-                base = file.parent if len(parent) == len(mpath) else sub
-                candidates = [base / path_attr]
-            else:
-                candidates = [sub / f"{child}.rs", sub / child / "mod.rs"]
+            candidates = _mod_candidates(file, is_root, mpath, decl)
             found = next((c for c in candidates if c.is_file()), None)
             if found is None:
                 warnings.append(f"{file}:{line}: no file for `mod {child};` (looked for "
@@ -606,7 +677,24 @@ def build_crate(name: str, root: Path) -> CrateGraph:
             info = modules[ref.module]
             if first in PATH_STARTS or first in info.children or first in info.bindings:
                 add(ref.module, resolver.target_of(ref.module, ref.segs), ref.line, lines)
-    return CrateGraph(name, root, modules, files, edges, warnings)
+    return CrateGraph(name, root, modules, files, edges, warnings, _test_files(test_queue, files))
+
+
+def _test_files(queue: list, product: list) -> set:
+    """Files reached only through `#[cfg(test)] mod x;` declarations, and everything below them."""
+    seen = set(product)
+    out: set = set()
+    while queue:
+        cpath, file, is_root, mpath, decl = queue.pop(0)
+        found = next((c for c in _mod_candidates(file, is_root, mpath, decl) if c.is_file()), None)
+        if found is None or found in seen:
+            continue
+        seen.add(found)
+        out.add(found)
+        scan, _ = scan_file(found, cpath)
+        for d in scan.mod_decls + scan.test_mod_decls:
+            queue.append((d[0] + (d[1],), found, False, cpath, d))
+    return out
 
 
 class _Resolver:
@@ -805,19 +893,53 @@ def long_files(repo: Path) -> list[tuple[Path, int]]:
     return out
 
 
+AGENT_NEW_ALLOWED = ("crates/host/src/", "crates/agent/src/")
+AGENT_NEW_ALLOWED_FOLDERS = {"tests", "benches", "examples"}
+
+
+def agent_new_calls(repo: Path, test_files: set) -> list[tuple[Path, int, str]]:
+    """Every `Agent::new` in product code outside crates/host/src (and the agent crate itself)."""
+    tops = sorted(p for p in (repo / "crates").glob("*/src") if p.is_dir())
+    if (repo / "src-tauri").is_dir():
+        tops.append(repo / "src-tauri")
+    skip = {"node_modules", "target"}
+    out = []
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if d not in skip and not d.startswith("."))
+            for f in sorted(filenames):
+                p = Path(dirpath) / f
+                rel = p.relative_to(repo)
+                if (
+                    p.suffix != ".rs"
+                    or not p.is_file()
+                    or rel.as_posix().startswith(AGENT_NEW_ALLOWED)
+                    or AGENT_NEW_ALLOWED_FOLDERS & set(rel.parts[:-1])
+                    or p.resolve() in test_files
+                ):
+                    continue
+                scan, lines = scan_file(p, ())
+                for line in scan.agent_new:
+                    out.append((rel, line, lines[line - 1].strip()))
+    return out
+
+
 def check(repo: Path, out=sys.stdout) -> int:
     repo = repo.resolve()
     problems = 0
     circles = 0
     crates = 0
     modules = 0
+    test_files: set = set()
     for label, root in crate_roots(repo):
         graph = build_crate(label, root)
         crates += 1
         modules += len(graph.files)
+        test_files |= graph.test_files
         for w in graph.warnings:
             print(f"structure: warning: {w}", file=out)
-        for comp in strongly_connected(graph.files, set(graph.edges)):
+        counted = graph.counted_edges()
+        for comp in strongly_connected(graph.files, counted):
             if len(comp) < 2:
                 continue
             circles += 1
@@ -826,7 +948,7 @@ def check(repo: Path, out=sys.stdout) -> int:
             print(f"structure: import circle in {label}: {', '.join(rels)}", file=out)
             inside = set(members)
             for (a, b), e in sorted(graph.edges.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
-                if a in inside and b in inside:
+                if a in inside and b in inside and (a, b) in counted:
                     ra, rb = a.relative_to(repo), b.relative_to(repo)
                     print(f"  {ra} -> {rb}    ({ra}:{e.line}: {e.text})", file=out)
     problems += circles
@@ -834,17 +956,22 @@ def check(repo: Path, out=sys.stdout) -> int:
     for rel, count in long:
         print(f"structure: {rel} has {count} lines (over {MAX_LINES})", file=out)
     problems += len(long)
+    calls = agent_new_calls(repo, test_files)
+    for rel, line, text in calls:
+        print(f"structure: Agent::new outside crates/host/src: {rel}:{line}: {text}", file=out)
+    problems += len(calls)
     if problems:
         print(
             f"structure: FAILED: {circles} import circle{'s' if circles != 1 else ''}, "
-            f"{len(long)} product file{'s' if len(long) != 1 else ''} over {MAX_LINES} lines "
+            f"{len(long)} product file{'s' if len(long) != 1 else ''} over {MAX_LINES} lines, "
+            f"{len(calls)} Agent::new call{'s' if len(calls) != 1 else ''} outside crates/host "
             f"({crates} crates, {modules} modules)",
             file=out,
         )
         return 1
     print(
         f"structure: {crates} crates, {modules} modules, no import circle; "
-        f"no product file over {MAX_LINES} lines",
+        f"no product file over {MAX_LINES} lines; no Agent::new outside crates/host",
         file=out,
     )
     return 0

@@ -116,35 +116,86 @@ class StructureTest(unittest.TestCase):
             ["crates/x/src/a.rs", "crates/x/src/error.rs"],
         )
 
-    def test_root_code_calling_a_child_that_uses_a_root_type_is_a_circle(self):
-        out = self.assert_circle(
+    # --- the crate root ------------------------------------------------------------------------
+
+    def test_root_and_child_using_each_other_is_not_a_circle(self):
+        # The root is the crate's namespace and public face: a type defined there with `impl`
+        # blocks in child files, called from the root, is one type spread over files.
+        self.assert_clean(
             {
                 "crates/x/src/lib.rs": """
                     mod store;
+                    mod apps;
+                    pub use apps::App;
                     pub struct Info;
-                    pub fn load() { store::read(); }
+                    pub struct Agent { app: App }
+                    pub fn load() -> Option<Info> { store::read() }
+                    impl Agent { pub fn run(&self) { self.open(); let _ = apps::SCHEME; } }
                 """,
                 "crates/x/src/store.rs": "use crate::Info;\npub fn read() -> Option<Info> { None }\n",
-            },
-            ["crates/x/src/lib.rs", "crates/x/src/store.rs"],
+                "crates/x/src/apps.rs": """
+                    pub const SCHEME: u8 = 0;
+                    pub struct App;
+                    impl crate::Agent { pub(crate) fn open(&self) { let _ = crate::load(); } }
+                """,
+                "crates/x/src/main.rs": "mod cli;\npub struct Args;\nfn main() { cli::run(); }\n",
+                "crates/x/src/cli.rs": "pub fn run() -> crate::Args { crate::Args }\n",
+                "crates/x/src/bin/tool.rs": "mod helper;\nstruct T;\nfn main() { helper::go(); }\n",
+                "crates/x/src/bin/helper.rs": "pub fn go() -> super::T { super::T }\n",
+            }
         )
-        self.assertIn("lib.rs:3: pub fn load() { store::read(); }", out)
 
-    def test_a_reexport_the_root_uses_itself_counts(self):
+    def test_a_circle_among_children_is_reported_without_the_root(self):
+        # lib.rs and both children all use each other; the root's edges do not count, the
+        # sibling circle does, and lib.rs is not listed in it.
         out = self.assert_circle(
             {
                 "crates/x/src/lib.rs": """
+                    mod a;
+                    mod b;
+                    pub struct Config;
+                    pub fn make() -> (a::A, b::B) { (a::A, b::B) }
+                """,
+                "crates/x/src/a.rs": "pub struct A;\npub fn f(_: crate::Config) { crate::b::g(); }\n",
+                "crates/x/src/b.rs": "pub struct B;\npub fn g() -> crate::a::A { crate::make().0 }\n",
+            },
+            ["crates/x/src/a.rs", "crates/x/src/b.rs"],
+        )
+        self.assertNotIn("lib.rs ->", out)
+        self.assertNotIn("-> crates/x/src/lib.rs", out)
+
+    def test_a_type_spread_over_a_non_root_parent_and_its_child_is_a_circle(self):
+        # Only the crate root is exempt: foo.rs is an ordinary module.
+        out = self.assert_circle(
+            {
+                "crates/x/src/lib.rs": "pub mod foo;\n",
+                "crates/x/src/foo.rs": """
+                    mod apps;
+                    pub struct Foo;
+                    impl Foo { pub fn run(&self) { apps::start(); } }
+                """,
+                "crates/x/src/foo/apps.rs": "pub fn start() {}\nimpl super::Foo { fn open(&self) {} }\n",
+            },
+            ["crates/x/src/foo.rs", "crates/x/src/foo/apps.rs"],
+        )
+        self.assertIn("foo.rs:3: impl Foo { pub fn run(&self) { apps::start(); } }", out)
+
+    def test_a_reexport_a_parent_uses_itself_counts(self):
+        out = self.assert_circle(
+            {
+                "crates/x/src/lib.rs": "pub mod foo;\n",
+                "crates/x/src/foo.rs": """
                     mod a;
                     pub use a::A;
                     pub struct Config;
                     pub fn make() -> A { A(Config) }
                 """,
-                "crates/x/src/a.rs": "pub struct A(pub crate::Config);\n",
+                "crates/x/src/foo/a.rs": "pub struct A(pub super::Config);\n",
             },
-            ["crates/x/src/a.rs", "crates/x/src/lib.rs"],
+            ["crates/x/src/foo.rs", "crates/x/src/foo/a.rs"],
         )
-        # the example is where the root uses the name, not the re-export
-        self.assertIn("lib.rs:4: pub fn make() -> A { A(Config) }", out)
+        # the example is where the parent uses the name, not the re-export
+        self.assertIn("foo.rs:4: pub fn make() -> A { A(Config) }", out)
 
     def test_test_code_is_ignored(self):
         self.assert_clean(
@@ -324,7 +375,83 @@ class StructureTest(unittest.TestCase):
         )
         self.assertEqual(
             out.strip().splitlines()[-1],
-            "structure: 2 crates, 3 modules, no import circle; no product file over 800 lines",
+            "structure: 2 crates, 3 modules, no import circle; no product file over 800 lines; "
+            "no Agent::new outside crates/host",
+        )
+
+    # --- Agent::new ----------------------------------------------------------------------------
+
+    def test_agent_new_outside_crates_host_is_reported(self):
+        code, out = self.run_tree(
+            {
+                "crates/gateway/src/lib.rs": """
+                    mod serve;
+                    // Agent::new(parts) in a comment, and "Agent::new(" in a string, are not calls
+                    pub fn f() { let _ = "Agent::new("; }
+                """,
+                "crates/gateway/src/serve.rs": """
+                    use toolgate_agent::{Agent, AgentParts};
+                    pub fn serve(parts: AgentParts) -> Agent {
+                        Agent::new(parts)
+                    }
+                """,
+                "src-tauri/lib.rs": "mod commands;\n",
+                "src-tauri/commands.rs": "pub fn go(p: P) { let _ = toolgate_agent::Agent::new(p); }\n",
+                "src-tauri/build.rs": "fn main() { let _ = parts.map(Agent::new); }\n",
+            }
+        )
+        self.assertEqual(code, 1, out)
+        found = [line for line in out.splitlines() if "Agent::new outside" in line]
+        self.assertEqual(
+            found,
+            [
+                "structure: Agent::new outside crates/host/src: crates/gateway/src/serve.rs:3: "
+                "Agent::new(parts)",
+                "structure: Agent::new outside crates/host/src: src-tauri/build.rs:1: "
+                "fn main() { let _ = parts.map(Agent::new); }",
+                "structure: Agent::new outside crates/host/src: src-tauri/commands.rs:1: "
+                "pub fn go(p: P) { let _ = toolgate_agent::Agent::new(p); }",
+            ],
+            out,
+        )
+        self.assertIn("FAILED: 0 import circles, 0 product files over 800 lines, "
+                      "3 Agent::new calls outside crates/host", out)
+
+    def test_agent_new_in_host_the_agent_crate_tests_benches_examples_and_test_code_is_allowed(self):
+        call = "pub fn f(p: P) -> Agent { Agent::new(p) }\n"
+        self.assert_clean(
+            {
+                "crates/host/src/lib.rs": "mod agent;\n",
+                "crates/host/src/agent.rs": call,
+                "crates/agent/src/lib.rs": "pub struct Agent;\nimpl Agent { pub fn new() -> Self { Agent } }\n"
+                + call,
+                "crates/cli/src/lib.rs": """
+                    mod run;
+                    #[cfg(test)]
+                    mod tests;
+                    #[cfg(test)]
+                    pub(crate) mod support;
+                    mod only_tests;
+                """,
+                "crates/cli/src/run.rs": """
+                    pub fn run() {}
+                    #[cfg(test)]
+                    fn fixture(p: P) -> Agent { Agent::new(p) }
+                    #[cfg(test)]
+                    mod tests {
+                        fn t(p: P) { let _ = toolgate_agent::Agent::new(p); }
+                    }
+                """,
+                "crates/cli/src/tests.rs": call,
+                "crates/cli/src/support.rs": "mod fake;\n" + call,
+                "crates/cli/src/support/fake.rs": call,
+                "crates/cli/src/only_tests.rs": "#![cfg(test)]\nmod deeper;\n" + call,
+                "crates/cli/src/only_tests/deeper.rs": call,
+                "crates/cli/src/tests/harness.rs": call,
+                "crates/cli/src/benches/b.rs": call,
+                "crates/cli/src/examples/e.rs": call,
+                "crates/cli/tests/it.rs": call,
+            }
         )
 
 

@@ -9,7 +9,7 @@ use crate::error::{classify, retry_after};
 use crate::presets::{self, Preset};
 use crate::{
     anthropic, openai, replay, CancellationToken, ChatRequest, LlmError, Provider, Reply,
-    StreamDelta,
+    StreamDelta, WireFormat,
 };
 
 /// A whole non-streaming answer may take minutes to generate before its first byte.
@@ -19,13 +19,6 @@ const COMPLETE_TIMEOUT: Duration = Duration::from_secs(600);
 /// server loading a large model is the slowest case).
 const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Which wire format an endpoint speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WireFormat {
-    Anthropic,
-    OpenAi,
-}
 
 /// A provider reached over HTTP at a user-configured base URL.
 pub struct HttpProvider {

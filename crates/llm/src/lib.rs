@@ -19,6 +19,7 @@ pub mod local;
 pub mod openai;
 pub mod presets;
 pub mod pricing;
+mod wire_format;
 
 use std::sync::{Arc, OnceLock};
 
@@ -27,9 +28,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub use error::LlmError;
-pub use http::{HttpProvider, WireFormat};
+pub use http::HttpProvider;
 pub use presets::Preset;
 pub use tokio_util::sync::CancellationToken;
+pub use wire_format::WireFormat;
 
 /// A tool offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
