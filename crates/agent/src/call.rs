@@ -7,7 +7,7 @@ use toolgate_mcp::{CallOptions, CallProgress, McpError, ToolOutput};
 use toolgate_policy::{Subject, ToolCall as PolicyCall};
 
 use crate::gate::{PendingCall, RequestKind};
-use crate::gatekeeper::{self, Announce, Asker, Next, RuleToSave};
+use crate::gatekeeper::{self, Announce, Asker, Next, RuleToSave, Settlement};
 use crate::offer::Offer;
 use crate::output::{images_of, json_size, truncate};
 use crate::{
@@ -114,6 +114,32 @@ impl Agent {
         // 4. What that comes to.
         let settled = gatekeeper::settle(&verdict, answer.as_ref(), self.asker());
         // 5. Announced, remembered, audited; then run or refused.
+        self.carry_out(
+            offer,
+            (entry, subject),
+            call,
+            &verdict,
+            settled,
+            options,
+            on_event,
+        )
+        .await
+    }
+
+    /// Step 5: what a settlement says, done in order: the window told of a decision the rules
+    /// made, the user's rule saved, the decision audited (an allowed one in the journal before
+    /// the call is sent), then the call run or refused.
+    #[allow(clippy::too_many_arguments)]
+    async fn carry_out(
+        &self,
+        offer: &Offer,
+        (entry, subject): (&toolgate_catalog::Entry, &PolicyCall),
+        call: &ToolCall,
+        verdict: &toolgate_policy::Verdict,
+        settled: Settlement,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> CallOutcome {
         if let Some(announce) = settled.announce {
             let card = self.card(entry, call, subject, verdict.reason.clone());
             on_event(match announce {
@@ -138,7 +164,7 @@ impl Agent {
             }
             Next::Run { edited } => {
                 let original = edited.is_some().then_some(&call.arguments);
-                let arguments = edited.clone().unwrap_or_else(|| call.arguments.clone());
+                let arguments = edited.unwrap_or_else(|| call.arguments.clone());
                 let audit = self
                     .audit
                     .allowed(subject, &arguments, original, settled.audit);
