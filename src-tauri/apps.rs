@@ -15,7 +15,7 @@ use toolgate_agent::apps::{self, AppDocument};
 use toolgate_agent::CallOutcome;
 use toolgate_host::Caller;
 
-use crate::error::{CommandError, Result};
+use crate::error::{to_window, CommandError, Result};
 use crate::state::AppState;
 
 /// The scheme app documents are served on.
@@ -159,7 +159,7 @@ pub async fn app_call_tool(
         .call_for_app(&document.server_id, &name, arguments, &options, &|_| {})
         .await?;
     Ok(match outcome {
-        CallOutcome::Ran(Ok(output)) => output.raw,
+        CallOutcome::Ran(Ok(output)) => to_window(&output.result)?,
         CallOutcome::Ran(Err(e)) => error_result(&e.to_string()),
         CallOutcome::Refused(told) => error_result(&told),
     })
@@ -178,8 +178,10 @@ pub async fn app_read_resource(
     uri: String,
 ) -> Result<Value> {
     let document = document(&apps_state, &id)?.document;
-    Ok(state
-        .servers
-        .read_resource(&document.server_id, &uri)
-        .await?)
+    to_window(
+        &state
+            .servers
+            .read_resource(&document.server_id, &uri)
+            .await?,
+    )
 }

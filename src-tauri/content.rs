@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tauri::State;
 
-use crate::error::Result;
+use crate::error::{to_window, Result};
 use crate::state::AppState;
 
 /// A template's resource, read: the URI the values made, and the server's answer.
@@ -39,7 +39,10 @@ pub async fn read_resource_template(
         .servers
         .read_resource_template(&server_id, &template, &values)
         .await?;
-    Ok(TemplateRead { uri, result })
+    Ok(TemplateRead {
+        uri,
+        result: to_window(&result)?,
+    })
 }
 
 /// One of a server's prompts, filled with `arguments`: its description and messages.
@@ -51,10 +54,12 @@ pub async fn get_prompt(
     arguments: serde_json::Map<String, Value>,
 ) -> Result<Value> {
     let arguments = (!arguments.is_empty()).then_some(arguments);
-    Ok(state
-        .servers
-        .get_prompt(&server_id, &name, arguments)
-        .await?)
+    to_window(
+        &state
+            .servers
+            .get_prompt(&server_id, &name, arguments)
+            .await?,
+    )
 }
 
 /// The message the model gets for `text` with `attachments`: each resource read now from its

@@ -48,6 +48,13 @@ command_error! {
     toolgate_hosts::HostError => "hosts",
     tauri::Error => "internal",
     tokio::task::JoinError => "internal",
+    serde_json::Error => "internal",
+}
+
+/// A server's typed answer as the JSON the window reads: the one place MCP results become JSON
+/// on their way to the web-view.
+pub fn to_window(value: &impl serde::Serialize) -> Result<serde_json::Value> {
+    Ok(serde_json::to_value(value)?)
 }
 
 /// Errors whose kind depends on what went wrong.

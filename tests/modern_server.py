@@ -4,7 +4,8 @@ sealed `requestState` checked on the retry), a long call run as a task (the
 `io.modelcontextprotocol/tasks` extension, written here on the SDK's extension API: tasks/get,
 tasks/update, tasks/cancel), a tool list that changes (told on `subscriptions/listen`), a
 listen stream ended on request, a template resource and a prompt that ask first, and a tool that
-reports the `_meta` it was sent.
+reports the `_meta` it was sent, and one whose result carries every kind of content
+(`rich_result`, from `rich_result.json`).
 
 Everything it sees of note is appended to the file named by MODERN_LOG (one JSON object a line),
 so a test can check what reached the server.
@@ -24,7 +25,7 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import InputRequiredResult, RequestParams
+from mcp_types import CallToolResult, InputRequiredResult, RequestParams
 
 TASKS = "io.modelcontextprotocol/tasks"
 LOG = os.environ.get("MODERN_LOG")
@@ -219,6 +220,15 @@ async def whoami(ctx: Context) -> str:
     own = {k: v for k, v in raw.items() if not k.startswith("io.modelcontextprotocol/") and k not in protocol}
     log(event="whoami", meta=own)
     return json.dumps(own, sort_keys=True)
+
+
+# Every kind of content a result can carry, from one file the tests compare against.
+RICH = json.loads(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rich_result.json"), encoding="utf-8").read())
+
+
+@mcp.tool(description="Answers with every kind of content: text, an image, a resource link, an embedded resource, structured content and _meta")
+async def rich_result() -> CallToolResult:
+    return CallToolResult.model_validate(RICH)
 
 
 @mcp.tool(description="Adds a tool named NAME and says the list changed")

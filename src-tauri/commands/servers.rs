@@ -9,7 +9,7 @@ use toolgate_host::ToolCatalogView;
 use toolgate_mcp::{ServerSnapshot, ToolOutput};
 use toolgate_settings::ServerConfig;
 
-use crate::error::Result;
+use crate::error::{to_window, Result};
 use crate::state::AppState;
 
 #[tauri::command]
@@ -44,7 +44,7 @@ pub async fn read_resource(
     server_id: String,
     uri: String,
 ) -> Result<Value> {
-    Ok(state.servers.read_resource(&server_id, &uri).await?)
+    to_window(&state.servers.read_resource(&server_id, &uri).await?)
 }
 
 /// Switches a server on (it starts) or off (it stops), and saves the choice.

@@ -143,7 +143,12 @@ async fn a_turns_result_carries_its_app_and_the_apps_own_calls_pass_the_gate() {
         CallOutcome::Ran(Ok(output)) => output,
         other => panic!("the approved call did not run: {other:?}"),
     };
-    assert!(output.raw["structuredContent"]["time"].is_string());
+    assert!(output
+        .result
+        .structured_content
+        .as_ref()
+        .expect("structured")["time"]
+        .is_string());
 
     // Denied: it never runs; and another server's tool is out of the app's reach.
     let call = app_agent.call_for_app("apps", "get-time", json!({}), &options, &|_| {});

@@ -418,6 +418,7 @@ async fn a_resource_template_is_filled_and_read_and_a_prompt_got_with_its_argume
         .read_resource_template("m", &template.uri_template, &values)
         .await
         .expect("read");
+    let read = serde_json::to_value(read).expect("json");
     assert_eq!(uri, "notes://oslo%20trip");
     assert_eq!(
         read["contents"][0]["text"],
@@ -448,6 +449,7 @@ async fn a_resource_template_is_filled_and_read_and_a_prompt_got_with_its_argume
         .get_prompt("m", "plan_trip", arguments.as_object().cloned())
         .await
         .expect("got");
+    let got = serde_json::to_value(got).expect("json");
     assert_eq!(got["messages"][0]["role"], "user");
     assert_eq!(
         got["messages"][0]["content"]["text"],

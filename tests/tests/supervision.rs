@@ -80,6 +80,17 @@ fn tool_names(snap: &ServerSnapshot) -> Vec<&str> {
     snap.tools.iter().map(|t| t.name.as_str()).collect()
 }
 
+/// A result as the JSON the server sent (the window's and the history's view of it).
+trait Raw {
+    fn raw(&self) -> serde_json::Value;
+}
+
+impl Raw for toolgate_mcp::ToolOutput {
+    fn raw(&self) -> serde_json::Value {
+        serde_json::to_value(&self.result).expect("json")
+    }
+}
+
 fn text_of(result: &Result<toolgate_mcp::ToolOutput, McpError>) -> String {
     match result {
         Ok(out) => out.text.clone(),
@@ -126,6 +137,7 @@ async fn the_reference_server_over_stdio_offers_everything_a_host_uses() {
         .read_resource(&snap.id, &first.uri)
         .await
         .expect("read");
+    let read = serde_json::to_value(read).expect("json");
     assert_eq!(read["contents"][0]["uri"], first.uri.as_str(), "{read}");
     let missing = servers
         .read_resource(&snap.id, "demo://nothing/here")
@@ -218,15 +230,16 @@ async fn the_reference_server_over_stdio_offers_everything_a_host_uses() {
         .await
         .expect("structured");
     assert!(
-        structured.raw["structuredContent"].is_object(),
+        structured.raw()["structuredContent"].is_object(),
         "{}",
-        structured.raw
+        structured.raw()
     );
     let image = servers
         .call_tool("everything", "get-tiny-image", json!({}))
         .await
         .expect("image");
-    let blocks = image.raw["content"].as_array().expect("content");
+    let image_raw = image.raw();
+    let blocks = image_raw["content"].as_array().expect("content");
     assert!(blocks
         .iter()
         .any(|b| b["type"] == "image" && b["mimeType"] == "image/png" && b["data"].is_string()));
@@ -238,7 +251,7 @@ async fn the_reference_server_over_stdio_offers_everything_a_host_uses() {
         )
         .await
         .expect("embedded resource");
-    assert!(embedded.raw["content"]
+    assert!(embedded.raw()["content"]
         .as_array()
         .expect("content")
         .iter()
@@ -376,9 +389,10 @@ async fn mcp_server_time_from_pypi_speaks_the_2026_protocol() {
         .await
         .expect("answers");
     assert_eq!(
-        now.raw["structuredContent"]["timezone"], "UTC",
+        now.raw()["structuredContent"]["timezone"],
+        "UTC",
         "{}",
-        now.raw
+        now.raw()
     );
     let bad = servers
         .call_tool(

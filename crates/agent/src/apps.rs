@@ -59,36 +59,36 @@ pub async fn load(
         .read_resource(server_id, uri)
         .await
         .map_err(|e| e.to_string())?;
-    let content = read
-        .get("contents")
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find(|c| c.get("text").is_some()))
+    let (mime, html, meta) = read
+        .contents
+        .iter()
+        .find_map(|content| match content {
+            rmcp::model::ResourceContents::TextResourceContents {
+                mime_type,
+                text,
+                meta,
+                ..
+            } => Some((mime_type.as_deref().unwrap_or_default(), text, meta)),
+            _ => None,
+        })
         .ok_or_else(|| format!("{uri} has no HTML text to show"))?;
-    let mime = content
-        .get("mimeType")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
     if !mime.eq_ignore_ascii_case(APP_MIME_TYPE) {
         return Err(format!(
             "{uri} is {}, not an app ({APP_MIME_TYPE})",
             if mime.is_empty() { "of no type" } else { mime }
         ));
     }
-    let html = content
-        .get("text")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
     if html.len() > MAX_APP_BYTES {
         return Err(format!(
             "{uri} is {} bytes; Toolgate shows apps of at most {MAX_APP_BYTES}",
             html.len()
         ));
     }
-    let ui = content.get("_meta").and_then(|m| m.get("ui"));
+    let ui = meta.as_ref().and_then(|m| m.get("ui"));
     Ok(AppDocument {
         server_id: server_id.to_owned(),
         uri: uri.to_owned(),
-        html: html.to_owned(),
+        html: html.clone(),
         csp: csp_for(ui.and_then(|ui| ui.get("csp"))),
         prefers_border: ui
             .and_then(|ui| ui.get("prefersBorder"))

@@ -2,15 +2,15 @@
 //! in a block that names its server and URI, so the model can tell them apart and cite them.
 //! Binary contents (images, files) are named, not inlined: the model gets text here.
 
-use serde_json::Value;
+use rmcp::model::{ReadResourceResult, ResourceContents};
 
 /// One attached resource, as read from its server.
 #[derive(Debug, Clone)]
 pub struct Attached {
     pub server_name: String,
     pub uri: String,
-    /// The `resources/read` result: `{"contents": [{"uri", "mimeType", "text" | "blob"}]}`.
-    pub contents: Value,
+    /// The `resources/read` result as the server sent it.
+    pub contents: ReadResourceResult,
 }
 
 /// The message the model gets: the user's text, then each resource.
@@ -24,21 +24,15 @@ pub fn with_attachments(text: &str, attached: &[Attached]) -> String {
         ));
         let parts: Vec<String> = resource
             .contents
-            .get("contents")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|part| match part.get("text").and_then(Value::as_str) {
-                Some(text) => text.to_owned(),
-                None => format!(
-                    "[{} content of {}, not included]",
-                    part.get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("binary"),
-                    part.get("uri")
-                        .and_then(Value::as_str)
-                        .unwrap_or("the resource")
+            .contents
+            .iter()
+            .map(|part| match part {
+                ResourceContents::TextResourceContents { text, .. } => text.clone(),
+                ResourceContents::BlobResourceContents { mime_type, uri, .. } => format!(
+                    "[{} content of {uri}, not included]",
+                    mime_type.as_deref().unwrap_or("binary")
                 ),
+                _ => "[content of a kind Toolgate does not know, not included]".to_owned(),
             })
             .collect();
         message.push_str(&parts.join("\n"));
@@ -57,6 +51,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn read(value: serde_json::Value) -> ReadResourceResult {
+        serde_json::from_value(value).expect("a resources/read result")
+    }
+
     #[test]
     fn text_is_included_binary_named_and_each_resource_marked() {
         let message = with_attachments(
@@ -65,12 +63,16 @@ mod tests {
                 Attached {
                     server_name: "Notes".into(),
                     uri: "notes://trip".into(),
-                    contents: json!({"contents": [{"uri": "notes://trip", "text": "Oslo, 2 days"}]}),
+                    contents: read(
+                        json!({"contents": [{"uri": "notes://trip", "text": "Oslo, 2 days"}]}),
+                    ),
                 },
                 Attached {
                     server_name: "Files \"x\"".into(),
                     uri: "file:///a.png".into(),
-                    contents: json!({"contents": [{"uri": "file:///a.png", "mimeType": "image/png", "blob": "AAAA"}]}),
+                    contents: read(
+                        json!({"contents": [{"uri": "file:///a.png", "mimeType": "image/png", "blob": "AAAA"}]}),
+                    ),
                 },
             ],
         );

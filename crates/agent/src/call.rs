@@ -69,7 +69,7 @@ impl Agent {
                                 resource_uri: offer.apps.get(&key)?.clone(),
                                 server_id: entry.server_id.clone(),
                                 arguments: call.arguments.clone(),
-                                result: output.raw.clone(),
+                                result: serde_json::to_value(&output.result).unwrap_or_default(),
                             })
                         }),
                     Err(_) => None,
@@ -349,7 +349,7 @@ impl Agent {
             Ok(output) => self.audit.finish(
                 audit.as_ref(),
                 millis,
-                json_size(&output.raw),
+                json_size(&output.result),
                 output.is_error.then_some("the tool reported an error"),
             ),
             Err(e) => self
@@ -372,7 +372,7 @@ impl Agent {
         let mut shown = Vec::new();
         let (is_error, content, images) = match outcome {
             Ok(output) => {
-                let images = images_of(&output.raw);
+                let images = images_of(&output.result);
                 shown = images
                     .iter()
                     .filter_map(|part| match part {

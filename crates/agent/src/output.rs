@@ -3,12 +3,11 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
 use toolgate_llm::{ContentPart, Message, ToolCall};
 
 /// The size of a value as JSON, counted while writing it nowhere: tool results can be tens of
 /// megabytes, and only their size is needed for the audit log.
-pub(crate) fn json_size(value: &Value) -> Option<u64> {
+pub(crate) fn json_size(value: &impl serde::Serialize) -> Option<u64> {
     struct Count(u64);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -26,23 +25,24 @@ pub(crate) fn json_size(value: &Value) -> Option<u64> {
 
 /// The images of a tool result, for providers that can look at them. Everything else is in the
 /// text rendering already (with a placeholder where each image was).
-pub(crate) fn images_of(raw: &Value) -> Vec<ContentPart> {
+pub(crate) fn images_of(result: &rmcp::model::CallToolResult) -> Vec<ContentPart> {
     // What Anthropic and OpenAI accept in a request; anything else stays a placeholder in text.
     const KINDS: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
     // Base64 of about 5 MB, the largest image Anthropic takes.
     const MAX_BASE64: usize = 6_900_000;
-    raw.get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-        .filter_map(|b| {
-            let mime_type = b.get("mimeType")?.as_str()?;
-            let data = b.get("data")?.as_str()?;
-            (KINDS.contains(&mime_type) && data.len() <= MAX_BASE64).then(|| ContentPart::Image {
-                mime_type: mime_type.to_owned(),
-                data: data.to_owned(),
-            })
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            rmcp::model::ContentBlock::Image(image)
+                if KINDS.contains(&image.mime_type.as_str()) && image.data.len() <= MAX_BASE64 =>
+            {
+                Some(ContentPart::Image {
+                    mime_type: image.mime_type.clone(),
+                    data: image.data.clone(),
+                })
+            }
+            _ => None,
         })
         .collect()
 }

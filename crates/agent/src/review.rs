@@ -35,14 +35,12 @@ fn result_schema() -> Value {
 
 /// `output` with its text replaced by the user's edit, and nothing else of the original.
 fn edited(output: &ToolOutput, text: String) -> ToolOutput {
-    ToolOutput {
-        is_error: output.is_error,
-        raw: json!({
-            "content": [{"type": "text", "text": text}],
-            "isError": output.is_error,
-        }),
-        text,
-    }
+    let content = vec![rmcp::model::ContentBlock::text(text)];
+    ToolOutput::new(if output.is_error {
+        rmcp::model::CallToolResult::error(content)
+    } else {
+        rmcp::model::CallToolResult::success(content)
+    })
 }
 
 impl Agent {
@@ -224,18 +222,18 @@ mod tests {
 
     #[test]
     fn an_edited_result_keeps_nothing_of_the_original() {
-        let original = ToolOutput {
-            is_error: false,
-            text: "token=sk-123 and more".into(),
-            raw: json!({
+        let original = ToolOutput::new(
+            serde_json::from_value(json!({
                 "content": [{"type": "text", "text": "token=sk-123 and more"},
                             {"type": "image", "mimeType": "image/png", "data": "AAAA"}],
                 "structuredContent": {"token": "sk-123"}
-            }),
-        };
+            }))
+            .expect("a tool result"),
+        );
         let out = edited(&original, "token=[redacted] and more".into());
         assert_eq!(out.text, "token=[redacted] and more");
-        assert!(!out.raw.to_string().contains("sk-123"));
-        assert!(!out.raw.to_string().contains("image"));
+        let raw = serde_json::to_string(&out.result).expect("json");
+        assert!(!raw.contains("sk-123"));
+        assert!(!raw.contains("image"));
     }
 }

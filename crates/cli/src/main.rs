@@ -55,6 +55,10 @@ enum Command {
         /// The arguments, as a JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Print the server's whole result (every content block, `structuredContent`,
+        /// `_meta`) as JSON, instead of its text.
+        #[arg(long)]
+        json: bool,
     },
     /// Chat with the model at the prompt; each tool call asks: yes, no, always, or edit.
     Chat {
@@ -289,7 +293,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             Servers::Logout { id } => sign_in::logout(&ctx, &id).await,
         },
         Command::Tools(Tools::List { json }) => manage::tools_list(&ctx, json).await,
-        Command::Call { tool, arguments } => manage::call(&ctx, &tool, &arguments).await,
+        Command::Call {
+            tool,
+            arguments,
+            json,
+        } => manage::call(&ctx, &tool, &arguments, json).await,
         Command::Chat { approve } => run::chat(ctx, &approve).await,
         Command::Run {
             goal,

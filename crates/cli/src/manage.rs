@@ -265,7 +265,7 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
 }
 
 /// A call by the user: no approval, as for a call made by hand in the window.
-pub async fn call(ctx: &Context, tool: &str, arguments: &str) -> Result<u8> {
+pub async fn call(ctx: &Context, tool: &str, arguments: &str, json: bool) -> Result<u8> {
     let arguments: Value = serde_json::from_str(arguments).map_err(|e| {
         anyhow!("the arguments are not JSON ({e}); write them like '{{\"message\": \"hi\"}}'")
     })?;
@@ -292,7 +292,11 @@ pub async fn call(ctx: &Context, tool: &str, arguments: &str) -> Result<u8> {
     }
     manager.stop_all().await;
     let output = result?;
-    println!("{}", output.text);
+    if json {
+        println!("{}", serde_json::to_string(&output.result)?);
+    } else {
+        println!("{}", output.text);
+    }
     Ok(if output.is_error { 1 } else { 0 })
 }
 

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeResult,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResultType, ServerCapabilities, Tool,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    Prompt, ReadResourceRequestParams, ReadResourceResponse, Resource, ResultType,
+    ServerCapabilities, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -365,17 +365,8 @@ impl ServerHandler for Session {
             let _ = forward.await;
         }
         let mut result = match outcome {
-            Ok(CallOutcome::Ran(Ok(output))) => {
-                serde_json::from_value::<CallToolResult>(output.raw.clone()).unwrap_or_else(|e| {
-                    tracing::warn!("a tool result could not be passed on whole: {e}");
-                    let text = vec![ContentBlock::text(output.text.clone())];
-                    if output.is_error {
-                        CallToolResult::error(text)
-                    } else {
-                        CallToolResult::success(text)
-                    }
-                })
-            }
+            // What the server sent, passed on as it is.
+            Ok(CallOutcome::Ran(Ok(output))) => output.result,
             Ok(CallOutcome::Ran(Err(e))) => refused_result(e.to_string()),
             Ok(CallOutcome::Refused(told)) => refused_result(told),
             Err(e) => refused_result(format!("Toolgate could not run this call: {e}")),
@@ -428,13 +419,11 @@ impl ServerHandler for Session {
                     None,
                 )
             })?;
-        let read = self
+        let mut read = self
             .host
             .servers
             .read_resource(&owner.id, &request.uri)
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut read: ReadResourceResult = serde_json::from_value(read)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         read.result_type = Some(ResultType::COMPLETE);
         Ok(ReadResourceResponse::Complete(read))
@@ -481,13 +470,11 @@ impl ServerHandler for Session {
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("there is no prompt {}", request.name), None)
             })?;
-        let got = self
+        let mut got = self
             .host
             .servers
             .get_prompt(&server, &prompt.name, request.arguments)
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut got: GetPromptResult = serde_json::from_value(got)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         got.result_type = Some(ResultType::COMPLETE);
         Ok(GetPromptResponse::Complete(got))

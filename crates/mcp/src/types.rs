@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -267,66 +269,54 @@ pub enum Launch {
     Http { url: String },
 }
 
-/// The result of a tool call, kept whole, with a text rendering for the model.
+/// The result of a tool call: rmcp's typed `CallToolResult` exactly as the server sent it
+/// (every content block — text, image, audio, embedded resource, resource link —
+/// `structuredContent`, `isError`, `_meta`), with a text rendering for the model. JSON only at
+/// the window's edge (serialized as `raw`) and in the history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     pub is_error: bool,
     /// Text blocks joined; other blocks named by kind, so the model knows they exist.
     pub text: String,
-    /// The full `CallToolResult` as the server sent it: every content block (text, image,
-    /// audio, embedded resource, resource link), `structuredContent` and `isError`.
-    pub raw: Value,
+    #[serde(rename = "raw")]
+    pub result: CallToolResult,
 }
 
 impl ToolOutput {
-    pub(crate) fn from_result(raw: Value) -> Self {
-        let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    /// The result, with its text rendering.
+    pub fn new(result: CallToolResult) -> Self {
         let mut parts = Vec::new();
-        for block in raw
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let str_of = |key: &str| block.get(key).and_then(Value::as_str);
-            match str_of("type") {
-                Some("text") => parts.push(str_of("text").unwrap_or("").to_owned()),
-                Some("resource_link") => parts.push(format!(
-                    "[resource link {}]",
-                    str_of("uri").unwrap_or("(no uri)")
-                )),
-                Some("resource") => {
-                    let inner = block.get("resource");
-                    match inner.and_then(|r| r.get("text")).and_then(Value::as_str) {
-                        Some(text) => parts.push(text.to_owned()),
-                        None => parts.push(format!(
-                            "[resource {}]",
-                            inner
-                                .and_then(|r| r.get("uri"))
-                                .and_then(Value::as_str)
-                                .unwrap_or("(no uri)")
-                        )),
+        for block in &result.content {
+            match block {
+                ContentBlock::Text(text) => parts.push(text.text.clone()),
+                ContentBlock::ResourceLink(link) => {
+                    parts.push(format!("[resource link {}]", link.uri));
+                }
+                ContentBlock::Resource(embedded) => match &embedded.resource {
+                    ResourceContents::TextResourceContents { text, .. } => {
+                        parts.push(text.clone());
                     }
-                }
-                Some(kind) => {
-                    let mime = str_of("mimeType")
-                        .map(|m| format!(" {m}"))
-                        .unwrap_or_default();
-                    parts.push(format!("[{kind}{mime}]"));
-                }
-                None => {}
+                    ResourceContents::BlobResourceContents { uri, .. } => {
+                        parts.push(format!("[resource {uri}]"));
+                    }
+                    _ => parts.push("[resource]".to_owned()),
+                },
+                ContentBlock::Image(image) => parts.push(format!("[image {}]", image.mime_type)),
+                ContentBlock::Audio(audio) => parts.push(format!("[audio {}]", audio.mime_type)),
+                // A kind of block a later protocol adds: named, so the model knows it is there.
+                _ => parts.push("[content]".to_owned()),
             }
         }
         if parts.is_empty() {
-            if let Some(structured) = raw.get("structuredContent") {
+            if let Some(structured) = &result.structured_content {
                 parts.push(structured.to_string());
             }
         }
         Self {
-            is_error,
+            is_error: result.is_error.unwrap_or(false),
             text: parts.join("\n"),
-            raw,
+            result,
         }
     }
 }
@@ -415,9 +405,30 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn from_json(value: Value) -> ToolOutput {
+        ToolOutput::new(serde_json::from_value(value).expect("a tool result"))
+    }
+
+    #[test]
+    fn a_rich_result_is_kept_as_sent() {
+        let sent = json!({
+            "content": [
+                {"type": "text", "text": "hi", "_meta": {"k": 1}},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "resource_link", "uri": "demo://r/1", "name": "r1"}
+            ],
+            "structuredContent": {"a": [1, 2]},
+            "isError": false,
+            "_meta": {"trace": "t-1"}
+        });
+        let out = from_json(sent.clone());
+        assert_eq!(serde_json::to_value(&out.result).expect("json"), sent);
+        assert_eq!(serde_json::to_value(&out).expect("json")["raw"], sent);
+    }
+
     #[test]
     fn tool_output_joins_text_and_names_other_blocks() {
-        let out = ToolOutput::from_result(json!({
+        let out = from_json(json!({
             "content": [
                 {"type": "text", "text": "hello"},
                 {"type": "image", "data": "AAAA", "mimeType": "image/png"},
@@ -437,7 +448,7 @@ mod tests {
 
     #[test]
     fn tool_output_falls_back_to_structured_content() {
-        let out = ToolOutput::from_result(json!({
+        let out = from_json(json!({
             "content": [], "structuredContent": {"sum": 3}, "isError": true
         }));
         assert_eq!(out.text, r#"{"sum":3}"#);

@@ -310,7 +310,11 @@ impl ServerManager {
     /// Reads one of a server's resources, within the server's call timeout; the result as the
     /// server sent it (`contents`: text or base64 blobs). Questions the server asks first
     /// (`input_required`) are answered as a call's are.
-    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, McpError> {
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<rmcp::model::ReadResourceResult, McpError> {
         use rmcp::model::ReadResourceResponse;
         let what = "read the resource";
         let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
@@ -323,7 +327,7 @@ impl ServerManager {
                 })
                 .await?
             {
-                ReadResourceResponse::Complete(result) => return json(server, what, &result),
+                ReadResourceResponse::Complete(result) => return Ok(result),
                 ReadResourceResponse::InputRequired(asked) => asked,
                 _ => return Err(unexpected(server, what)),
             };
@@ -343,7 +347,7 @@ impl ServerManager {
         server: &str,
         template: &str,
         values: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(String, Value), McpError> {
+    ) -> Result<(String, rmcp::model::ReadResourceResult), McpError> {
         let uri =
             crate::templates::expand(template, values).map_err(|detail| McpError::Request {
                 server: server.to_owned(),
@@ -362,7 +366,7 @@ impl ServerManager {
         server: &str,
         name: &str,
         arguments: Option<serde_json::Map<String, Value>>,
-    ) -> Result<Value, McpError> {
+    ) -> Result<rmcp::model::GetPromptResult, McpError> {
         use rmcp::model::GetPromptResponse;
         let what = "get the prompt";
         let mut params = rmcp::model::GetPromptRequestParams::new(name);
@@ -378,7 +382,7 @@ impl ServerManager {
                 })
                 .await?
             {
-                GetPromptResponse::Complete(result) => return json(server, what, &result),
+                GetPromptResponse::Complete(result) => return Ok(result),
                 GetPromptResponse::InputRequired(asked) => asked,
                 _ => return Err(unexpected(server, what)),
             };
@@ -491,11 +495,7 @@ impl ServerManager {
         for _ in 0..MAX_ROUNDS {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             let asked = match self.round(&call, request).await? {
-                ServerResult::CallToolResult(result) => {
-                    let raw =
-                        serde_json::to_value(&result).map_err(|e| call.failed(e.to_string()))?;
-                    return Ok(ToolOutput::from_result(raw));
-                }
+                ServerResult::CallToolResult(result) => return Ok(ToolOutput::new(result)),
                 ServerResult::InputRequiredResult(asked) => asked,
                 ServerResult::CreateTaskResult(created) => {
                     return self.follow_task(&call, created).await
@@ -605,18 +605,6 @@ async fn pace(state_only: bool, rounds: &mut u32) {
     } else {
         *rounds = 0;
     }
-}
-
-fn json(
-    server: &str,
-    what: &'static str,
-    value: &impl serde::Serialize,
-) -> Result<Value, McpError> {
-    serde_json::to_value(value).map_err(|e| McpError::Request {
-        server: server.to_owned(),
-        what,
-        detail: e.to_string(),
-    })
 }
 
 fn unexpected(server: &str, what: &'static str) -> McpError {

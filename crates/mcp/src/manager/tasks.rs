@@ -187,7 +187,12 @@ impl ServerManager {
                 }
                 TaskPayload::Completed { result } => {
                     guard.peer = None;
-                    return Ok(ToolOutput::from_result(Value::Object(result)));
+                    // Typed here, as a direct call's result is by rmcp.
+                    return serde_json::from_value(Value::Object(result))
+                        .map(ToolOutput::new)
+                        .map_err(|e| {
+                            call.failed(format!("its task's result is not a tool result: {e}"))
+                        });
                 }
                 TaskPayload::Failed { error } => {
                     guard.peer = None;
