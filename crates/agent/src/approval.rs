@@ -184,13 +184,18 @@ impl Audit {
         original: Option<&Value>,
         note: AuditNote,
     ) -> AuditEntry {
-        let mut entry = AuditEntry::new(
-            call.server_id.clone(),
-            call.tool.clone(),
-            arguments.clone(),
-            note.decision,
-            note.by,
-        );
+        self.entry_for(&call.server_id, &call.tool, arguments, original, note)
+    }
+
+    fn entry_for(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: &Value,
+        original: Option<&Value>,
+        note: AuditNote,
+    ) -> AuditEntry {
+        let mut entry = AuditEntry::new(server_id, tool, arguments.clone(), note.decision, note.by);
         entry.conversation_id = self.conversation.clone();
         entry.client = self.client.clone();
         entry.original_arguments = original.cloned();
@@ -199,24 +204,38 @@ impl Audit {
         entry
     }
 
+    /// Writes a decision about a server's request (`tool` is the protocol's method) and waits
+    /// for its commit on the writer thread; its id completes it later. `None` (logged) when it
+    /// could not be written.
+    pub async fn committed(
+        &self,
+        server_id: &str,
+        tool: &str,
+        arguments: &Value,
+        note: AuditNote,
+    ) -> Option<i64> {
+        self.history
+            .as_ref()?
+            .queue_audit(&self.entry_for(server_id, tool, arguments, None, note))
+            .await
+            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
+            .ok()
+    }
+
     /// A call refused before any rule or person could decide it (an unknown tool, arguments
     /// that are not an object): logged too, so the log holds every call the model asked for.
     pub fn refused_early(&self, server_id: &str, tool: &str, arguments: &Value, reason: String) {
         let Some(history) = self.history.as_ref() else {
             return;
         };
-        let mut entry = AuditEntry::new(
-            server_id,
-            tool,
-            arguments.clone(),
-            AuditDecision::Denied,
-            DecidedBy::Toolgate,
-        );
-        entry.conversation_id = self.conversation.clone();
-        entry.client = self.client.clone();
-        entry.reason = Some(reason);
+        let note = AuditNote {
+            decision: AuditDecision::Denied,
+            by: DecidedBy::Toolgate,
+            rule_id: None,
+            reason: Some(reason),
+        };
         // Not waited for: the call never runs. A failure is logged by the writer.
-        drop(history.queue_audit(&entry));
+        drop(history.queue_audit(&self.entry_for(server_id, tool, arguments, None, note)));
     }
 
     /// Completes an entry when its call returns. Queued, not waited for and not woken for: the

@@ -234,7 +234,8 @@ fn rule_to_save(decision: &Decision, asker: Asker<'_>) -> Option<RuleToSave> {
     }
 }
 
-fn by_rules(verdict: &Verdict, decision: AuditDecision) -> AuditNote {
+/// The audit entry of a decision the rules (or the pause) made.
+pub(crate) fn by_rules(verdict: &Verdict, decision: AuditDecision) -> AuditNote {
     let by = decided_by(verdict.basis);
     AuditNote {
         decision,

@@ -22,7 +22,7 @@ use rmcp::model::{
 };
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use toolgate_history::{AuditDecision, AuditEntry, DecidedBy, History};
+use toolgate_history::{AuditDecision, DecidedBy, History};
 use toolgate_llm::{ChatRequest, Message, Provider, StopReason};
 use toolgate_mcp::{ServerManager, ServerRequests};
 use toolgate_policy::{Effect, Rule, Scope, Subject};
@@ -31,8 +31,9 @@ mod link;
 
 pub use link::{link_of, open_in_browser};
 
-use crate::approval::{launch_fingerprint, now_ms, PolicyStore};
+use crate::approval::{launch_fingerprint, now_ms, Audit, PolicyStore};
 use crate::gate::{Asked, Decision, Gate, Lasting, PendingCall, RequestKind};
+use crate::gatekeeper::AuditNote;
 
 /// The audit log's "tool" for each kind of request: the protocol's method name.
 pub const SAMPLING: &str = "sampling/createMessage";
@@ -56,7 +57,8 @@ pub struct ServerRequestGate {
     gate: Arc<Gate>,
     policy: Arc<dyn PolicyStore>,
     models: Arc<dyn ModelSource>,
-    history: Option<Arc<History>>,
+    /// The one auditor of the gate, as tool calls have it (no conversation, no client).
+    audit: Audit,
     servers: OnceLock<Weak<ServerManager>>,
 }
 
@@ -86,14 +88,14 @@ impl ServerRequestGate {
             gate,
             policy,
             models,
-            history: None,
+            audit: Audit::default(),
             servers: OnceLock::new(),
         }
     }
 
     /// Writes every decision to the audit log in `history`.
     pub fn with_audit(mut self, history: Arc<History>) -> Self {
-        self.history = Some(history);
+        self.audit.history = Some(history);
         self
     }
 
@@ -128,6 +130,8 @@ impl ServerRequestGate {
         }
     }
 
+    /// Writes a decision and waits for its commit (these requests are rare; the wait blocks no
+    /// async worker): its id completes the entry when the request is done.
     async fn audit(
         &self,
         asker: &Asker,
@@ -137,15 +141,15 @@ impl ServerRequestGate {
         by: DecidedBy,
         reason: Option<String>,
     ) -> Option<i64> {
-        let mut entry = AuditEntry::new(
-            asker.id.clone(),
-            method.to_owned(),
-            arguments.clone(),
+        let note = AuditNote {
             decision,
             by,
-        );
-        entry.reason = reason;
-        self.write(&entry).await
+            rule_id: None,
+            reason,
+        };
+        self.audit
+            .committed(&asker.id, method, arguments, note)
+            .await
     }
 
     /// Writes a decision the user's rules (or the pause) made.
@@ -157,42 +161,17 @@ impl ServerRequestGate {
         decision: AuditDecision,
         verdict: &toolgate_policy::Verdict,
     ) -> Option<i64> {
-        let by = crate::gatekeeper::decided_by(verdict.basis);
-        let mut entry = AuditEntry::new(
-            asker.id.clone(),
-            method.to_owned(),
-            arguments.clone(),
-            decision,
-            by,
-        );
-        entry.rule_id = verdict.rule_id.clone();
-        entry.reason = Some(verdict.reason.clone());
-        self.write(&entry).await
-    }
-
-    /// Writes an entry through the history's writer thread and waits for its commit (these
-    /// requests are rare; the wait blocks no async worker).
-    async fn write(&self, entry: &AuditEntry) -> Option<i64> {
-        self.history
-            .as_ref()?
-            .queue_audit(entry)
+        let note = crate::gatekeeper::by_rules(verdict, decision);
+        self.audit
+            .committed(&asker.id, method, arguments, note)
             .await
-            .map_err(|e| tracing::error!("could not write the audit log: {e}"))
-            .ok()
     }
 
     /// Completes an entry; queued, not waited for (a failure is logged by the writer).
     fn finish(&self, id: Option<i64>, started: Instant, bytes: Option<u64>, error: Option<&str>) {
-        if let (Some(history), Some(id)) = (&self.history, id) {
-            let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            drop(history.queue_finish_audit(
-                &toolgate_history::AuditRef::Id(id),
-                millis,
-                bytes,
-                error.is_some(),
-                error,
-            ));
-        }
+        let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let entry = id.map(toolgate_history::AuditRef::Id);
+        self.audit.finish(entry.as_ref(), millis, bytes, error);
     }
 
     async fn remember(&self, subject: &Subject, effect: Effect) {
