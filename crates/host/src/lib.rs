@@ -295,7 +295,24 @@ impl Host {
     /// Applies a change to the settings as they are in the file now (another front end may have
     /// changed it), validates it and saves it. On any failure nothing changes, in memory or in
     /// the file.
+    ///
+    /// On a worker of a multi-threaded runtime (the app's) the file work runs with the worker
+    /// handed over (`block_in_place`), so no other task waits behind a write and an fsync; a
+    /// one-shot CLI command on its own current-thread runtime does it in place.
     pub fn update_settings(
+        &self,
+        change: impl FnOnce(&mut Settings),
+    ) -> Result<Settings, FileError> {
+        let on_worker = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if on_worker {
+            tokio::task::block_in_place(|| self.update_settings_here(change))
+        } else {
+            self.update_settings_here(change)
+        }
+    }
+
+    fn update_settings_here(
         &self,
         change: impl FnOnce(&mut Settings),
     ) -> Result<Settings, FileError> {
@@ -672,6 +689,25 @@ mod tests {
         let saved = app.update_settings(|s| s.policy.paused = true).unwrap();
         assert_eq!(saved.provider.model, "from-the-other");
         assert!(app.settings().policy.paused);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_rules_are_shared_until_they_change_and_saved_off_the_workers() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(options(dir.path())).unwrap();
+        let first = host.policy_settings();
+        assert!(
+            Arc::ptr_eq(&first, &host.policy_settings()),
+            "read twice, copied never"
+        );
+        // On a worker of the app's kind of runtime: the write runs with the worker handed over.
+        host.update_settings(|s| s.policy.paused = true).unwrap();
+        let after = host.policy_settings();
+        assert!(!Arc::ptr_eq(&first, &after) && after.paused);
+        host.policy().add_rule(rule("always")).await.unwrap();
+        assert_eq!(host.policy_settings().rules.len(), 1);
+        host.grant_for_this_run([rule("run-only")]);
+        assert_eq!(host.policy_settings().rules.len(), 2);
     }
 
     #[tokio::test]
