@@ -23,6 +23,7 @@ const stored: ServerConfig = {
   command: "npx",
   args: ["-y", "server github"],
   env: { GITHUB_TOKEN: HIDDEN_VALUE, LOG_LEVEL: "debug" },
+  cwd: null,
 };
 
 describe("editing a server", () => {
