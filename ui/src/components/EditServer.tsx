@@ -74,7 +74,8 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         if (!program) throw new Error("Type the command that starts the server.");
         next = { ...base, transport: "stdio", command: program, args, env: parsePairs(pairs, "variable"), cwd: config.cwd };
       } else {
-        next = { ...base, transport: "http", url: url.trim(), headers: parsePairs(pairs, "header") };
+        // "http" or "sse" (the older transport), kept as it was.
+        next = { ...base, transport: config.transport, url: url.trim(), headers: parsePairs(pairs, "header") };
       }
     } catch (e) {
       setProblem(e instanceof Error ? e.message : String(e));
