@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Structure check: no import circle between the modules of any Rust crate (crates/*/src and
 # src-tauri/; edges into and out of a crate's root file do not count), no product file over 800
-# lines (crates/*/src, src-tauri/, ui/src/; test files exempt), and no `Agent::new` in product
-# code outside crates/host/src. The rules, and what counts as an edge, are written at the top of
-# scripts/check_structure.py; its own tests (scripts/check_structure_test.py, fixture trees) run
-# first. Needs only python3 (3.11+, standard library). Exits 1 listing every problem found.
+# lines (crates/*/src, src-tauri/, ui/src/; test and generated files exempt), and no
+# `Agent::new` in product code outside crates/host/src. The rules, and what counts as an edge,
+# are written at the top of scripts/check_structure.py; its own tests
+# (scripts/check_structure_test.py, fixture trees) run first. Needs only python3 (3.11+, standard
+# library). Exits 1 listing every problem found.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if ! out="$(python3 "$ROOT/scripts/check_structure_test.py" 2>&1)"; then

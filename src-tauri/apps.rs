@@ -69,7 +69,7 @@ pub fn serve<R: Runtime>(
 }
 
 /// An app ready to frame.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppView {
     pub id: String,

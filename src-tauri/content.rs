@@ -12,7 +12,7 @@ use crate::error::{to_window, Result};
 use crate::state::AppState;
 
 /// A template's resource, read: the URI the values made, and the server's answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateRead {
     pub uri: String,
@@ -20,7 +20,7 @@ pub struct TemplateRead {
 }
 
 /// A resource to attach to a message.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
     pub server_id: String,

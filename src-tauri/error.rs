@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// An error the UI can show as it is: what went wrong and what to do.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CommandError {
     pub kind: &'static str,

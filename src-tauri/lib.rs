@@ -3,6 +3,8 @@
 
 mod apps;
 #[cfg(test)]
+mod bindings;
+#[cfg(test)]
 mod command_names;
 mod commands;
 mod confinement;

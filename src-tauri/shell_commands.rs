@@ -59,7 +59,7 @@ pub async fn open_log_folder<R: Runtime>(app: AppHandle<R>) -> Result<String, Co
 }
 
 /// One component's version, for the diagnostics.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct Version {
     pub name: &'static str,
     pub version: String,

@@ -35,7 +35,7 @@ const WEB_VIEW_KEYS: &[&str] = &[
 const MAX_VALUE_BYTES: usize = 512 * 1024;
 
 /// The window's size and place, in physical pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Geometry {
     pub width: u32,

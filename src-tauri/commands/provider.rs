@@ -14,7 +14,7 @@ pub async fn get_provider(state: State<'_, AppState>) -> Result<ProviderView> {
     Ok(state.provider_view().await)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderInput {
     pub kind: ProviderKind,

@@ -16,7 +16,7 @@ pub async fn startup_notices(state: State<'_, AppState>) -> Result<Vec<String>> 
 }
 
 /// Versions, folders, and what servers need to start.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Diagnostics {
     pub version: &'static str,

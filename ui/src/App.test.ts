@@ -53,11 +53,23 @@ const servers: ServerSnapshot[] = [
     protocolVersion: null,
     tools: ["echo", "delete", ...Array.from({ length: 12 }, (_, i) => `extra_${i}`)].map(tool),
     resources: [{ uri: "demo://readme", name: "Readme", description: "How it works", mimeType: "text/plain" }],
-    prompts: [{ name: "simple", description: "A prompt", arguments: ["topic"] }],
+    prompts: [
+      {
+        name: "simple",
+        description: "A prompt",
+        arguments: ["topic"],
+        argumentInfo: [{ name: "topic", description: null, required: false }],
+      },
+    ],
   roots: [],
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
   },
   {
     id: "broken",
@@ -73,6 +85,11 @@ const servers: ServerSnapshot[] = [
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
   },
 ];
 
@@ -80,7 +97,7 @@ const catalog: ToolCatalogView = {
   tools: servers[0].tools.map((t) => ({
     serverId: "everything",
     serverName: "Everything",
-    tool: { name: t.name, description: t.description },
+    tool: { name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: {} },
     state: { state: "visible", modelName: t.name },
   })),
   budget: { tools: 14, limit: 100, estimatedTokens: 900 },
@@ -109,6 +126,8 @@ const call = (id: string, tool: string): PendingCall => ({
   arguments: { message: id },
   readOnly: false,
   destructive: false,
+  inputSchema: {},
+  reason: "No rule allows it",
 });
 
 const question: PendingCall = {
@@ -126,8 +145,8 @@ const report: ImportReport = {
   skipped: [],
   rules: [],
   inputs: [
-    { id: "token", description: "GitHub token", password: true, usedBy: ["github"] },
-    { id: "org", description: "", password: false, usedBy: ["github"] },
+    { id: "token", description: "GitHub token", password: true, secretName: "GITHUB_TOKEN", default: null, usedBy: ["github"] },
+    { id: "org", description: "", password: false, secretName: null, default: null, usedBy: ["github"] },
   ],
   secretCandidates: [{ serverId: "github", location: "env", name: "GITHUB_TOKEN", suggestedSecret: "GITHUB_TOKEN" }],
   warnings: [],
@@ -158,6 +177,7 @@ const audit: AuditRow[] = [
     tool: "echo",
     arguments: { message: "hi" },
     originalArguments: null,
+    client: null,
     decision: "allowed",
     decidedBy: "user",
     ruleId: null,

@@ -1,7 +1,7 @@
 // The one module that talks to the Rust backend. Components import these typed functions and
 // never call `invoke` themselves, so every command name and argument is checked here. The types
-// they take and return (mirrors of the Rust types) are declared in ipcTypes.ts and re-exported
-// from here, so components import everything from this module.
+// they take and return are generated from the Rust types (generated/types.ts, through
+// ipcTypes.ts) and re-exported from here, so components import everything from this module.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
@@ -14,11 +14,13 @@ import type {
   ConversationSummary,
   Decision,
   Diagnostics,
+  Export,
   HostPreview,
   HostView,
   ImportChoices,
   ImportReport,
   ImportSource,
+  ImportSources,
   LocalServer,
   Message,
   PendingCall,
@@ -36,6 +38,7 @@ import type {
   ServerConfig,
   ServerSnapshot,
   SignedInInfo,
+  TemplateRead,
   ToolCatalogView,
   ToolOutput,
   ToolSearch,
@@ -90,7 +93,7 @@ export const setApiKey = (key: string) => invoke<ProviderView>("set_api_key", { 
 
 export const clearApiKey = () => invoke<ProviderView>("clear_api_key");
 
-export const importSources = () => invoke<{ claudeDesktop: string | null }>("import_sources");
+export const importSources = () => invoke<ImportSources>("import_sources");
 
 export const previewImport = (source: ImportSource) => invoke<ImportReport>("preview_import", { source });
 
@@ -106,8 +109,7 @@ export const connectHost = (host: string, choices: ImportChoices) => invoke<void
 export const undoHost = (host: string) => invoke<string>("undo_host", { host });
 
 /** The servers as Claude Desktop's `mcpServers` JSON; secrets stay `${secret:…}` references. */
-export const exportServers = () =>
-  invoke<{ json: unknown; leftOut: { id: string; reason: string }[] }>("export_servers");
+export const exportServers = () => invoke<Export>("export_servers");
 
 /** What the edit form shows for a value that looks like a secret; sent back, it keeps the value. */
 export const HIDDEN_VALUE = "(hidden: kept as it is)";
@@ -178,9 +180,10 @@ export const setToolSettings = (tools: CatalogSettings) =>
 export const readResource = (serverId: string, uri: string) =>
   invoke<ReadResourceResult>("read_resource", { serverId, uri });
 
-/** Fills a resource template with `values` and reads the resource; the URI it made too. */
+/** Fills a resource template with `values` and reads the resource; the URI it made too. The
+ *  result is the server's ReadResourceResult, which Rust passes on as JSON. */
 export const readResourceTemplate = (serverId: string, template: string, values: Record<string, string>) =>
-  invoke<{ uri: string; result: ReadResourceResult }>("read_resource_template", { serverId, template, values });
+  invoke<Omit<TemplateRead, "result"> & { result: ReadResourceResult }>("read_resource_template", { serverId, template, values });
 
 /** Gets one of a server's prompts filled with `arguments`. */
 export const getPrompt = (serverId: string, name: string, args: Record<string, string>) =>

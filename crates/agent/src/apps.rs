@@ -24,7 +24,7 @@ use toolgate_mcp::{ServerManager, APP_MIME_TYPE};
 pub const MAX_APP_BYTES: usize = 5 * 1024 * 1024;
 
 /// A tool result the window shows in its server's app.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolApp {
     pub server_id: String,

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 /// What a held request is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum RequestKind {
     /// A tool call the model wants to make. Approving runs it with `arguments`.
@@ -33,7 +33,7 @@ pub enum RequestKind {
 }
 
 /// A request held for the user's decision: usually a tool call, or a server's request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingCall {
     /// The gate's id for this request: unguessable, answered once.
@@ -42,6 +42,7 @@ pub struct PendingCall {
     pub request: RequestKind,
     /// What the server says to the user (an elicitation's question).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub message: Option<String>,
     /// The model's id for the call.
     pub call_id: String,
@@ -59,17 +60,19 @@ pub struct PendingCall {
     /// The connected client that asks (through the gateway), e.g. `claude-code`; `None` for
     /// Toolgate's own chat and the servers' requests.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub client: Option<String>,
     /// A server's question that is a page to open (URL-mode elicitation): approving opens it
     /// in the browser, and only that does.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub link: Option<Link>,
 }
 
 /// A page a server asks the user to open, with the domain to show prominently: the host as
 /// the browser will reach it (an international name in its ASCII form, so a look-alike is
 /// seen for what it is).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Link {
     pub url: String,
@@ -77,7 +80,7 @@ pub struct Link {
 }
 
 /// How far an "always" answer reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum Reach {
     /// This tool only.
@@ -87,7 +90,7 @@ pub enum Reach {
 }
 
 /// How long an "always" answer lasts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum Lasting {
     /// Until this conversation ends.
@@ -96,7 +99,7 @@ pub enum Lasting {
     Always,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(
     tag = "decision",
     rename_all = "camelCase",

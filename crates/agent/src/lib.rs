@@ -108,7 +108,7 @@ impl Default for TurnOptions {
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 
 /// An image from a tool result, base64-encoded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ShownImage {
     pub mime_type: String,
@@ -116,7 +116,7 @@ pub struct ShownImage {
 }
 
 /// What happens during a turn, in order, for a UI to show.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum TurnEvent {
     /// A piece of the model's text as it streams in. A retry starts the round's text afresh.
@@ -150,6 +150,7 @@ pub enum TurnEvent {
         message: Option<String>,
         /// Set when the server runs the call as a task: its id and last status.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         task: Option<TaskState>,
     },
     /// The provider refused for now (rate limit, overload); the call is retried after a wait.
@@ -166,9 +167,11 @@ pub enum TurnEvent {
         output: String,
         /// The result's images (PNG, JPEG, GIF, WebP), for the window to show.
         #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[ts(optional = nullable)]
         images: Vec<ShownImage>,
         /// The server's MCP App that shows this result, when the tool links one.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         app: Option<apps::ToolApp>,
     },
     #[serde(rename_all = "camelCase")]

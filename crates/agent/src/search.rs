@@ -38,7 +38,7 @@ const DEFAULT_LIMIT: usize = 5;
 const MAX_LIMIT: usize = 20;
 
 /// A tool a search found, for the UI and the CLI's trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FoundTool {
     /// The name the model calls it by.

@@ -53,7 +53,7 @@ impl Entry {
 }
 
 /// Every tool a running server offers, shown or not, for the UI's tool list.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedTool {
     pub server_id: String,
@@ -65,10 +65,11 @@ pub struct ListedTool {
     /// be mistaken for, or to catch grants meant for, the other server's tool. Shown as a
     /// warning; the tool is still named and resolved as its own.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub imitates: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(
     tag = "state",
     rename_all = "camelCase",
@@ -80,7 +81,7 @@ pub enum ToolState {
 }
 
 /// How much of a provider's allowance the visible tools use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Budget {
     pub tools: usize,

@@ -35,7 +35,7 @@ const HASH_HEX_LEN: usize = 8;
 
 /// When tool names carry their server's prefix (the user's choice, in
 /// [`CatalogSettings`](crate::CatalogSettings)).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum NamingMode {
     /// The tool's own name, unless it collides with another visible tool's; then every tool in

@@ -11,7 +11,7 @@ use crate::error::PatternList;
 use crate::naming::{fold, NamingMode, MAX_PREFIX_LEN};
 use crate::CatalogError;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogSettings {
     #[serde(default)]
@@ -26,7 +26,7 @@ pub struct CatalogSettings {
 
 /// Tool search: past a threshold, the model gets the always-loaded tools and a `search_tools`
 /// tool that finds (and loads, for the rest of the turn) the others by what they do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ToolSearch {
     pub mode: SearchMode,
@@ -66,7 +66,7 @@ impl ToolSearch {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     /// On past either threshold.
@@ -78,7 +78,7 @@ pub enum SearchMode {
     Never,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerToolSettings {
     /// Used instead of the server id when this server's tools are prefixed.
@@ -207,7 +207,7 @@ fn check_prefix(server_id: &str, prefix: &str) -> Result<(), CatalogError> {
 }
 
 /// Why a tool is not offered to the model, as the UI's tool list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",

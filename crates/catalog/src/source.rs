@@ -20,7 +20,7 @@ pub struct SourceServer {
 }
 
 /// One tool as the server describes it in `tools/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceTool {
     /// The server's own name for the tool; calls go back to the server under this name.
@@ -38,7 +38,7 @@ pub struct SourceTool {
 
 /// MCP tool annotations. They are hints from the server, not guarantees: the approval gate may use
 /// them to choose a default, never to skip asking when the user said to ask.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -71,7 +71,7 @@ fn finish_op(
 }
 
 /// A stored [`AuditEntry`] with its id; also one line of the JSON Lines export.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRow {
     /// Counts up from 1 and is never reused.
@@ -82,8 +82,9 @@ pub struct AuditRow {
 
 /// Which entries [`History::audit`] returns. Every field narrows the list; the default is
 /// everything.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default, rename_all = "camelCase")]
+#[ts(optional_fields = nullable)]
 pub struct AuditFilter {
     pub server_id: Option<String>,
     pub tool: Option<String>,

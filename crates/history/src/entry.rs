@@ -14,7 +14,7 @@ use crate::text::fold;
 ///
 /// Stored and serialized as the same snake_case word (`timed_out`), so a filter written
 /// against the export matches the database too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditDecision {
     /// Sent to the server.
@@ -51,7 +51,7 @@ impl AuditDecision {
 }
 
 /// Who or what made the decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
     /// The user, answering the prompt.
@@ -102,7 +102,7 @@ impl DecidedBy {
 
 /// One request that passed the approval gate: the decision and, once the call returned, its
 /// outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     /// Unix milliseconds, when the decision was made.

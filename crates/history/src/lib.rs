@@ -117,7 +117,7 @@ use crate::writer::Writer;
 pub use crate::writer::{Pending, LAZY_DELAY, SYNC_INTERVAL};
 
 /// A conversation as the list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSummary {
     /// A UUID v4, lower-case and hyphenated.

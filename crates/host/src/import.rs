@@ -9,7 +9,7 @@ use toolgate_settings::Settings;
 use crate::{ApplyImportError, Host};
 
 /// Where servers to import come from.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ts_rs::TS)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -29,7 +29,7 @@ pub enum ImportSource {
 }
 
 /// Files the import can offer to read, where they exist.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportSources {
     pub claude_desktop: Option<String>,

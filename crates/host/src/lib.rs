@@ -16,6 +16,7 @@
 //! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
 
 mod agent;
+mod policy;
 mod sign_in;
 pub use agent::{Caller, ClientView, Connection};
 pub use sign_in::SIGN_IN_WAIT;
@@ -24,7 +25,7 @@ pub use toolgate_oauth::SignedInInfo;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
-use toolgate_agent::{Exposure, Gate, ModelSource, Offers, PolicyStore, ServerRequestGate};
+use toolgate_agent::{Exposure, Gate, ModelSource, Offers, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError, WireFormat};
 use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
@@ -234,7 +235,7 @@ impl Host {
             // under the host's rules and with the user's model.
             let mut requests = ServerRequestGate::new(
                 gate.clone(),
-                Arc::new(HostPolicy(host.clone())),
+                Arc::new(policy::HostPolicy(host.clone())),
                 Arc::new(HostModel(host.clone())),
             );
             if let Ok(history) = &history {
@@ -355,11 +356,6 @@ impl Host {
         }
     }
 
-    /// Forgets the policy set made from the old settings and grants.
-    fn policy_changed(&self) {
-        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = None;
-    }
-
     /// Starts every enabled server of the settings, each in its own task; returns at once.
     /// The one start of the app, `toolgate serve` and the CLI's commands that run servers.
     pub fn run(&self) -> tokio::task::JoinHandle<()> {
@@ -436,21 +432,6 @@ impl Host {
             .ok_or_else(|| ServerChangeError::Unknown(id.to_owned()))
     }
 
-    /// Pauses every tool (denying what waits now) or lifts the pause.
-    pub fn set_paused(&self, paused: bool) -> Result<PolicySettings, FileError> {
-        let saved = self.update_settings(|s| s.policy.paused = paused)?;
-        if paused {
-            self.gate.deny_all("all tools are paused");
-        }
-        Ok(saved.policy)
-    }
-
-    /// The approval rules the agent and the servers' requests consult: the saved ones, read at
-    /// every decision, plus this process's grants; "always" answers are saved to the file.
-    pub fn policy(self: &Arc<Self>) -> Arc<dyn PolicyStore> {
-        Arc::new(HostPolicy(Arc::downgrade(self)))
-    }
-
     /// What conversation `id` has read, shared by its turns (a fresh one without an id). After
     /// a restart it starts empty and the agent recalls it from the audit log.
     pub fn exposure(&self, id: Option<&str>) -> Arc<Exposure> {
@@ -461,25 +442,6 @@ impl Host {
                 .clone(),
             None => Arc::new(Exposure::new()),
         }
-    }
-
-    /// Adds rules that hold until this process ends and are never saved (`--approve`).
-    pub fn grant_for_this_run(&self, rules: impl IntoIterator<Item = Rule>) {
-        lock(&self.grants).extend(rules);
-        self.policy_changed();
-    }
-
-    /// The saved rules and this process's grants, as one set: made once after each change,
-    /// then shared by every call.
-    pub fn policy_settings(&self) -> Arc<PolicySettings> {
-        if let Some(policy) = &*self.policy.read().unwrap_or_else(|p| p.into_inner()) {
-            return policy.clone();
-        }
-        let mut slot = self.policy.write().unwrap_or_else(|p| p.into_inner());
-        // Made under the write lock: a change that lands meanwhile clears it after.
-        let mut policy = self.settings().policy.clone();
-        policy.rules.extend(lock(&self.grants).iter().cloned());
-        slot.get_or_insert_with(|| Arc::new(policy)).clone()
     }
 
     /// Applies an import planned against the settings: the chosen secrets go to the keychain
@@ -586,40 +548,6 @@ fn open_history(path: &Path, notices: &mut Vec<String>) -> Result<Arc<History>, 
             tracing::error!("conversations will not be saved: {e}");
             Err(e.to_string())
         }
-    }
-}
-
-/// The host's rules, held weakly: the host owns the manager, which owns the requests' gate.
-struct HostPolicy(Weak<Host>);
-
-#[async_trait::async_trait]
-impl PolicyStore for HostPolicy {
-    fn settings(&self) -> Arc<PolicySettings> {
-        // A host being dropped has nothing to allow: the defaults ask.
-        self.0
-            .upgrade()
-            .map(|host| host.policy_settings())
-            .unwrap_or_default()
-    }
-
-    /// Saved to the settings file on the blocking pool (an "always" answer on a call's path
-    /// must not hold an async worker through a write and an fsync).
-    async fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        let host = self
-            .0
-            .upgrade()
-            .ok_or("Toolgate is stopping; the rule was not saved")?;
-        let refused = Arc::new(Mutex::new(None));
-        let slot = refused.clone();
-        host.change_settings(move |s| {
-            if let Err(e) = s.policy.add_rule(rule) {
-                *lock(&slot) = Some(e.to_string());
-            }
-        })
-        .await
-        .map_err(|e| e.to_string())?;
-        let refused = lock(&refused).take();
-        refused.map_or(Ok(()), Err)
     }
 }
 

@@ -12,7 +12,7 @@ use toolgate_settings::import::{ImportChoices, ImportReport};
 use crate::{ApplyImportError, Host};
 
 /// Another AI app whose MCP config Toolgate can take over.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct HostView {
     pub id: &'static str,
@@ -26,7 +26,7 @@ pub struct HostView {
 }
 
 /// What connecting a host would change; nothing is written until it is connected.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct HostPreview {
     pub id: &'static str,

@@ -12,7 +12,7 @@ use crate::{key_needed, Host, ProviderError};
 
 /// The provider settings and whether a key is set, where it came from and its last 4
 /// characters; never the key.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderView {
     #[serde(flatten)]
@@ -29,7 +29,7 @@ pub struct ProviderView {
 }
 
 /// A provider a window offers as a starting point.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PresetView {
     pub id: &'static str,

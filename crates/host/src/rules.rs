@@ -23,7 +23,7 @@ pub enum RuleEditError {
 }
 
 /// Which of the recent requests a rule would have matched.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RulePreview {
     /// How many recent requests were looked at (the newest first).

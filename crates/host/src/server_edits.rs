@@ -30,7 +30,7 @@ pub enum ServerEditError {
 
 /// Every tool of the ready servers: the name the model sees, or why it is hidden; and how much of
 /// the current provider's allowance the visible ones use.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCatalogView {
     pub tools: Vec<toolgate_catalog::ListedTool>,

@@ -10,7 +10,7 @@ use crate::{Host, SecretChangeError};
 
 /// A secret that a server's env or headers refer to as `${secret:NAME}`: whether it is set and
 /// its last 4 characters, never its value.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretView {
     pub name: String,

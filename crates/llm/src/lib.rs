@@ -117,7 +117,7 @@ impl std::fmt::Debug for Rendered {
 }
 
 /// A tool call the model asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -127,7 +127,7 @@ pub struct ToolCall {
 }
 
 /// One piece of a tool result. MCP tools return text and images; both go back to the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
@@ -158,7 +158,7 @@ impl ContentPart {
 
 /// One entry of the conversation. Its JSON (camelCase, tagged by `role`) is what the history
 /// stores and what the UI receives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(
     tag = "role",
     rename_all = "camelCase",
@@ -209,7 +209,7 @@ pub struct ChatRequest {
 }
 
 /// The tokens of one model call (or of several, summed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Input tokens not read from or written to the prompt cache.

@@ -19,7 +19,7 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
 const OLLAMA_DEFAULT: &str = "127.0.0.1:11434";
 
 /// A model server that answered.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalServer {
     /// The preset it is (`ollama`, `lmstudio`).

@@ -30,7 +30,7 @@ pub fn support() -> Support {
 }
 
 /// A server's sandbox as its card shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxReport {
     pub enabled: bool,

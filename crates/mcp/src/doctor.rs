@@ -8,8 +8,9 @@ use toolgate_secrets::{SecretError, SecretStore};
 use crate::HostEnv;
 
 /// One finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "DoctorCheck")]
 pub struct Check {
     pub name: String,
     pub ok: bool,
@@ -17,6 +18,7 @@ pub struct Check {
     pub detail: String,
     /// How to fix it, when it is not fine.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub fix: Option<String>,
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(tag = "state", rename_all = "camelCase")]
 pub enum ServerStatus {
     Stopped,
@@ -50,7 +50,7 @@ impl std::fmt::Display for ServerStatus {
 }
 
 /// A tool as a server describes it, with its annotations (hints, never guarantees).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
     pub name: String,
@@ -64,10 +64,12 @@ pub struct ToolInfo {
     pub open_world: bool,
     /// The `ui://` resource an MCP App shows this tool's result in (`_meta.ui.resourceUri`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub ui_resource: Option<String>,
     /// Only the server's app may call it (`_meta.ui.visibility` is `["app"]`): never offered to
     /// the model.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[ts(optional = nullable)]
     pub app_only: bool,
 }
 
@@ -129,7 +131,7 @@ impl From<Tool> for ToolInfo {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInfo {
     pub uri: String,
@@ -150,7 +152,7 @@ impl From<Resource> for ResourceInfo {
 }
 
 /// A resource template: an RFC 6570 URI template the user fills to read a resource.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplateInfo {
     pub uri_template: String,
@@ -173,7 +175,7 @@ impl From<ResourceTemplate> for ResourceTemplateInfo {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptInfo {
     pub name: String,
@@ -184,7 +186,7 @@ pub struct PromptInfo {
     pub argument_info: Vec<PromptArgumentInfo>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptArgumentInfo {
     pub name: String,
@@ -214,7 +216,7 @@ impl From<Prompt> for PromptInfo {
 }
 
 /// What the UI and the loop see of one server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerSnapshot {
     pub id: String,
@@ -255,7 +257,7 @@ pub struct ServerSnapshot {
 }
 
 /// A tool a server offered that Toolgate will not call, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedTool {
     pub name: String,
@@ -273,13 +275,14 @@ pub enum Launch {
 /// (every content block — text, image, audio, embedded resource, resource link —
 /// `structuredContent`, `isError`, `_meta`), with a text rendering for the model. JSON only at
 /// the window's edge (serialized as `raw`) and in the history.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     pub is_error: bool,
     /// Text blocks joined; other blocks named by kind, so the model knows they exist.
     pub text: String,
     #[serde(rename = "raw")]
+    #[ts(as = "serde_json::Value")]
     pub result: CallToolResult,
 }
 
@@ -392,7 +395,7 @@ pub struct CallProgress {
 }
 
 /// A call the server runs as a task, as last polled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskState {
     pub id: String,

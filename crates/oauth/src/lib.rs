@@ -38,7 +38,7 @@ pub use flow::{open_in_browser, sign_in, SignInRequest};
 pub use revoke::sign_out;
 
 /// What a signed-in server shows: never a token.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SignedInInfo {
     /// The authorization server that issued the tokens.

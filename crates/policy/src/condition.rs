@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One condition on the arguments; a rule's conditions must all hold.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ArgCondition {
     /// A JSON pointer into the arguments, such as `/path` or `/command`.
@@ -57,7 +57,7 @@ pub struct ArgCondition {
 }
 
 /// How a condition compares the value it points at.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", content = "value", rename_all = "camelCase")]
 pub enum Matcher {
     /// The value is a string matching this glob.

@@ -9,7 +9,7 @@ use crate::condition::{ArgCondition, Leaning};
 use crate::subject::{Subject, ToolCall};
 
 /// One rule, as stored in the user's settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// Unique among the rules; chosen by the caller (this crate makes no random ids).
@@ -39,7 +39,7 @@ pub struct Rule {
     pub client: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum Effect {
     Allow,
@@ -48,7 +48,7 @@ pub enum Effect {
 }
 
 /// How long a rule lasts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Scope {
     /// Answers one call and is never stored: [`crate::PolicySettings::add_rule`] refuses it,
@@ -63,8 +63,9 @@ pub enum Scope {
 }
 
 /// What a rule is about.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
+#[ts(rename = "RuleTarget")]
 pub enum Target {
     /// One tool of one server, by the tool's own name.
     #[serde(rename_all = "camelCase")]
@@ -82,7 +83,7 @@ pub enum Target {
 }
 
 /// What a grant was given to; see [`crate::fingerprint`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Binding {
     pub server_fingerprint: String,

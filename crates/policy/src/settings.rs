@@ -6,7 +6,7 @@ use crate::condition::{compile_glob, pointer_problem, Matcher};
 use crate::rule::{Rule, Scope, Target};
 
 /// Everything the gate decides by, apart from the request itself.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PolicySettings {
     /// Deny everything, whatever the rules say: the user's emergency stop.
@@ -18,6 +18,7 @@ pub struct PolicySettings {
     pub default: DefaultDecision,
     /// Seconds a call waits for the user's answer before it is denied; none means 10 minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional = nullable)]
     pub approval_timeout_secs: Option<u64>,
     pub rules: Vec<Rule>,
 }
@@ -31,7 +32,7 @@ impl PolicySettings {
 
 /// The last word when nothing else decides. There is deliberately no "allow": a request that
 /// no rule covers is one the user has not seen.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum DefaultDecision {
     #[default]

@@ -161,7 +161,7 @@ pub fn hint(value: &str) -> Option<String> {
 }
 
 /// Where a key was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum KeySource {
     Keychain,

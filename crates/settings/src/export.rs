@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::{Settings, Transport};
 
 /// An `mcpServers` document and what it does not hold.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Export {
     /// `{"mcpServers": {...}}`.
@@ -30,7 +30,7 @@ pub struct Export {
 }
 
 /// A server the export does not include, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LeftOut {
     pub id: String,

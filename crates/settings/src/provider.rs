@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{invalid, SettingsError};
 
 /// The wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Anthropic Messages API.
@@ -47,7 +47,7 @@ impl ProviderKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderSettings {
     pub kind: ProviderKind,

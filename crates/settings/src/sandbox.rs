@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// How far a confined server reaches on the network.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum NetworkAccess {
     /// No sockets at all.
@@ -34,7 +34,7 @@ impl NetworkAccess {
 }
 
 /// A local server's sandbox, as the user set it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SandboxSettings {
     /// Confine the server. Off: it runs with everything your account can reach.
@@ -63,7 +63,7 @@ impl Default for SandboxSettings {
 
 /// What the gate should know of a server beyond what its tools' hints say. `None` fields take
 /// the default for what the server is ([`ServerKind`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TrustMarks {
     /// Its results bring text from outside into the chat (web pages, mail, issues): once a

@@ -15,7 +15,7 @@ use crate::tool_context::ToolContext;
 use crate::transport::Transport;
 
 /// One MCP server: how to reach it, and how to supervise it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerConfig {
     /// Stable identifier, unique among servers; used to route tool calls and name log files.
@@ -69,7 +69,7 @@ pub struct ServerConfig {
 }
 
 /// A remote server's sign-in choices. Tokens and registrations are never here.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct OAuthSettings {
     /// A client id registered by hand with the authorization server, for servers that do not

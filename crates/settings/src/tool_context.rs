@@ -11,7 +11,7 @@ use crate::import;
 /// Context passed to a server with each `tools/call`, in the request's `_meta`: opt-in per server,
 /// so no server learns anything about the conversation it was not given. Never a secret: a value
 /// that refers to the keychain, or a key named like a credential, is refused by validation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolContext {
     /// Send the conversation's id as `dev.toolgate/conversationId` (a chat's calls only; a

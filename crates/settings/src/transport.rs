@@ -32,7 +32,7 @@ pub enum Transport {
 
 /// How [`Transport`] is written: `"transport": "sse"` is an HTTP server held to the older
 /// transport.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "transport", rename_all = "camelCase")]
 enum TransportRepr {
     #[serde(rename_all = "camelCase")]
@@ -57,6 +57,30 @@ enum TransportRepr {
         #[serde(default)]
         headers: BTreeMap<String, String>,
     },
+}
+
+/// The window's TypeScript for a [`Transport`] is that of what is written, `TransportRepr`
+/// (flattened into a server's settings). By hand, since ts-rs cannot flatten a type given by
+/// `#[ts(as = …)]`.
+impl ts_rs::TS for Transport {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+
+    fn name(cfg: &ts_rs::Config) -> String {
+        TransportRepr::name(cfg)
+    }
+
+    fn inline(cfg: &ts_rs::Config) -> String {
+        TransportRepr::inline(cfg)
+    }
+
+    fn inline_flattened(cfg: &ts_rs::Config) -> String {
+        TransportRepr::inline_flattened(cfg)
+    }
+
+    fn visit_dependencies(v: &mut impl ts_rs::TypeVisitor) {
+        TransportRepr::visit_dependencies(v)
+    }
 }
 
 impl Serialize for Transport {

@@ -43,6 +43,11 @@ const servers: ServerSnapshot[] = [
     signedIn: null,
     needsScope: null,
     refusedTools: [],
+    resourceTemplates: [],
+    sandbox: null,
+    readsUntrusted: false,
+    sendsOut: false,
+    reviewResults: [],
   },
 ];
 
@@ -56,6 +61,8 @@ const chatCall: PendingCall = {
   arguments: { path: "/etc/hosts" },
   readOnly: false,
   destructive: true,
+  inputSchema: {},
+  reason: "No rule allows it",
 };
 const clientCall: PendingCall = { ...chatCall, id: "p2", callId: "c2", client: "cursor" };
 
@@ -67,6 +74,7 @@ const row = (id: number, path: string): AuditRow => ({
   tool: "write_file",
   arguments: { path },
   originalArguments: null,
+  client: null,
   decision: "allowed",
   decidedBy: "user",
   ruleId: null,

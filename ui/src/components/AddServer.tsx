@@ -152,7 +152,7 @@ export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string
                 </p>
                 {a.runs && (
                   <p className="confirm-command">
-                    {a.transport === "http" ? "Toolgate will connect to" : "Toolgate will run this on your computer"}:{" "}
+                    {a.transport === "stdio" ? "Toolgate will run this on your computer" : "Toolgate will connect to"}:{" "}
                     <code className="runs" data-testid="add-runs">
                       {a.runs}
                     </code>

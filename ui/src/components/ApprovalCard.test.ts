@@ -21,6 +21,8 @@ const call: PendingCall = {
   arguments: { path: "/tmp/big.log" },
   readOnly: true,
   destructive: false,
+  inputSchema: {},
+  reason: "",
 };
 
 const card = (output: string, state: "done" | "denied" = "done") =>

@@ -1,5 +1,5 @@
 import { useMemo, useState } from "react";
-import type { Decision, PendingCall, ShownImage } from "../ipc";
+import type { Decision, JsonValue, PendingCall, ShownImage } from "../ipc";
 import { ResultImages } from "./Images";
 import ResultReview from "./ResultReview";
 import { formFields, SchemaForm } from "./SchemaForm";
@@ -52,7 +52,7 @@ function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
 
   const approveEdited = () => {
     if (editing === null) return;
-    let parsed: unknown;
+    let parsed: JsonValue;
     try {
       parsed = JSON.parse(editing);
     } catch {

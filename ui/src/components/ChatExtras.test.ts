@@ -37,6 +37,10 @@ const server: ServerSnapshot = {
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 };
 
 describe("the composer's extras", () => {

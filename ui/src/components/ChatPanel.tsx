@@ -95,6 +95,9 @@ export function itemsFromMessages(messages: Message[]): Item[] {
             arguments: call.arguments,
             readOnly: false,
             destructive: false,
+            // A past call: the history keeps no schema, and no one is asked.
+            inputSchema: null,
+            reason: "",
           },
         });
       }

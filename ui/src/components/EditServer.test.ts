@@ -23,6 +23,7 @@ const stored: ServerConfig = {
   command: "npx",
   args: ["-y", "server github"],
   env: { GITHUB_TOKEN: HIDDEN_VALUE, LOG_LEVEL: "debug" },
+  cwd: null,
 };
 
 describe("editing a server", () => {
@@ -98,6 +99,31 @@ describe("editing a server", () => {
     await settle();
     const sent = calls.find((c) => c.cmd === "update_server")?.args as { server: ServerConfig };
     expect(sent.server.toolContext).toEqual({ conversationId: true, meta: { "example.com/region": "eu" } });
+    act(() => root.unmount());
+  });
+
+  it("keeps a server on the older HTTP+SSE transport on it", async () => {
+    const sse: ServerConfig = {
+      ...stored,
+      id: "old",
+      transport: "sse",
+      url: "https://example.com/sse",
+      headers: { Authorization: HIDDEN_VALUE },
+    };
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      if (cmd === "server_config") return sse;
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(EditServer, { serverId: "old", onDone: () => undefined })));
+    await settle();
+    await act(async () => (host.querySelector("[data-testid=save-server]") as HTMLButtonElement).click());
+    await settle();
+    const sent = calls.find((c) => c.cmd === "update_server")?.args as { server: ServerConfig };
+    expect(sent.server).toMatchObject({ transport: "sse", url: "https://example.com/sse" });
     act(() => root.unmount());
   });
 });

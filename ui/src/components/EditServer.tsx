@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { errorMessage, serverConfig, updateServer, type ServerConfig } from "../ipc";
+import { errorMessage, serverConfig, updateServer, type JsonValue, type ServerConfig } from "../ipc";
 import { parsePairs, splitCommand } from "./AddServer";
 
 /** The versions a server can be pinned to (`PROTOCOL_VERSIONS` in the settings crate). */
@@ -51,10 +51,10 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
     setProblem(null);
     let next: ServerConfig;
     try {
-      let meta: Record<string, unknown> = {};
+      let meta: Record<string, JsonValue> = {};
       if (contextKeys.trim()) {
         try {
-          meta = JSON.parse(contextKeys) as Record<string, unknown>;
+          meta = JSON.parse(contextKeys) as Record<string, JsonValue>;
         } catch {
           throw new Error('The tool context keys must be a JSON object, like {"example.com/tenant": "acme"}.');
         }
@@ -72,9 +72,10 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
       if (config.transport === "stdio") {
         const [program, ...args] = splitCommand(command);
         if (!program) throw new Error("Type the command that starts the server.");
-        next = { ...base, transport: "stdio", command: program, args, env: parsePairs(pairs, "variable") };
+        next = { ...base, transport: "stdio", command: program, args, env: parsePairs(pairs, "variable"), cwd: config.cwd };
       } else {
-        next = { ...base, transport: "http", url: url.trim(), headers: parsePairs(pairs, "header") };
+        // "http" or "sse" (the older transport), kept as it was.
+        next = { ...base, transport: config.transport, url: url.trim(), headers: parsePairs(pairs, "header") };
       }
     } catch (e) {
       setProblem(e instanceof Error ? e.message : String(e));

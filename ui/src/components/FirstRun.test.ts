@@ -43,6 +43,11 @@ const server = (id: string): ServerSnapshot => ({
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 });
 
 const report: ImportReport = {

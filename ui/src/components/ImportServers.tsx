@@ -242,7 +242,7 @@ export function ImportDetails({
               {report.renamed.some((r) => r.id === a.id) && " — renamed: that id was taken"}
               {a.runs && (
                 <div className="small">
-                  {a.transport === "http" ? "Connects to" : "Runs"}{" "}
+                  {a.transport === "stdio" ? "Runs" : "Connects to"}{" "}
                   <code className="runs" data-testid={`runs-${a.id}`}>
                     {a.runs}
                   </code>

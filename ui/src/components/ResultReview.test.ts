@@ -20,6 +20,7 @@ const held: PendingCall = {
   arguments: { text: 'From: boss <b onmouseover="x()">hi</b>\napi key sk-live-1' },
   readOnly: false,
   destructive: false,
+  inputSchema: {},
   reason: "You review the results of read_mail before the model sees them",
   message: 'Called with {"folder":"inbox"}',
 };

@@ -10,6 +10,7 @@ import {
   saveRule,
   type ArgCondition,
   type AuditRow,
+  type JsonValue,
   type PolicySettings,
   type Rule,
   type RulePreview,
@@ -55,7 +56,7 @@ function rowsOf(rule: Rule | null): ConditionRow[] {
 
 function conditionOf(row: ConditionRow): ArgCondition {
   if (row.kind !== "equals") return { pointer: row.pointer.trim(), matcher: { kind: row.kind, value: row.value } };
-  let value: unknown = row.value;
+  let value: JsonValue = row.value;
   try {
     value = JSON.parse(row.value);
   } catch {
@@ -67,7 +68,7 @@ function conditionOf(row: ConditionRow): ArgCondition {
 /** The JSON pointers of a tool's top-level arguments (`/path`), to suggest. */
 function pointersOf(server: ServerSnapshot | undefined, tool: string): string[] {
   const schema = server?.tools.find((t) => t.name === tool)?.inputSchema;
-  const props = schema?.properties;
+  const props = schema && typeof schema === "object" && !Array.isArray(schema) ? schema.properties : undefined;
   return props && typeof props === "object" ? Object.keys(props).map((p) => `/${p.replace(/~/g, "~0").replace(/\//g, "~1")}`) : [];
 }
 

@@ -42,6 +42,7 @@ const server = (sandbox: SandboxReport | null): ServerSnapshot => ({
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
 });
 
 const stored: ServerConfig = {
@@ -56,6 +57,7 @@ const stored: ServerConfig = {
   command: "npx",
   args: [],
   env: {},
+  cwd: null,
   sandbox: { enabled: true, network: "none", read: ["/opt/data"] },
   trust: { sendsOut: false },
 };

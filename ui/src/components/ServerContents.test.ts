@@ -28,13 +28,26 @@ const server: ServerSnapshot = {
     { uri: "docs://missing", name: "Missing", description: null, mimeType: null },
   ],
   prompts: [
-    { name: "summarize", description: "Summarize a page", arguments: ["uri", "length"] },
-    { name: "hello", description: null, arguments: [] },
+    {
+      name: "summarize",
+      description: "Summarize a page",
+      arguments: ["uri", "length"],
+      argumentInfo: [
+        { name: "uri", description: null, required: false },
+        { name: "length", description: null, required: false },
+      ],
+    },
+    { name: "hello", description: null, arguments: [], argumentInfo: [] },
   ],
   roots: [],
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 };
 
 const PAGE = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true"><b>bold</b>';

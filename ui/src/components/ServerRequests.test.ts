@@ -21,6 +21,7 @@ const base = {
   serverName: "Everything",
   readOnly: false,
   destructive: false,
+  inputSchema: {},
   reason: "",
 };
 

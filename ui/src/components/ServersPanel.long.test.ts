@@ -44,13 +44,18 @@ const server: ServerSnapshot = {
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 };
 
 const catalog: ToolCatalogView = {
   tools: tools.map((t, i) => ({
     serverId: "big",
     serverName: "Big server",
-    tool: { name: t.name, description: t.description },
+    tool: { name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: {} },
     state:
       i % 10 === 9
         ? { state: "hidden", reason: { kind: "disabledByUser" } }

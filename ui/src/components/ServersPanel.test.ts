@@ -24,6 +24,11 @@ const server = (id: string, status: ServerSnapshot["status"], protocolVersion: s
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 });
 
 describe("servers panel labels", () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { act, createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ServersPanel from "./ServersPanel";
-import type { ServerSnapshot, ToolInfo } from "../ipc";
+import type { JsonValue, ServerSnapshot, ToolInfo } from "../ipc";
 import { click, mount, settle, type } from "../testing";
 
 afterEach(() => {
@@ -13,7 +13,7 @@ afterEach(() => {
   document.body.innerHTML = "";
 });
 
-const tool = (name: string, inputSchema: Record<string, unknown>): ToolInfo => ({
+const tool = (name: string, inputSchema: JsonValue): ToolInfo => ({
   name,
   title: null,
   description: "",
@@ -61,6 +61,11 @@ const server: ServerSnapshot = {
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 };
 
 /** The control a label (by the start of its text) names. */

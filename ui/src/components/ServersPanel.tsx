@@ -484,7 +484,8 @@ const ToolRow = memo(function ToolRow({
 
 /** Arguments to start from: each property's default, first example, first choice, or an empty value. */
 function exampleArguments(tool: ToolInfo): string {
-  const props = tool.inputSchema.properties;
+  const schema = tool.inputSchema;
+  const props = schema && typeof schema === "object" && !Array.isArray(schema) ? schema.properties : undefined;
   const example: Record<string, unknown> = {};
   if (props && typeof props === "object" && !Array.isArray(props)) {
     for (const [name, schema] of Object.entries(props)) example[name] = exampleValue(schema);

@@ -29,6 +29,11 @@ const base: ServerSnapshot = {
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 };
 
 function backend(calls: { cmd: string; args: unknown }[]) {

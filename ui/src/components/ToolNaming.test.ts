@@ -27,6 +27,11 @@ const server = (id: string, name: string): ServerSnapshot => ({
   signedIn: null,
   needsScope: null,
   refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
 });
 
 const servers = [server("everything", "Everything"), server("files", "Files")];

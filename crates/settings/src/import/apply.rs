@@ -20,7 +20,7 @@ use crate::transport::Transport;
 use crate::Settings;
 
 /// The user's answers to an [`ImportReport`](super::ImportReport).
-#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ImportChoices {
     /// An answer for every entry of [`ImportReport::inputs`](super::ImportReport::inputs), by id. Password answers come back
@@ -45,7 +45,7 @@ impl fmt::Debug for ImportChoices {
 }
 
 /// "Move this candidate to the keychain", optionally under another name than the suggested one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretMove {
     pub server_id: String,

@@ -60,7 +60,9 @@ pub enum ImportError {
 }
 
 /// Where a value that could move to the keychain is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ts_rs::TS,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum SecretLocation {
     /// An environment variable of a stdio server.

@@ -12,7 +12,7 @@ use super::error::SecretLocation;
 use super::read::Format;
 
 /// What an import would do. Holds no secret value, so it may go to the window and the logs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportReport {
     pub format: Format,
@@ -30,7 +30,7 @@ pub struct ImportReport {
     pub warnings: Vec<ImportWarning>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum TransportKind {
     Stdio,
@@ -39,7 +39,7 @@ pub enum TransportKind {
     Sse,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AddedServer {
     pub id: String,
@@ -51,7 +51,7 @@ pub struct AddedServer {
     pub runs: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RenamedServer {
     pub name: String,
@@ -63,7 +63,7 @@ pub struct RenamedServer {
 }
 
 /// Who already had the id a server wanted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub enum Clash {
     /// A server already in the settings.
@@ -72,7 +72,7 @@ pub enum Clash {
     ImportedServer,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SkippedServer {
     /// Its name in the imported text.
@@ -80,7 +80,7 @@ pub struct SkippedServer {
     pub reason: SkipReason,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum SkipReason {
     /// Same transport (command, args, env, cwd; or URL and headers) as the server `id`. A value
@@ -104,7 +104,7 @@ pub enum SkipReason {
     UnsupportedTransport { transport: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportedRule {
     pub server_id: String,
@@ -112,7 +112,7 @@ pub struct ImportedRule {
 }
 
 /// A VS Code input to ask the user for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRequest {
     pub id: String,
@@ -125,13 +125,14 @@ pub struct InputRequest {
     pub default: Option<String>,
     /// A `pickString` input's choices.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional = nullable)]
     pub options: Vec<String>,
     /// The ids of the imported servers that use it.
     pub used_by: Vec<String>,
 }
 
 /// A literal value that looks like a secret and can move to the keychain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretCandidate {
     pub server_id: String,
@@ -142,7 +143,7 @@ pub struct SecretCandidate {
     pub suggested_secret: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportWarning {
     /// The server's name in the imported text, when the warning is about one.

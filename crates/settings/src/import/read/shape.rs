@@ -16,8 +16,9 @@ use super::inputs::{read_inputs, InputDef};
 use crate::import::error::ImportError;
 
 /// The shape of the JSON being imported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "ImportFormat")]
 pub enum Format {
     /// `{"mcpServers": {...}}`: Claude Desktop, Cursor, Claude Code, Cline, Windsurf, Gemini CLI.
     McpServers,
