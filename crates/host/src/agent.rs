@@ -56,7 +56,15 @@ impl Host {
     /// A gated agent for `caller`.
     pub async fn agent(self: &Arc<Self>, caller: Caller<'_>) -> Agent {
         let history = self.history.clone().ok();
-        let settings = self.settings().clone();
+        let (mut tools, target) = {
+            // Only what the agent needs: a call's path must not copy the whole settings.
+            let settings = self.settings();
+            let target = match &caller {
+                Caller::Chat { .. } => settings.provider.tool_target(),
+                _ => ToolTarget::Anthropic,
+            };
+            (settings.tools.clone(), target)
+        };
         let mut parts = AgentParts {
             servers: self.servers.clone(),
             gate: self.gate.clone(),
@@ -66,8 +74,8 @@ impl Host {
             client: None,
             exposure: Arc::new(Exposure::new()),
             offers: self.offers.clone(),
-            tools: settings.tools.clone(),
-            target: ToolTarget::Anthropic,
+            tools: CatalogSettings::default(),
+            target,
             only: None,
             recorder: None,
             system: Some(toolgate_agent::SYSTEM_PROMPT.to_owned()),
@@ -79,10 +87,9 @@ impl Host {
             } => {
                 // Servers switched off for this chat offer the model none of their tools.
                 for server in servers_off {
-                    let entry = parts.tools.servers.entry(server.clone()).or_default();
+                    let entry = tools.servers.entry(server.clone()).or_default();
                     entry.exclude.push("*".into());
                 }
-                parts.target = settings.provider.tool_target();
                 parts.exposure = self.exposure(conversation.as_deref());
                 if let (Some(history), Some(id)) = (&history, &conversation) {
                     parts.recorder =
@@ -91,8 +98,8 @@ impl Host {
                 parts.conversation = conversation;
             }
             Caller::Client { name, connection } => {
-                let view = self.client_view(name);
-                parts.tools = view.tools;
+                let view = self.client_view_of(name, tools);
+                tools = view.tools;
                 parts.only = view.servers;
                 parts.client = Some(name.to_owned());
                 parts.exposure = connection.exposure.clone();
@@ -114,13 +121,19 @@ impl Host {
                 parts.conversation = conversation;
             }
         }
+        parts.tools = tools;
         Agent::new(parts)
     }
 
     /// What the client `name` (its profile, else its own name) is offered.
     pub fn client_view(&self, name: &str) -> ClientView {
+        let tools = self.settings().tools.clone();
+        self.client_view_of(name, tools)
+    }
+
+    /// `tools` (the user's tool settings) with the profile of `name` applied.
+    fn client_view_of(&self, name: &str, mut tools: CatalogSettings) -> ClientView {
         let settings = self.settings();
-        let mut tools = settings.tools.clone();
         let Some((_, profile)) = settings.gateway.profile(name) else {
             return ClientView {
                 servers: None,
