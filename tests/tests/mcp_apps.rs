@@ -211,19 +211,17 @@ async fn an_app_shares_the_exposure_of_the_chat_it_is_shown_in() {
         ..HostOptions::new(dir.join("data"))
     })
     .expect("host");
-    let allow = |server: &str| Rule {
-        id: format!("allow-{server}"),
-        effect: Effect::Allow,
-        scope: Scope::Always,
-        target: Target::Server {
+    let allow = |server: &str| {
+        let target = Target::Server {
             server_id: server.into(),
-        },
-        conditions: Vec::new(),
-        bound_to: None,
-        created_at: 0,
-        expires_at: None,
-        note: None,
-        client: None,
+        };
+        Rule::new(
+            format!("allow-{server}"),
+            Effect::Allow,
+            target,
+            Scope::Always,
+            0,
+        )
     };
     host.update_settings(|s| {
         // The chat reads outside text through "e"; the app's server can send data out.

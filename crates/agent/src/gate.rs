@@ -491,18 +491,28 @@ mod tests {
         use tokio_util::sync::CancellationToken;
         let gate = std::sync::Arc::new(Gate::default());
         let long = Duration::from_secs(60);
+        // A call asked in a task of its own, once it waits at the gate.
+        async fn waiting(gate: &std::sync::Arc<Gate>) -> tokio::task::JoinHandle<Asked> {
+            let asking = {
+                let gate = gate.clone();
+                tokio::spawn(async move {
+                    gate.ask(
+                        call(),
+                        &CancellationToken::new(),
+                        Duration::from_secs(60),
+                        |_| {},
+                    )
+                    .await
+                })
+            };
+            while gate.waiting().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            asking
+        }
 
         // Answered.
-        let asking = {
-            let gate = gate.clone();
-            tokio::spawn(async move {
-                gate.ask(call(), &CancellationToken::new(), long, |_| {})
-                    .await
-            })
-        };
-        while gate.waiting().is_empty() {
-            tokio::task::yield_now().await;
-        }
+        let asking = waiting(&gate).await;
         let id = gate.waiting()[0].id.clone();
         gate.answer(&id, Decision::Approve).unwrap();
         assert_eq!(asking.await.unwrap(), Asked::Answered(Decision::Approve));
@@ -532,16 +542,7 @@ mod tests {
         assert!(gate.waiting().is_empty());
 
         // Dropped mid-wait (a cancelled turn's future, a client that left).
-        let asking = {
-            let gate = gate.clone();
-            tokio::spawn(async move {
-                gate.ask(call(), &CancellationToken::new(), long, |_| {})
-                    .await
-            })
-        };
-        while gate.waiting().is_empty() {
-            tokio::task::yield_now().await;
-        }
+        let asking = waiting(&gate).await;
         asking.abort();
         let _ = asking.await;
         assert!(
