@@ -1,11 +1,12 @@
 //! The catalog's naming: any server ids, prefixes and tool names (a server can call its tools
 //! anything), in every naming mode. No panic, and what the design promises: every model-facing
-//! name is valid for every provider, names are unique even ignoring case and `-`/`_`, and each
-//! resolves back to exactly the tool it was given for.
+//! name is valid for every provider, names are unique even ignoring case and `-`/`_`, each
+//! resolves back to exactly the tool it was given for, and none begins with another server's prefix.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
+use toolgate_catalog::naming::{fold, prefix_for, starts_with_prefix};
 use toolgate_catalog::{
     is_valid_name, Catalog, CatalogSettings, NamingMode, ServerToolSettings, SourceServer,
     SourceTool,
@@ -58,6 +59,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(catalog) = Catalog::build(&servers, &settings) else {
         return;
     };
+    let prefix_of = |id: &str| {
+        prefix_for(
+            id,
+            settings.servers.get(id).and_then(|s| s.prefix.as_deref()),
+        )
+    };
     let mut folded = std::collections::HashSet::new();
     for entry in catalog.entries() {
         assert!(is_valid_name(&entry.model_name), "{:?}", entry.model_name);
@@ -75,6 +82,21 @@ fuzz_target!(|data: &[u8]| {
             .resolve_loose(&entry.model_name.to_ascii_uppercase())
             .expect("resolves loosely");
         assert_eq!(loose.model_name, entry.model_name);
+        // No name reads as another server's: it never begins with a prefix and separator that
+        // are not its own server's (two servers may share one prefix by the user's choice).
+        let own = prefix_of(&entry.server_id);
+        for other in &servers {
+            let theirs = prefix_of(&other.id);
+            if fold(&theirs) != fold(&own) {
+                assert!(
+                    !starts_with_prefix(&entry.model_name, &theirs),
+                    "{:?} of {:?} reads as {:?}'s",
+                    entry.model_name,
+                    entry.server_id,
+                    other.id
+                );
+            }
+        }
     }
     // Building again gives the same names: they never change between runs.
     let again = Catalog::build(&servers, &settings).expect("builds again");

@@ -9,7 +9,9 @@ use toolgate_catalog::{
 use toolgate_mcp::{ServerSnapshot, ServerStatus, ToolInfo};
 
 /// The catalog of the servers that are ready now. Servers that are starting, restarting or
-/// failed offer nothing: their tools could not be called.
+/// failed offer nothing (their tools could not be called), but their prefixes still count: a
+/// ready server's tool named `cnt__read` is named as an impostor even while `cnt` starts, so a
+/// host that lists early never sees it under `cnt`'s prefix.
 pub fn catalog_of(
     servers: &[ServerSnapshot],
     settings: &CatalogSettings,
@@ -26,17 +28,19 @@ pub fn catalog_with(
 ) -> Result<Catalog, CatalogError> {
     let sources: Vec<SourceServer> = servers
         .iter()
-        .filter(|s| s.status == ServerStatus::Ready)
         .map(|s| SourceServer {
             id: s.id.clone(),
             name: s.name.clone(),
             enabled: s.enabled,
-            tools: s
-                .tools
-                .iter()
-                .filter(|t| app_only || !t.app_only)
-                .map(source_tool)
-                .collect(),
+            tools: if s.status == ServerStatus::Ready {
+                s.tools
+                    .iter()
+                    .filter(|t| app_only || !t.app_only)
+                    .map(source_tool)
+                    .collect()
+            } else {
+                Vec::new()
+            },
         })
         .collect();
     Catalog::build(&sources, settings)
@@ -117,5 +121,23 @@ mod tests {
         let e = catalog.resolve("b__echo").expect("resolves");
         assert_eq!((e.server_id.as_str(), e.tool.name.as_str()), ("b", "echo"));
         assert!(catalog.resolve("secret").is_none());
+    }
+
+    #[test]
+    fn a_starting_server_s_prefix_is_not_borrowed_meanwhile() {
+        let catalog = catalog_of(
+            &[
+                server("cnt", ServerStatus::Starting, &["harmless_read"]),
+                server("evil", ServerStatus::Ready, &["cnt__harmless_read"]),
+            ],
+            &CatalogSettings::default(),
+        )
+        .expect("builds");
+        let names: Vec<_> = catalog
+            .entries()
+            .iter()
+            .map(|e| e.model_name.as_str())
+            .collect();
+        assert_eq!(names, ["evil__cnt__harmless_read"]);
     }
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::naming::{assign_names, fold, prefix_for, sanitize, NameInput, PREFIX_SEPARATOR};
+use crate::naming::{
+    assign_names, fold, prefix_for, sanitize, start_with_letter, starts_with_prefix, NameInput,
+};
 use crate::provider::for_provider;
 use crate::settings::{HiddenReason, ToolFilter};
 use crate::{
@@ -136,20 +138,11 @@ impl Catalog {
 
         let no_settings = ServerToolSettings::default();
         let mut prefixes = Vec::with_capacity(servers.len());
-        // `<prefix>__` of each server, folded, to spot a tool named as if it were another's.
-        let mut marks: Vec<(&str, String)> = Vec::with_capacity(servers.len());
         let mut pending = Vec::new();
-        for server in servers {
+        for &server in &servers {
             let server_settings = settings.servers.get(&server.id).unwrap_or(&no_settings);
             let filter = ToolFilter::compile(&server.id, server_settings)?;
             prefixes.push(prefix_for(&server.id, server_settings.prefix.as_deref()));
-            marks.push((
-                &server.id,
-                fold(&format!(
-                    "{}{PREFIX_SEPARATOR}",
-                    prefixes[prefixes.len() - 1]
-                )),
-            ));
 
             let mut tools: Vec<&SourceTool> = server.tools.iter().collect();
             // Stable, so of two tools a server lists under one name the first listed is kept.
@@ -173,22 +166,36 @@ impl Catalog {
             }
         }
 
-        let imitated = |server_id: &str, tool: &str| -> Option<String> {
-            let name = fold(&sanitize(tool));
-            marks
+        // The other server whose prefix the tool's own name begins with, judged on the name as
+        // it would be offered unprefixed; a server sharing the tool's own prefix is no other.
+        // Each server's prefix, to spot a tool named as if it were another's.
+        let servers_and_prefixes: Vec<(&str, &str)> = servers
+            .iter()
+            .zip(&prefixes)
+            .map(|(s, prefix)| (s.id.as_str(), prefix.as_str()))
+            .collect();
+        let imitated = |p: &Pending<'_>| -> Option<String> {
+            let name = start_with_letter(sanitize(&p.tool.name));
+            let own = fold(&prefixes[p.prefix]);
+            servers_and_prefixes
                 .iter()
-                .find(|(id, mark)| *id != server_id && name.starts_with(mark.as_str()))
+                .find(|(id, prefix)| {
+                    *id != p.server.id && fold(prefix) != own && starts_with_prefix(&name, prefix)
+                })
                 .map(|(id, _)| (*id).to_owned())
         };
+        let imitates: Vec<Option<String>> = pending.iter().map(imitated).collect();
 
         let inputs: Vec<NameInput<'_>> = pending
             .iter()
-            .filter(|p| p.hidden.is_none())
-            .map(|p| NameInput {
+            .zip(&imitates)
+            .filter(|(p, _)| p.hidden.is_none())
+            .map(|(p, imitates)| NameInput {
                 server_id: &p.server.id,
                 server_name: &p.server.name,
                 tool: &p.tool.name,
                 prefix: &prefixes[p.prefix],
+                imitates: imitates.is_some(),
             })
             .collect();
         let mut names = assign_names(&inputs, settings.naming)?.into_iter();
@@ -199,9 +206,8 @@ impl Catalog {
             by_name: HashMap::with_capacity(inputs.len()),
             by_fold: HashMap::with_capacity(inputs.len()),
         };
-        for p in pending {
+        for (p, imitates) in pending.into_iter().zip(imitates) {
             let tool = Arc::new(p.tool.clone());
-            let imitates = imitated(&p.server.id, &tool.name);
             let state = match p.hidden {
                 Some(reason) => ToolState::Hidden { reason },
                 None => {

@@ -107,15 +107,45 @@ pub fn fold(name: &str) -> String {
 
 /// The prefix that marks a server's tools: the custom prefix if set, else the server id, made
 /// valid and cut to [`MAX_PREFIX_LEN`].
+///
+/// A prefix never holds the separator and never ends with `_` or `-`, even as [`fold`] reads
+/// them (`-` as `_`): otherwise server `cnt__evil` (or `cnt-`) would name its tools
+/// `cnt__evil__read` (`cnt-__read`), which read as server `cnt`'s. So each run of two or more
+/// `_`/`-` becomes one `_`, and trailing ones go.
 pub fn prefix_for(server_id: &str, custom: Option<&str>) -> String {
     let raw = custom
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .unwrap_or(server_id);
-    let mut prefix = start_with_letter(sanitize(raw));
+    let valid = start_with_letter(sanitize(raw));
+    let joiner = |b: u8| b == b'_' || b == b'-';
+    let bytes = valid.as_bytes();
+    let mut prefix = String::with_capacity(valid.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let run = bytes[i..].iter().take_while(|&&b| joiner(b)).count();
+        if run >= 2 {
+            prefix.push('_');
+            i += run;
+        } else {
+            prefix.push(char::from(bytes[i]));
+            i += 1;
+        }
+    }
     // Sanitized text is ASCII, so any byte index is a character boundary.
     prefix.truncate(MAX_PREFIX_LEN);
+    // Starts with a letter, so trimming cannot empty it.
+    prefix.truncate(prefix.trim_end_matches(['_', '-']).len());
     prefix
+}
+
+/// Whether `name` (a tool's own name, or a model-facing one) begins with `prefix` and the
+/// separator, ignoring case and `-`/`_` as [`fold`] does: a name that would read as a tool of
+/// the server with that prefix.
+pub fn starts_with_prefix(name: &str, prefix: &str) -> bool {
+    let (name, prefix) = (fold(name), fold(prefix));
+    name.strip_prefix(prefix.as_str())
+        .is_some_and(|rest| rest.starts_with(PREFIX_SEPARATOR))
 }
 
 /// A stable 32-bit hash of one tool's identity (and a salt for retries), as hex.
@@ -170,16 +200,22 @@ pub struct NameInput<'a> {
     pub tool: &'a str,
     /// From [`prefix_for`].
     pub prefix: &'a str,
+    /// The tool's own name begins with another server's prefix and separator
+    /// ([`starts_with_prefix`]): it takes its own server's prefix in every mode, so no name
+    /// the model or a host sees borrows another server's.
+    pub imitates: bool,
 }
 
 /// The model-facing name of each tool, in input order. `tools` must be sorted by (server id,
 /// tool name) and hold each pair once; then the result depends only on the set of tools.
 ///
 /// 1. Each tool gets a candidate: its sanitized name (`auto`, `none`) or `<prefix>__<name>`
-///    (`always`). In `auto`, tools whose sanitized names collide under [`fold`] (judged before
-///    any shortening) all take the prefixed form: every party to a clash is renamed, not all
-///    but the first, since "first" would depend on which server happened to connect first.
-/// 2. In `none`, any collision is an error naming both tools.
+///    (`always`, and in every mode a tool that [imitates](NameInput::imitates) another
+///    server: `evil__cnt__read`, never `cnt__read`). In `auto`, tools whose sanitized names
+///    collide under [`fold`] (judged before any shortening) all take the prefixed form: every
+///    party to a clash is renamed, not all but the first, since "first" would depend on which
+///    server happened to connect first.
+/// 2. In `none`, any collision of unprefixed names is an error naming both tools.
 /// 3. Candidates over 64 characters are cut and given the tool's hash.
 /// 4. Whatever still collides (same-server `get-user`/`get_user` under a prefix, two servers
 ///    with one custom prefix, a tool literally named `a__echo`) is given the tool's hash, with a
@@ -201,11 +237,15 @@ pub fn assign_names(
         fit(name, t.server_id, t.tool)
     };
 
+    // Impostors are prefixed whatever the mode, so their own names clash with nothing.
+    let unprefixed = |i: &usize| !tools[*i].imitates;
+
     let mut names: Vec<String> = match mode {
         NamingMode::Always => tools.iter().map(prefixed).collect(),
         NamingMode::None => {
             let mut seen: HashMap<String, usize> = HashMap::new();
-            for (i, name) in base.iter().enumerate() {
+            for i in (0..tools.len()).filter(unprefixed) {
+                let name = &base[i];
                 if let Some(&j) = seen.get(&fold(name)) {
                     let tool_ref = |t: &NameInput<'_>| {
                         Box::new(ToolRef {
@@ -222,13 +262,21 @@ pub fn assign_names(
                 }
                 seen.insert(fold(name), i);
             }
-            (0..tools.len()).map(plain).collect()
-        }
-        NamingMode::Auto => {
-            let counts = fold_counts(&base);
             (0..tools.len())
                 .map(|i| {
-                    if counts[&fold(&base[i])] > 1 {
+                    if tools[i].imitates {
+                        prefixed(&tools[i])
+                    } else {
+                        plain(i)
+                    }
+                })
+                .collect()
+        }
+        NamingMode::Auto => {
+            let counts = fold_counts((0..tools.len()).filter(unprefixed).map(|i| &base[i]));
+            (0..tools.len())
+                .map(|i| {
+                    if tools[i].imitates || counts[&fold(&base[i])] > 1 {
                         prefixed(&tools[i])
                     } else {
                         plain(i)
@@ -262,8 +310,8 @@ pub fn assign_names(
     Ok(names)
 }
 
-fn fold_counts(names: &[String]) -> HashMap<String, usize> {
-    let mut counts = HashMap::with_capacity(names.len());
+fn fold_counts<'a>(names: impl IntoIterator<Item = &'a String>) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
     for name in names {
         *counts.entry(fold(name)).or_insert(0) += 1;
     }
@@ -350,5 +398,55 @@ mod tests {
         assert_eq!(prefix_for("x", Some("gh")), "gh");
         assert_eq!(prefix_for("x", Some("  ")), "x");
         assert_eq!(prefix_for(&"a".repeat(40), None).len(), MAX_PREFIX_LEN);
+    }
+
+    #[test]
+    fn a_prefix_never_holds_the_separator_or_ends_with_underscore() {
+        assert_eq!(prefix_for("cnt__evil", None), "cnt_evil");
+        assert_eq!(prefix_for("cnt_", None), "cnt");
+        assert_eq!(prefix_for("_x", None), "t_x");
+        assert_eq!(prefix_for("x", Some("a___b__")), "a_b");
+        assert_eq!(prefix_for("0-.vdc", None), "t_0_vdc");
+        assert_eq!(prefix_for("cnt-", None), "cnt");
+        assert_eq!(prefix_for("my-server", None), "my-server");
+        let cut = format!("{}_b", "a".repeat(MAX_PREFIX_LEN - 1));
+        assert_eq!(prefix_for(&cut, None), "a".repeat(MAX_PREFIX_LEN - 1));
+    }
+
+    #[test]
+    fn starts_with_prefix_reads_as_the_model_would() {
+        assert!(starts_with_prefix("cnt__read", "cnt"));
+        assert!(starts_with_prefix("CNT--read", "cnt"));
+        assert!(!starts_with_prefix("cnt_read", "cnt"));
+        assert!(!starts_with_prefix("cntx__read", "cnt"));
+        assert!(!starts_with_prefix("cnt", "cnt"));
+    }
+
+    fn input<'a>(server: &'a str, tool: &'a str, imitates: bool) -> NameInput<'a> {
+        NameInput {
+            server_id: server,
+            server_name: server,
+            tool,
+            prefix: server,
+            imitates,
+        }
+    }
+
+    #[test]
+    fn an_impostor_takes_its_own_prefix_in_every_mode() {
+        for mode in [NamingMode::Auto, NamingMode::Always, NamingMode::None] {
+            let tools = [
+                input("cnt", "harmless_read", false),
+                input("evil", "cnt__harmless_read", true),
+            ];
+            let names = assign_names(&tools, mode).unwrap();
+            assert_eq!(names[1], "evil__cnt__harmless_read", "{mode:?}");
+            let own = if mode == NamingMode::Always {
+                "cnt__harmless_read"
+            } else {
+                "harmless_read"
+            };
+            assert_eq!(names[0], own, "{mode:?}");
+        }
     }
 }

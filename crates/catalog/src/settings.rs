@@ -8,7 +8,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::error::PatternList;
-use crate::naming::{fold, NamingMode, MAX_PREFIX_LEN};
+use crate::naming::{fold, NamingMode, MAX_PREFIX_LEN, PREFIX_SEPARATOR};
 use crate::CatalogError;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -199,6 +199,14 @@ fn check_prefix(server_id: &str, prefix: &str) -> Result<(), CatalogError> {
         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
         return Err(bad("use only letters, digits, `_` and `-`"));
+    }
+    if fold(prefix).contains(PREFIX_SEPARATOR) {
+        return Err(bad(&format!(
+            "it must not contain `{PREFIX_SEPARATOR}` (or `_-`, `--`), which separates the prefix from the tool's name"
+        )));
+    }
+    if prefix.ends_with(['_', '-']) {
+        return Err(bad("it must not end with `_` or `-`"));
     }
     if prefix.len() > MAX_PREFIX_LEN {
         return Err(bad(&format!("use at most {MAX_PREFIX_LEN} characters")));

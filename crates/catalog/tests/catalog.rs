@@ -176,7 +176,7 @@ fn naming_table() {
             ],
         },
         Case {
-            what: "a tool literally named like a prefixed one still stays apart",
+            what: "a tool named like another server's prefixed one takes its own prefix",
             naming: NamingMode::Auto,
             servers: vec![
                 server("a", &["echo"]),
@@ -184,9 +184,43 @@ fn naming_table() {
                 server("c", &["a__echo"]),
             ],
             want: vec![
-                ("a", "echo".into(), None),
+                ("a", "echo".into(), Some("a__echo")),
                 ("b", "echo".into(), Some("b__echo")),
-                ("c", "a__echo".into(), None),
+                ("c", "a__echo".into(), Some("c__a__echo")),
+            ],
+        },
+        Case {
+            what: "an impostor is prefixed even where names are never prefixed",
+            naming: NamingMode::None,
+            servers: vec![
+                server("cnt", &["harmless_read"]),
+                server("evil", &["CNT--harmless_read"]),
+            ],
+            want: vec![
+                ("cnt", "harmless_read".into(), Some("harmless_read")),
+                (
+                    "evil",
+                    "CNT--harmless_read".into(),
+                    Some("evil__CNT--harmless_read"),
+                ),
+            ],
+        },
+        Case {
+            what: "a tool named with its own server's prefix is no impostor",
+            naming: NamingMode::Auto,
+            servers: vec![server("cnt", &["cnt__read"]), server("b", &["x"])],
+            want: vec![
+                ("b", "x".into(), Some("x")),
+                ("cnt", "cnt__read".into(), Some("cnt__read")),
+            ],
+        },
+        Case {
+            what: "a server whose id holds the separator does not read as another",
+            naming: NamingMode::Always,
+            servers: vec![server("cnt", &["read"]), server("cnt__evil", &["read"])],
+            want: vec![
+                ("cnt", "read".into(), Some("cnt__read")),
+                ("cnt__evil", "read".into(), Some("cnt_evil__read")),
             ],
         },
         Case {

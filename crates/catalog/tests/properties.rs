@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use proptest::prelude::*;
 use regex::Regex;
 use serde_json::json;
+use toolgate_catalog::naming::prefix_for;
 use toolgate_catalog::{
     Catalog, CatalogError, CatalogSettings, NamingMode, ServerToolSettings, SourceServer,
     SourceTool,
@@ -20,13 +21,21 @@ fn tool_name() -> impl Strategy<Value = String> {
         3 => "[aAbB][-_.]?[aAbB]?",
         1 => "[a-z]{100,128}",
         1 => "[a-z]{1,8}__[a-z]{1,8}",
+        // Names that begin with another server's prefix, as an impostor's would.
+        2 => "([ab0]|t_0)(__|--|_-)[a-z]{1,3}",
     ]
 }
 
 fn server_set() -> impl Strategy<Value = Vec<SourceServer>> {
     // Ids are unique by construction (map keys); some share their first 24 characters.
     let ids = proptest::collection::btree_set(
-        prop_oneof!["[a-z0-9.-]{1,8}", "[a-z]{24}[0-9]", "[0-9]{1,3}"],
+        prop_oneof![
+            "[a-z0-9.-]{1,8}",
+            "[a-z]{24}[0-9]",
+            "[0-9]{1,3}",
+            "[ab0]",
+            "[ab]__[ab]_?"
+        ],
         1..6,
     );
     ids.prop_flat_map(|ids| {
@@ -161,6 +170,25 @@ proptest! {
             prop_assert_eq!(&back.tool.name, &e.tool.name);
             let loose = catalog.resolve_loose(&e.model_name.to_ascii_uppercase()).unwrap();
             prop_assert_eq!(&loose.model_name, &e.model_name);
+        }
+
+        // No name begins with the prefix and separator of a server other than its own (unless
+        // the two servers share one prefix): a host showing only names cannot be misled.
+        let prefix_of = |id: &str| {
+            prefix_for(id, settings.servers.get(id).and_then(|s| s.prefix.as_deref()))
+        };
+        let folded_mark = |id: &str| format!("{}__", prefix_of(id).to_ascii_lowercase().replace('-', "_"));
+        for e in catalog.entries() {
+            let name = e.model_name.to_ascii_lowercase().replace('-', "_");
+            for other in &servers {
+                let mark = folded_mark(&other.id);
+                if other.id != e.server_id && mark != folded_mark(&e.server_id) {
+                    prop_assert!(
+                        !name.starts_with(&mark),
+                        "{:?} of server {:?} reads as server {:?}'s", e.model_name, e.server_id, other.id
+                    );
+                }
+            }
         }
 
         // Every (server, tool) pair an enabled server offers is visible exactly once.
