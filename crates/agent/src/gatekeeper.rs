@@ -119,26 +119,70 @@ pub fn settle(verdict: &Verdict, asked: Option<&Asked>, asker: Asker<'_>) -> Set
             "the rules asked the user, but no question was put",
             refused("Toolgate could not ask you about this call".to_owned()),
         ),
-        (Ruling::Ask, Some(asked)) => answered(asked, asker),
+        (Ruling::Ask, Some(asked)) => answered(verdict, asked, asker),
     }
 }
 
-fn answered(asked: &Asked, asker: Asker<'_>) -> Settlement {
+/// What would let a call the rules left to the user run when nobody can be asked, in words
+/// for the model or host and the person reading its log. Only what would change the outcome
+/// is offered: an allow rule, say, is never suggested for a call asked because of untrusted
+/// content, which asks whatever the rules allow.
+pub fn remedy(verdict: &Verdict, asker: Asker<'_>) -> String {
+    let place = if asker.conversation.is_none() && asker.client.is_some() {
+        "connection"
+    } else {
+        "chat"
+    };
+    let one_run = if asker.client.is_none() {
+        " (or `--approve` for one run)"
+    } else {
+        ""
+    };
+    match verdict.basis {
+        Basis::Untrusted => format!(
+            "No rule can allow it while this {place} holds that content: only a person's answer \
+             (in Toolgate's window, or `toolgate serve` at a terminal) or a new {place} that has \
+             not read it lets it run."
+        ),
+        Basis::Rule => "Your rule asks before this call: only a person's answer (in Toolgate's \
+             window, or at a terminal), or changing that rule, lets it run."
+            .to_owned(),
+        Basis::Destructive => format!(
+            "The server marks the tool destructive: an allow rule for this tool itself (one for \
+             its whole server does not cover it){one_run} would let it run."
+        ),
+        Basis::Default | Basis::ReadOnly | Basis::Paused if !verdict.changed.is_empty() => format!(
+            "Look at what changed in Toolgate and allow the tool again{one_run} to let it run."
+        ),
+        Basis::Default | Basis::ReadOnly | Basis::Paused => {
+            format!("An allow rule for this tool{one_run} would let it run.")
+        }
+    }
+}
+
+fn answered(verdict: &Verdict, asked: &Asked, asker: Asker<'_>) -> Settlement {
     match asked {
-        Asked::Unattended(why) => Settlement {
-            announce: Some(Announce::Unattended),
-            ..plain(
-                AuditDecision::Denied,
-                DecidedBy::Unattended,
-                why,
-                Next::Refuse {
-                    shown: Some(why.clone()),
-                    told: format!(
-                        "Toolgate did not run this call: nobody could be asked to approve it ({why})."
-                    ),
-                },
-            )
-        },
+        Asked::Unattended(nobody) => {
+            let why = format!(
+                "it needs approval ({}), and nobody could be asked ({nobody})",
+                ask_reason(verdict)
+            );
+            Settlement {
+                announce: Some(Announce::Unattended),
+                ..plain(
+                    AuditDecision::Denied,
+                    DecidedBy::Unattended,
+                    &why,
+                    Next::Refuse {
+                        told: format!(
+                            "Toolgate did not run this call: {why}. {}",
+                            remedy(verdict, asker)
+                        ),
+                        shown: Some(why.clone()),
+                    },
+                )
+            }
+        }
         Asked::Stopped => {
             let why = "the user stopped the turn";
             plain(

@@ -22,6 +22,17 @@ fn verdict(decision: Ruling, basis: Basis) -> Verdict {
     }
 }
 
+/// An ask whose allow rule lapsed because the tool changed since.
+fn changed_since_allowed() -> Verdict {
+    Verdict {
+        changed: vec![toolgate_policy::Changed {
+            rule_id: "r0".into(),
+            what: toolgate_policy::ChangeKind::ToolChanged,
+        }],
+        ..verdict(Ruling::Ask, Basis::Default)
+    }
+}
+
 const CHAT: Asker<'static> = Asker {
     conversation: Some("c1"),
     client: None,
@@ -112,10 +123,45 @@ fn each_distinct_row() {
             note(A::Denied, By::Toolgate, None, Some("the rules asked the user, but no question was put")),
             None, None,
             refuse(Some("Toolgate could not ask you about this call"), "Toolgate did not run this call: Toolgate could not ask you about this call")),
-        ("nobody to ask", ask.clone(), Some(Asked::Unattended("no terminal".into())), CLIENT,
-            note(A::Denied, By::Unattended, None, Some("no terminal")),
+        ("nobody to ask, no rule", ask.clone(), Some(Asked::Unattended("no terminal".into())), CLIENT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)")),
             Some(Announce::Unattended), None,
-            refuse(Some("no terminal"), "Toolgate did not run this call: nobody could be asked to approve it (no terminal).")),
+            refuse(Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Default says Ask), and nobody could be asked (no terminal). \
+                 An allow rule for this tool would let it run.")),
+        ("nobody to ask, no rule, in a run", ask.clone(), Some(Asked::Unattended("no terminal".into())), CHAT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)")),
+            Some(Announce::Unattended), None,
+            refuse(Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Default says Ask), and nobody could be asked (no terminal). \
+                 An allow rule for this tool (or `--approve` for one run) would let it run.")),
+        ("nobody to ask, untrusted content read", verdict(Ruling::Ask, Basis::Untrusted), Some(Asked::Unattended("no terminal".into())), CLIENT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Untrusted says Ask), and nobody could be asked (no terminal)")),
+            Some(Announce::Unattended), None,
+            refuse(Some("it needs approval (Untrusted says Ask), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Untrusted says Ask), and nobody could be asked (no terminal). \
+                 No rule can allow it while this connection holds that content: only a person's answer (in Toolgate's window, \
+                 or `toolgate serve` at a terminal) or a new connection that has not read it lets it run.")),
+        ("nobody to ask, a rule asks", verdict(Ruling::Ask, Basis::Rule), Some(Asked::Unattended("no terminal".into())), CLIENT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Rule says Ask), and nobody could be asked (no terminal)")),
+            Some(Announce::Unattended), None,
+            refuse(Some("it needs approval (Rule says Ask), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Rule says Ask), and nobody could be asked (no terminal). \
+                 Your rule asks before this call: only a person's answer (in Toolgate's window, or at a terminal), or changing \
+                 that rule, lets it run.")),
+        ("nobody to ask, destructive", verdict(Ruling::Ask, Basis::Destructive), Some(Asked::Unattended("no terminal".into())), CLIENT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Destructive says Ask), and nobody could be asked (no terminal)")),
+            Some(Announce::Unattended), None,
+            refuse(Some("it needs approval (Destructive says Ask), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Destructive says Ask), and nobody could be asked (no terminal). \
+                 The server marks the tool destructive: an allow rule for this tool itself (one for its whole server does not \
+                 cover it) would let it run.")),
+        ("nobody to ask, the tool changed since it was allowed", changed_since_allowed(), Some(Asked::Unattended("no terminal".into())), CLIENT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Default says Ask Asking again: the tool's description or inputs changed since you allowed it.), and nobody could be asked (no terminal)")),
+            Some(Announce::Unattended), None,
+            refuse(Some("it needs approval (Default says Ask Asking again: the tool's description or inputs changed since you allowed it.), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Default says Ask Asking again: the tool's description or inputs changed since you allowed it.), and nobody could be asked (no terminal). \
+                 Look at what changed in Toolgate and allow the tool again to let it run.")),
         ("stopped", ask.clone(), Some(Asked::Stopped), CHAT,
             note(A::Cancelled, By::User, None, Some("the user stopped the turn")),
             None, None,

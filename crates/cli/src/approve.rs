@@ -10,8 +10,9 @@ use std::sync::Arc;
 use toolgate_agent::{Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 
 /// Why a call is denied when no terminal is attached.
-pub const NO_TERMINAL: &str =
-    "no terminal is attached to ask the user; allow it with --approve or an always-allow rule";
+/// What would let the call run is the gatekeeper's to say (`toolgate_agent::gatekeeper::remedy`):
+/// it depends on why the call was asked.
+pub const NO_TERMINAL: &str = "no terminal is attached to ask the user";
 
 /// Whether the user can be asked: stdin and stderr are terminals.
 pub fn interactive() -> bool {

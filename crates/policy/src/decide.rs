@@ -147,8 +147,13 @@ pub fn decide_in(subject: &Subject, settings: &PolicySettings, context: &Context
     else {
         return verdict;
     };
+    // A connected client's calls belong to no chat: what was read, was read in its connection.
+    let whose = match (context.conversation_id, context.client) {
+        (None, Some(_)) => "this connection",
+        _ => "this chat",
+    };
     let risk = format!(
-        "this chat has read untrusted content ({untrusted}), and this call could send data out ({egress})"
+        "{whose} has read untrusted content ({untrusted}), and this call could send data out ({egress})"
     );
     match verdict.decision {
         Decision::Allow => Verdict {

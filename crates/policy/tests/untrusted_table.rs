@@ -141,3 +141,26 @@ fn the_reason_names_the_content_the_way_out_and_the_rule_it_overrides() {
         )
     );
 }
+
+#[test]
+fn a_connected_client_s_reason_speaks_of_its_connection() {
+    let call = post();
+    let v = decide_in(
+        &Subject::ToolCall(call.clone()),
+        &settings(vec![Rule::allow_tool("r", &call, Scope::Always, NOW)]),
+        &Context {
+            client: Some("claude-code"),
+            untrusted: Some(READ),
+            egress: Some(OUT),
+            now_ms: NOW,
+            ..Context::default()
+        },
+    );
+    assert!(
+        v.reason.starts_with(&format!(
+            "asking because this connection has read untrusted content ({READ})"
+        )),
+        "{}",
+        v.reason
+    );
+}
