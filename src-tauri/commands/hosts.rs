@@ -45,7 +45,7 @@ pub async fn connect_host(
     Ok(state.connect_host(&host, previewed, &choices).await?)
 }
 
-/// Puts the host's own config back, byte for byte; returns where.
+/// Gives the host its own config back (its later writes kept); returns where.
 #[tauri::command]
 pub async fn undo_host(state: State<'_, AppState>, host: String) -> Result<String> {
     Ok(state.undo_host(&host)?.display().to_string())

@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use toolgate_hosts::{ConnectCommand, HostKind};
+use toolgate_hosts::{ConnectCommand, HostKind, Undone};
 
 use crate::context::Context;
 
@@ -129,9 +129,36 @@ pub async fn connect(ctx: &mut Context, id: &str, yes: bool, keep_secrets: bool)
     Ok(0)
 }
 
-pub fn undo(ctx: &Context, id: &str, force: bool) -> Result<u8> {
+pub fn undo(ctx: &Context, id: &str, yes: bool, force: bool) -> Result<u8> {
     let host = host_of(id)?;
-    let path = toolgate_hosts::undo(host, &state(ctx), force)?;
+    let plan = toolgate_hosts::undo_plan(host, &state(ctx), force)?;
+    println!("Undo {} ({}):", host.label(), plan.path.display());
+    match &plan.undone {
+        Undone::Restored => println!("  its original config comes back, byte for byte."),
+        Undone::Reversed {
+            put_back,
+            kept_current,
+        } => {
+            println!(
+                "  {} wrote to it since: Toolgate's entry comes out and what it moved goes back ({}); the rest stays as {} keeps it now.",
+                host.label(),
+                if put_back.is_empty() { "nothing".to_owned() } else { put_back.join(", ") },
+                host.label()
+            );
+            for name in kept_current {
+                println!(
+                    "  {name}: {} has a server by that name again; its current one is kept.",
+                    host.label()
+                );
+            }
+        }
+    }
+    // Undo gives the host back what was its own, so without a terminal it goes ahead.
+    if !yes && std::io::stdin().is_terminal() && !confirm(&format!("Undo {}?", host.label()))? {
+        println!("Nothing was changed.");
+        return Ok(0);
+    }
+    let path = toolgate_hosts::undo_apply(&plan, &state(ctx))?;
     println!(
         "{} has its own config back ({}). The servers imported into Toolgate stay there; remove them with `toolgate servers remove ID` if you like.",
         host.label(),

@@ -110,8 +110,9 @@ enum Command {
         #[arg(long)]
         no_start: bool,
     },
-    /// Connect another host (Claude Desktop, Claude Code, Cursor, VS Code, Goose, Zed) to
-    /// Toolgate: its servers move into Toolgate and it runs `toolgate connect`; or undo that.
+    /// Connect another host (Claude Desktop, Claude Code, Cursor, VS Code, Goose, Zed, Codex CLI,
+    /// Gemini CLI) to Toolgate: its servers move into Toolgate and it runs `toolgate connect`; or
+    /// undo that.
     #[command(subcommand)]
     Hosts(Hosts),
     /// Run the gateway without the app (a server, an SSH session): hosts connect with
@@ -199,7 +200,7 @@ enum Hosts {
     List,
     /// Show what would change, ask, then import the host's servers and point it at Toolgate.
     Connect {
-        /// claude-desktop, claude-code, cursor, vscode, goose or zed.
+        /// claude-desktop, claude-code, cursor, vscode, goose, zed, codex or gemini.
         host: String,
         /// Do not ask (the preview is still printed).
         #[arg(long)]
@@ -208,10 +209,15 @@ enum Hosts {
         #[arg(long)]
         keep_secrets_in_settings: bool,
     },
-    /// Put the host's original config back, byte for byte.
+    /// Give the host its own config back: byte for byte when nothing else changed it, else with
+    /// Toolgate's entry taken out and its servers put back, keeping what the host wrote since.
     Undo {
         host: String,
-        /// Even when the host's config changed after it was connected (those changes are lost).
+        /// Do not ask (what will change is still printed).
+        #[arg(long)]
+        yes: bool,
+        /// Put the original back byte for byte even when the host wrote to the file since
+        /// (those writes are lost).
         #[arg(long)]
         force: bool,
     },
@@ -319,7 +325,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             yes,
             keep_secrets_in_settings,
         }) => hosts::connect(&mut ctx, &host, yes, keep_secrets_in_settings).await,
-        Command::Hosts(Hosts::Undo { host, force }) => hosts::undo(&ctx, &host, force),
+        Command::Hosts(Hosts::Undo { host, yes, force }) => hosts::undo(&ctx, &host, yes, force),
         Command::Connect { .. } | Command::ClientMetadata { .. } => {
             unreachable!("handled before the host is opened")
         }

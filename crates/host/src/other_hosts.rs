@@ -133,10 +133,11 @@ impl Host {
         Ok(toolgate_hosts::apply(&plan, &self.hosts_state())?)
     }
 
-    /// Puts host `id`'s own config back, byte for byte; returns where.
+    /// Gives host `id` its own config back: byte for byte when it is still what Toolgate wrote,
+    /// else with Toolgate's change reversed and the host's later writes kept; returns where.
     pub fn undo_host(&self, id: &str) -> Result<PathBuf, HostConnectError> {
         let host = host_kind(id)?;
-        Ok(toolgate_hosts::undo(host, &self.hosts_state(), false)?)
+        Ok(toolgate_hosts::undo(host, &self.hosts_state(), false)?.0)
     }
 }
 

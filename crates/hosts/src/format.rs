@@ -28,6 +28,28 @@ pub(crate) enum Shape {
     Zed,
     /// Goose's `config.yaml`: `extensions`.
     Goose,
+    /// Codex CLI's `config.toml`: `[mcp_servers.NAME]` tables.
+    Codex,
+    /// Gemini CLI's `settings.json`: `mcpServers`, with `httpUrl` for Streamable HTTP and `url`
+    /// for SSE.
+    Gemini,
+}
+
+/// The syntax of a host's file, for reading it and editing it in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// JSON with comments and trailing commas allowed.
+    Jsonc,
+    Yaml,
+    Toml,
+}
+
+pub(crate) fn syntax(host: HostKind) -> Syntax {
+    match shape(host) {
+        Shape::Goose => Syntax::Yaml,
+        Shape::Codex => Syntax::Toml,
+        Shape::McpServers | Shape::VsCode | Shape::Zed | Shape::Gemini => Syntax::Jsonc,
+    }
 }
 
 /// Which of those shapes `host`'s file has.
@@ -37,16 +59,19 @@ pub(crate) fn shape(host: HostKind) -> Shape {
         HostKind::VsCode => Shape::VsCode,
         HostKind::Zed => Shape::Zed,
         HostKind::Goose => Shape::Goose,
+        HostKind::Codex => Shape::Codex,
+        HostKind::Gemini => Shape::Gemini,
     }
 }
 
 /// The key of the server map in the host's file.
 pub(crate) fn servers_key(host: HostKind) -> &'static str {
     match shape(host) {
-        Shape::McpServers => "mcpServers",
+        Shape::McpServers | Shape::Gemini => "mcpServers",
         Shape::VsCode => "servers",
         Shape::Zed => "context_servers",
         Shape::Goose => "extensions",
+        Shape::Codex => "mcp_servers",
     }
 }
 
@@ -57,7 +82,9 @@ pub(crate) fn entry(host: HostKind, connect: &ConnectCommand) -> Value {
         HostKind::ClaudeCode => {
             json!({"type": "stdio", "command": command, "args": args, "env": {}})
         }
-        HostKind::ClaudeDesktop | HostKind::Cursor => json!({"command": command, "args": args}),
+        HostKind::ClaudeDesktop | HostKind::Cursor | HostKind::Codex | HostKind::Gemini => {
+            json!({"command": command, "args": args})
+        }
         HostKind::VsCode => json!({"type": "stdio", "command": command, "args": args}),
         HostKind::Zed => json!({"source": "custom", "command": command, "args": args, "env": {}}),
         HostKind::Goose => json!({
@@ -101,6 +128,55 @@ pub(crate) fn as_import_entry(host: HostKind, value: &Value) -> Result<Value, St
                 }
                 None => {
                     for key in ["url", "headers"] {
+                        if let Some(v) = value.get(key) {
+                            out.insert(key.into(), v.clone());
+                        }
+                    }
+                }
+            }
+            Ok(Value::Object(out))
+        }
+        Shape::Codex => {
+            let mut out = Map::new();
+            if let Some(url) = value.get("url") {
+                out.insert("type".into(), json!("http"));
+                out.insert("url".into(), url.clone());
+                if let Some(headers) = value.get("http_headers") {
+                    out.insert("headers".into(), headers.clone());
+                }
+                if value.get("bearer_token_env_var").is_some() {
+                    return Err(
+                        "its token comes from an environment variable of Codex's; sign in to it in Toolgate instead"
+                            .into(),
+                    );
+                }
+            } else {
+                for key in ["command", "args", "env", "cwd"] {
+                    if let Some(v) = value.get(key) {
+                        out.insert(key.into(), v.clone());
+                    }
+                }
+            }
+            if value.get("enabled") == Some(&Value::Bool(false)) {
+                out.insert("disabled".into(), json!(true));
+            }
+            Ok(Value::Object(out))
+        }
+        Shape::Gemini => {
+            let mut out = Map::new();
+            let remote = [("httpUrl", "http"), ("url", "sse")]
+                .into_iter()
+                .find_map(|(key, kind)| value.get(key).map(|url| (url, kind)));
+            match remote {
+                Some((url, kind)) => {
+                    out.insert("type".into(), json!(kind));
+                    out.insert("url".into(), url.clone());
+                    if let Some(headers) = value.get("headers") {
+                        out.insert("headers".into(), headers.clone());
+                    }
+                }
+                None => {
+                    for key in ["command", "args", "env", "cwd"] {
                         if let Some(v) = value.get(key) {
                             out.insert(key.into(), v.clone());
                         }
@@ -187,5 +263,44 @@ mod tests {
             )
         );
         assert!(as_import_entry(HostKind::Goose, &json!({"type": "builtin"})).is_err());
+    }
+
+    #[test]
+    fn codex_and_gemini_entries_read_as_the_import_reads_servers() {
+        let codex = json!({"command": "npx", "args": ["-y", "x"], "env": {"A": "1"}, "enabled": false, "startup_timeout_sec": 20});
+        assert_eq!(
+            as_import_entry(HostKind::Codex, &codex),
+            Ok(json!({"command": "npx", "args": ["-y", "x"], "env": {"A": "1"}, "disabled": true}))
+        );
+        assert_eq!(
+            as_import_entry(
+                HostKind::Codex,
+                &json!({"url": "https://mcp.example/mcp", "http_headers": {"X": "y"}})
+            ),
+            Ok(json!({"type": "http", "url": "https://mcp.example/mcp", "headers": {"X": "y"}}))
+        );
+        assert!(as_import_entry(
+            HostKind::Codex,
+            &json!({"url": "https://a", "bearer_token_env_var": "TOKEN"})
+        )
+        .is_err());
+        assert_eq!(
+            as_import_entry(
+                HostKind::Gemini,
+                &json!({"httpUrl": "https://a/mcp", "trust": true})
+            ),
+            Ok(json!({"type": "http", "url": "https://a/mcp"}))
+        );
+        assert_eq!(
+            as_import_entry(HostKind::Gemini, &json!({"url": "https://a/sse"})),
+            Ok(json!({"type": "sse", "url": "https://a/sse"}))
+        );
+        assert_eq!(
+            as_import_entry(
+                HostKind::Gemini,
+                &json!({"command": "uvx", "args": ["t"], "timeout": 5000})
+            ),
+            Ok(json!({"command": "uvx", "args": ["t"]}))
+        );
     }
 }

@@ -25,16 +25,22 @@ pub enum HostKind {
     Goose,
     #[serde(rename = "zed")]
     Zed,
+    #[serde(rename = "codex")]
+    Codex,
+    #[serde(rename = "gemini")]
+    Gemini,
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 6] = [
+    pub const ALL: [HostKind; 8] = [
         HostKind::ClaudeDesktop,
         HostKind::ClaudeCode,
         HostKind::Cursor,
         HostKind::VsCode,
         HostKind::Goose,
         HostKind::Zed,
+        HostKind::Codex,
+        HostKind::Gemini,
     ];
 
     /// The id used on the command line and as the profile name: `claude-code`.
@@ -46,6 +52,8 @@ impl HostKind {
             HostKind::VsCode => "vscode",
             HostKind::Goose => "goose",
             HostKind::Zed => "zed",
+            HostKind::Codex => "codex",
+            HostKind::Gemini => "gemini",
         }
     }
 
@@ -57,6 +65,8 @@ impl HostKind {
             HostKind::VsCode => "VS Code",
             HostKind::Goose => "Goose",
             HostKind::Zed => "Zed",
+            HostKind::Codex => "Codex CLI",
+            HostKind::Gemini => "Gemini CLI",
         }
     }
 
@@ -94,6 +104,8 @@ enum Base {
     XdgConfig,
     /// `%APPDATA%` (Windows).
     AppData,
+    /// `$CODEX_HOME`, else `~/.codex` (Codex CLI, every OS).
+    CodexHome,
 }
 
 /// One row: a host, an OS, the base folder and the path below it.
@@ -187,6 +199,29 @@ const PATHS: &[(HostKind, Os, Base, &str)] = &[
         Base::AppData,
         "Zed/settings.json",
     ),
+    // Codex CLI: `[mcp_servers.NAME]` tables in `config.toml`, on every OS.
+    (HostKind::Codex, Os::Linux, Base::CodexHome, "config.toml"),
+    (HostKind::Codex, Os::MacOs, Base::CodexHome, "config.toml"),
+    (HostKind::Codex, Os::Windows, Base::CodexHome, "config.toml"),
+    // Gemini CLI's user settings: `mcpServers` in `~/.gemini/settings.json`, on every OS.
+    (
+        HostKind::Gemini,
+        Os::Linux,
+        Base::Home,
+        ".gemini/settings.json",
+    ),
+    (
+        HostKind::Gemini,
+        Os::MacOs,
+        Base::Home,
+        ".gemini/settings.json",
+    ),
+    (
+        HostKind::Gemini,
+        Os::Windows,
+        Base::Home,
+        ".gemini/settings.json",
+    ),
 ];
 
 /// Where `host` keeps its config on `os`, with the environment read through `var`; `None` when
@@ -208,6 +243,9 @@ pub fn config_path(
             .filter(|p| p.is_absolute())
             .or_else(|| home().map(|h| h.join(".config")))?,
         Base::AppData => var("APPDATA")?,
+        Base::CodexHome => var("CODEX_HOME")
+            .filter(|p| p.is_absolute())
+            .or_else(|| home().map(|h| h.join(".codex")))?,
     };
     Some(rest.split('/').fold(base, |path, part| path.join(part)))
 }
@@ -289,6 +327,22 @@ mod tests {
             "a relative XDG_CONFIG_HOME is ignored, as the spec says"
         );
         assert_eq!(config_path(HostKind::Zed, Os::Linux, &env(&[])), None);
+        assert_eq!(
+            at(HostKind::Codex).as_deref(),
+            Some("/home/ada/.codex/config.toml")
+        );
+        assert_eq!(
+            config_path(
+                HostKind::Codex,
+                Os::Linux,
+                &env(&[("HOME", "/home/ada"), ("CODEX_HOME", "/srv/codex")])
+            ),
+            Some(PathBuf::from("/srv/codex/config.toml"))
+        );
+        assert_eq!(
+            at(HostKind::Gemini).as_deref(),
+            Some("/home/ada/.gemini/settings.json")
+        );
     }
 
     #[test]
