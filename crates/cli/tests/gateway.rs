@@ -1061,3 +1061,91 @@ async fn a_clients_call_nobody_answers_is_refused_after_the_users_wait() {
     stop.cancel();
     host.servers.stop_all().await;
 }
+
+/// `toolgate serve` with a server that takes a few seconds to start, and a client that connects
+/// and lists at once, as `toolgate connect` starting the app for a host does.
+fn slow_start_dir(tag: &str, first_list_wait_secs: Option<u64>) -> TestDir {
+    let (dir, mut settings) = fault_dir(tag, &[("quick", "ok"), ("late", "slow-start")]);
+    if let Some(late) = settings.servers.iter_mut().find(|s| s.id == "late") {
+        if let toolgate_settings::Transport::Stdio { env, .. } = &mut late.transport {
+            env.insert("SLOW_START_SECONDS".into(), "3".into());
+        }
+    }
+    settings.gateway.first_list_wait_secs = first_list_wait_secs;
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    dir
+}
+
+/// The tool names a `tools/list` answer holds.
+fn listed(answer: &Value) -> Vec<String> {
+    answer["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Connects to `toolgate serve`'s socket as soon as it is there.
+async fn connect_when_listening(dir: &Path) -> Raw {
+    let socket = toolgate_gateway::socket_path(dir);
+    for _ in 0..200 {
+        if socket.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Raw::connect(dir, None).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_lists_while_servers_start_gets_the_whole_list() {
+    let dir = slow_start_dir("first-list", None);
+    let serving = serve(&dir);
+    let mut raw = connect_when_listening(&dir).await;
+    raw.initialize().await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let (answer, _) = raw.answer(1).await;
+    let names = listed(&answer);
+    // Both servers' tools, the one that took three seconds to start included.
+    for tool in ["quick__echo", "late__echo"] {
+        assert!(names.iter().any(|n| n == tool), "{tool}: {names:?}");
+    }
+    let status = stop_serving(serving);
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_list_waits_no_longer_than_the_setting_and_the_rest_follows_as_list_changed() {
+    let dir = slow_start_dir("first-list-short", Some(0));
+    let serving = serve(&dir);
+    let mut raw = connect_when_listening(&dir).await;
+    raw.initialize().await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let (answer, _) = raw.answer(1).await;
+    let names = listed(&answer);
+    assert!(
+        !names.iter().any(|n| n.starts_with("late")),
+        "with no wait, the starting server is not listed yet: {names:?}"
+    );
+    // When it is ready, the client is told, and a list then has it (each server ready is one
+    // change; `next` fails the test after 20 s without one).
+    let mut id = 2;
+    loop {
+        let message = raw.next().await;
+        if message["method"] != "notifications/tools/list_changed" {
+            continue;
+        }
+        raw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
+            .await;
+        let (again, _) = raw.answer(id).await;
+        if listed(&again).iter().any(|n| n == "late__echo") {
+            break;
+        }
+        id += 1;
+    }
+    let status = stop_serving(serving);
+    assert!(status.success(), "{status:?}");
+}

@@ -47,6 +47,8 @@ pub(crate) struct Session {
     /// This client's connection: for a connected client, the connection is the conversation
     /// (what it has read is kept across its calls; see `toolgate_agent::Exposure`).
     connection: Arc<Connection>,
+    /// Whether this client's first lists have waited for the servers that were starting.
+    settled: Arc<AtomicBool>,
 }
 
 /// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
@@ -105,7 +107,67 @@ impl Session {
             calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
             watching: Arc::new(AtomicBool::new(false)),
             connection: Arc::new(Connection::default()),
+            settled: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The servers this client's profile shows that are enabled and still on their way up
+    /// (not started yet, or starting), by name. A server that is ready, failed, retrying after
+    /// a failure or waiting for a sign-in is settled: waiting would not bring its tools.
+    async fn starting(&self, client: &str) -> Vec<String> {
+        let only = self.host.client_view(client).servers;
+        let snapshot = self.host.servers.snapshot().await;
+        self.host
+            .settings()
+            .servers
+            .iter()
+            .filter(|s| s.enabled && only.as_ref().is_none_or(|o| o.contains(&s.id)))
+            .filter(|s| {
+                snapshot
+                    .iter()
+                    .find(|snap| snap.id == s.id)
+                    .is_none_or(|snap| {
+                        matches!(snap.status, ServerStatus::Starting | ServerStatus::Stopped)
+                    })
+            })
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// Before a client's first list is answered: waits until the servers its profile shows
+    /// that are starting are ready or have failed, at most the gateway's first-list wait. A
+    /// host that lists once (many do) would otherwise keep a short list; later changes reach it
+    /// as `list_changed`. Says in the log which servers it waited for.
+    async fn first_lists_settled(&self, client: &str) {
+        if self.settled.load(Ordering::SeqCst) {
+            return;
+        }
+        let wait = self.host.settings().gateway.first_list_wait();
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut changes = self.host.servers.subscribe();
+        let mut told = false;
+        loop {
+            let starting = self.starting(client).await;
+            if starting.is_empty() {
+                if told {
+                    tracing::info!(%client, "the servers it waited for are settled; answering its list");
+                }
+                break;
+            }
+            if !told {
+                tracing::info!(%client, servers = %starting.join(", "), wait_secs = wait.as_secs(), "a client's first list waits for servers that are starting");
+                told = true;
+            }
+            tokio::select! {
+                () = self.closed.cancelled() => return,
+                () = tokio::time::sleep_until(deadline) => {
+                    tracing::warn!(%client, servers = %starting.join(", "), "still starting after the first-list wait; answering without them (they follow as list_changed)");
+                    break;
+                }
+                changed = changes.changed() => if changed.is_err() { break },
+            }
+        }
+        self.settled.store(true, Ordering::SeqCst);
     }
 
     /// Who asks, as the gate's card, the audit log and client-limited rules name it: the profile
@@ -286,6 +348,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let client = self.client_name(context.client_info());
+        self.first_lists_settled(&client).await;
         Ok(ListToolsResult::with_all_items(self.tools(&client).await?))
     }
 
@@ -383,6 +446,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let client = self.client_name(context.client_info());
+        self.first_lists_settled(&client).await;
         let resources = self
             .servers(&client)
             .await
@@ -435,6 +499,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let client = self.client_name(context.client_info());
+        self.first_lists_settled(&client).await;
         let prompts = self
             .prompts(&client)
             .await

@@ -13,11 +13,28 @@ pub struct GatewaySettings {
     /// every enabled server's tools.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub profiles: BTreeMap<String, GatewayProfile>,
+    /// Seconds a client's first list (tools, resources, prompts) waits for the servers its
+    /// profile shows that are still starting, so a host that lists once does not keep a short
+    /// list; absent: [`DEFAULT_FIRST_LIST_WAIT_SECS`]; 0: answer at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_list_wait_secs: Option<u64>,
 }
+
+/// How long a client's first list waits for starting servers unless the settings say otherwise:
+/// long enough for an `npx` server's first start, short enough that a host does not give up.
+pub const DEFAULT_FIRST_LIST_WAIT_SECS: u64 = 15;
 
 impl GatewaySettings {
     pub fn is_empty(&self) -> bool {
-        self.profiles.is_empty()
+        self.profiles.is_empty() && self.first_list_wait_secs.is_none()
+    }
+
+    /// How long a client's first list waits for servers still starting.
+    pub fn first_list_wait(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(
+            self.first_list_wait_secs
+                .unwrap_or(DEFAULT_FIRST_LIST_WAIT_SECS),
+        )
     }
 
     /// The profile for `name`: exactly, else ignoring case, spaces and `_` (so `Claude Code`
