@@ -102,6 +102,8 @@ install_all() {
 
 install_test_servers() {
   python_servers
+  # The agents the real-hosts test connects and drives (pinned in hosts-under-test/package.json).
+  npm_ci hosts-under-test
 }
 
 build_app() {

@@ -208,3 +208,86 @@ pub mod openai_stream {
         events
     }
 }
+
+/// OpenAI Responses API streaming events (`"stream": true`), as Codex CLI reads them: each output
+/// item added and done, then `response.completed` with the usage.
+pub mod responses_stream {
+    use super::*;
+
+    fn response(id: &str, status: &str, output: Value) -> Value {
+        json!({"id": id, "object": "response", "created_at": 1764150000, "status": status,
+               "model": "toolgate-scripted", "output": output,
+               "usage": {"input_tokens": 25, "input_tokens_details": {"cached_tokens": 0},
+                         "output_tokens": 15, "output_tokens_details": {"reasoning_tokens": 0},
+                         "total_tokens": 40}})
+    }
+
+    fn around(id: &str, item: Value, deltas: Vec<Value>) -> Vec<Value> {
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        let mut events = vec![
+            json!({"type": "response.created", "sequence_number": 0,
+                   "response": response(id, "in_progress", json!([]))}),
+            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+                   "item": added}),
+        ];
+        events.extend(deltas);
+        events.push(
+            json!({"type": "response.output_item.done", "sequence_number": 3,
+                           "output_index": 0, "item": item}),
+        );
+        events.push(json!({"type": "response.completed", "sequence_number": 4,
+                           "response": response(id, "completed", json!([item]))}));
+        events
+    }
+
+    /// A reply that calls `name`; `namespace` is the MCP server's namespace when the request
+    /// offered the tool inside one (Codex offers `mcp__SERVER` namespaces).
+    pub fn function_call(
+        call_id: &str,
+        namespace: Option<&str>,
+        name: &str,
+        arguments: &Value,
+    ) -> Vec<Value> {
+        let mut item = json!({"type": "function_call", "id": format!("fc_{call_id}"),
+            "call_id": call_id, "name": name, "arguments": arguments.to_string(),
+            "status": "completed"});
+        if let Some(namespace) = namespace {
+            item["namespace"] = json!(namespace);
+        }
+        around(&format!("resp_{call_id}"), item, Vec::new())
+    }
+
+    /// A final text reply.
+    pub fn text(id: &str, text: &str) -> Vec<Value> {
+        let item = json!({"type": "message", "id": format!("msg_{id}"), "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]});
+        let delta = json!({"type": "response.output_text.delta", "sequence_number": 2,
+            "item_id": format!("msg_{id}"), "output_index": 0, "content_index": 0, "delta": text});
+        around(&format!("resp_{id}"), item, vec![delta])
+    }
+}
+
+/// Gemini API `streamGenerateContent?alt=sse` chunks, as Gemini CLI reads them: one
+/// `GenerateContentResponse` per event.
+pub mod gemini_stream {
+    use super::*;
+
+    fn chunk(parts: Value) -> Vec<Value> {
+        vec![json!({
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": {"promptTokenCount": 25, "candidatesTokenCount": 15,
+                              "totalTokenCount": 40},
+            "modelVersion": "gemini-2.5-flash"})]
+    }
+
+    pub fn function_call(name: &str, args: &Value) -> Vec<Value> {
+        chunk(json!([{"functionCall": {"name": name, "args": args}}]))
+    }
+
+    pub fn text(text: &str) -> Vec<Value> {
+        chunk(json!([{"text": text}]))
+    }
+}

@@ -185,6 +185,8 @@ impl ScriptedProvider {
         let app = Router::new()
             .route("/v1/messages", post(answer))
             .route("/v1/chat/completions", post(answer))
+            .route("/v1/responses", post(answer))
+            .route("/v1beta/models/{*model_and_method}", post(answer))
             .route("/v1/models", get(models))
             .with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -214,6 +216,12 @@ impl ScriptedProvider {
     /// The base URL to configure for the OpenAI format (it includes `/v1`, as OpenAI's does).
     pub fn openai_base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// The base URL to configure for Google's Gemini API (`GOOGLE_GEMINI_BASE_URL`): requests go
+    /// to `/v1beta/models/MODEL:streamGenerateContent` below it.
+    pub fn gemini_base_url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     /// Adds replies to the end of the script.
@@ -265,8 +273,21 @@ async fn answer(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let wants_stream = body["stream"] == json!(true);
-    let openai = uri.path().ends_with("/chat/completions");
+    let api = Api::of(uri.path());
+    // Gemini says "stream" in the method, the others in the body.
+    let wants_stream =
+        body["stream"] == json!(true) || uri.path().ends_with(":streamGenerateContent");
+    let openai = api == Api::OpenAiChat;
+    if matches!(api, Api::OpenAiResponses | Api::Gemini) {
+        // The hosts that speak these (Codex CLI, Gemini CLI) are driven whole in the tests; their
+        // requests are recorded and answered from the script, with no refusal or cache rules.
+        record(&script, &uri, &headers, body);
+        let next = lock(&script.replies).pop_front();
+        let Some(reply) = next else {
+            return script_error("the test script has no more replies");
+        };
+        return scripted_response(reply, wants_stream, api);
+    }
     // A request the real API would refuse is refused here too, before any scripted reply.
     let refusal = if openai {
         wire::openai_refusal(&body)
@@ -300,13 +321,53 @@ async fn answer(
     if caching {
         with_cache_usage(&mut reply, openai, cache);
     }
+    scripted_response(
+        reply,
+        wants_stream,
+        if openai {
+            Api::OpenAiChat
+        } else {
+            Api::Anthropic
+        },
+    )
+}
+
+/// Which API a request's path belongs to: how its stream is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    /// `event: TYPE` and `data: JSON` per event.
+    Anthropic,
+    /// `data: JSON` per chunk, then `data: [DONE]`.
+    OpenAiChat,
+    /// OpenAI's Responses API: `event: TYPE` and `data: JSON`, as Anthropic's.
+    OpenAiResponses,
+    /// Google's: `data: JSON` per chunk (`?alt=sse`), no end marker.
+    Gemini,
+}
+
+impl Api {
+    fn of(path: &str) -> Api {
+        if path.ends_with("/chat/completions") {
+            Api::OpenAiChat
+        } else if path.ends_with("/responses") {
+            Api::OpenAiResponses
+        } else if path.starts_with("/v1beta/models/") {
+            Api::Gemini
+        } else {
+            Api::Anthropic
+        }
+    }
+}
+
+/// A scripted reply as an HTTP response, its stream framed as `api` frames it.
+fn scripted_response(reply: Scripted, wants_stream: bool, api: Api) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = match reply.stream {
         Some(_) if !wants_stream => {
             return script_error("the script has a stream, but the request did not ask for one")
         }
         Some(stream) => {
-            let mut response = (status, sse_body(stream, openai)).into_response();
+            let mut response = (status, sse_body(stream, api)).into_response();
             response.headers_mut().insert(
                 axum::http::header::CONTENT_TYPE,
                 axum::http::HeaderValue::from_static("text/event-stream"),
@@ -360,13 +421,16 @@ fn script_error(message: &str) -> Response {
 }
 
 /// The stream body: one chunk per event, so the client sees each as it is "generated".
-fn sse_body(stream: ScriptedStream, openai: bool) -> Body {
+fn sse_body(stream: ScriptedStream, api: Api) -> Body {
+    let openai = api == Api::OpenAiChat;
     let mut frames: Vec<String> = stream
         .events
         .into_iter()
         .map(|event| match event {
             SseEvent::Raw(text) => text,
-            SseEvent::Json(data) if openai => format!("data: {data}\n\n"),
+            SseEvent::Json(data) if matches!(api, Api::OpenAiChat | Api::Gemini) => {
+                format!("data: {data}\n\n")
+            }
             SseEvent::Json(data) => {
                 let name = data["type"].as_str().unwrap_or("message").to_owned();
                 format!("event: {name}\ndata: {data}\n\n")

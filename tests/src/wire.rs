@@ -39,8 +39,9 @@ pub fn anthropic_refusal(body: &Value) -> Option<Value> {
     if let Some(why) = check_anthropic(body) {
         return refuse(why);
     }
-    if let Some(config) = body.get("output_config") {
-        let format = &config["format"];
+    // `output_config` also carries `effort` (Claude Code sends it alone): only a format present
+    // must be a JSON schema one.
+    if let Some(format) = body.get("output_config").and_then(|c| c.get("format")) {
         if format["type"] != "json_schema" || !format["schema"].is_object() {
             return refuse(
                 "output_config.format: expected {\"type\": \"json_schema\", \"schema\": {...}}"
