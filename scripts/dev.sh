@@ -104,6 +104,8 @@ install_test_servers() {
   python_servers
   # The agents the real-hosts test connects and drives (pinned in hosts-under-test/package.json).
   npm_ci hosts-under-test
+  # The official MCP conformance suite and the Node.js 22 it runs on (the sign-in scenarios).
+  npm_ci conformance-suite
 }
 
 build_app() {

@@ -178,9 +178,25 @@ async fn started(
 ) -> Result<(std::sync::Arc<ServerManager>, toolgate_catalog::Catalog)> {
     let manager = ctx.manager();
     manager.start_all(&ctx.settings.servers).await;
+    // A server that refused the connection for want of scopes: the step-up the user's command
+    // needs (asked at a terminal, else through the browser as a first sign-in), then it starts.
     for server in manager.snapshot().await {
-        if let ServerStatus::Failed { reason } = &server.status {
-            eprintln!("toolgate: server {} is not available: {reason}", server.id);
+        if let (ServerStatus::SignIn { .. }, Some(scope)) = (&server.status, &server.needs_scope) {
+            if crate::sign_in::step_up(ctx, &server.id, scope).await? {
+                manager.start(&server.id).await;
+            }
+        }
+    }
+    for server in manager.snapshot().await {
+        match &server.status {
+            ServerStatus::Failed { reason } => {
+                eprintln!("toolgate: server {} is not available: {reason}", server.id);
+            }
+            ServerStatus::SignIn { reason, .. } => eprintln!(
+                "toolgate: server {} is not available: {reason} (`toolgate servers login {}`)",
+                server.id, server.id
+            ),
+            _ => {}
         }
     }
     let catalog = toolgate_agent::catalog_of(&manager.snapshot().await, &ctx.settings.tools);

@@ -82,17 +82,24 @@ pub async fn logout(ctx: &Context, id: &str) -> Result<u8> {
     Ok(0)
 }
 
-/// A call refused for want of scopes: asks at the terminal whether to sign in again for them.
-/// Returns whether the user agreed and the sign-in succeeded.
+/// A call refused for want of scopes: signs in again for them, as the first sign-in does (the
+/// browser opened on the authorization server, which asks the user there). At a terminal it asks
+/// first; without one, the call the user asked for is reason enough to open the browser, as
+/// `servers login` does. Returns whether the sign-in happened and succeeded.
 pub async fn step_up(ctx: &Context, server: &str, scope: &str) -> Result<bool> {
-    if !std::io::stdin().is_terminal() {
-        return Ok(false);
-    }
-    eprint!("{server} needs more access ({scope}). Sign in again to grant it? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer)?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+    if std::io::stdin().is_terminal() {
+        eprint!("{server} needs more access ({scope}). Sign in again to grant it? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            return Ok(false);
+        }
+    } else if browser_on_path() {
+        eprintln!("{server} needs more access ({scope}): signing in again for it in the browser.");
+    } else {
+        // Nobody to ask and no browser to open: waiting for a sign-in nobody can do would only
+        // hang a script. The refusal says what to run.
         return Ok(false);
     }
     let scopes = scope.split_whitespace().map(str::to_owned).collect();
@@ -105,6 +112,15 @@ pub async fn step_up(ctx: &Context, server: &str, scope: &str) -> Result<bool> {
     )
     .await?;
     Ok(true)
+}
+
+/// Whether a browser can be opened the way [`toolgate_oauth::open_in_browser`] opens one.
+fn browser_on_path() -> bool {
+    if cfg!(any(target_os = "macos", windows)) {
+        return true;
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("xdg-open").is_file()))
 }
 
 /// `toolgate client-metadata [URL]`: the document to host at URL, on stdout.

@@ -170,9 +170,17 @@ fn sign_in_from_the_terminal_refresh_without_the_user_and_sign_in_again_after_a_
         }
     }
 
-    // Step-up: get-sum needs mcp:admin, which was not granted. Without a terminal nobody is
-    // asked: the call is refused saying what to do.
-    let out = toolgate(&dir, &["call", "get-sum", r#"{"a": 1, "b": 2}"#]);
+    // Step-up: get-sum needs mcp:admin, which was not granted. Without a terminal and with no
+    // browser to open, nobody can sign in: the call is refused at once saying what to do. (With
+    // a browser it signs in there, as the conformance suite's step-up scenario shows.)
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["call", "get-sum", r#"{"a": 1, "b": 2}"#])
+        .env("PATH", dir.join("no-browser"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("toolgate runs");
     assert_ne!(out.status.code(), Some(0));
     assert!(text(&out).contains("needs more access"), "{}", text(&out));
     assert!(text(&out).contains("mcp:admin"), "{}", text(&out));

@@ -5,16 +5,14 @@
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
-use rmcp::transport::auth::{
-    AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession, StateStore,
-};
+use rmcp::transport::auth::{AuthorizationRequest, AuthorizationSession, StateStore};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use toolgate_secrets::SecretStore;
 use toolgate_settings::OAuthSettings;
 
 use crate::store::{self, ClientRecord};
-use crate::{describe, document, manager_for, SignedInInfo};
+use crate::{describe, discover, document, manager_for, SignedInInfo};
 
 /// What to sign in to.
 pub struct SignInRequest {
@@ -77,21 +75,27 @@ pub async fn sign_in(
     let mut manager = manager_for(&request.url)
         .await
         .map_err(|e| describe(server, &e))?;
-    let resolution = manager
-        .resolve_metadata()
+    let Some(found) = discover(&manager, &request.url)
         .await
-        .map_err(|e| describe(server, &e))?;
-    if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        .map_err(|e| describe(server, &e))?
+    else {
         return Err(format!(
-            "{server} does not say how to sign in: it publishes no OAuth metadata (no protected resource metadata, no authorization server metadata). Check its URL, or whether it needs a sign-in at all"
+            "{server} does not say how to sign in: it publishes no OAuth metadata (no protected resource metadata, no authorization server metadata) and does not ask for a sign-in. Check its URL, or whether it needs a sign-in at all"
         ));
-    }
-    let metadata = resolution.metadata;
-    let Some(issuer) = metadata.issuer.clone() else {
+    };
+    let Some(issuer) = found.issuer.clone() else {
         return Err(format!(
             "{server}'s authorization server published metadata without an issuer; Toolgate cannot sign in to a server that does not say who it is"
         ));
     };
+    if found.legacy {
+        tracing::info!(
+            server,
+            "no OAuth metadata: using the 2025-03-26 endpoints at the server's origin"
+        );
+    }
+    manager.set_allow_missing_issuer(found.legacy);
+    let metadata = found.metadata;
     let registration_endpoint = metadata.registration_endpoint.clone();
     let cimd_supported = metadata
         .additional_fields

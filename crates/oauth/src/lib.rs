@@ -162,6 +162,82 @@ async fn manager_for(url: &str) -> Result<AuthorizationManager, AuthError> {
     AuthorizationManager::new_allowing_private_addresses(url).await
 }
 
+/// The server's authorization metadata, found as the spec orders it: the `WWW-Authenticate`
+/// challenge of a request without a token first (RFC 9728 §5.1: its `resource_metadata` is the
+/// first place to look, wherever the server keeps it, and its `scope` is what to ask for), then
+/// the RFC 9728, RFC 8414 and OpenID well-known places, then, for a server that did ask for a
+/// sign-in but publishes no metadata at all (the 2025-03-26 era), `/authorize`, `/token` and
+/// `/register` at its origin. `None`: the server publishes nothing and asked for nothing.
+async fn discover(
+    manager: &AuthorizationManager,
+    url: &str,
+) -> Result<Option<Discovered>, AuthError> {
+    let challenge = challenge(url).await;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await?;
+    let legacy = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
+    if legacy && challenge.is_none() {
+        return Ok(None);
+    }
+    // The 2025-03-26 endpoints come with no issuer: the server's origin names the sign-in.
+    let issuer = match (&resolution.metadata.issuer, legacy) {
+        (Some(issuer), _) => Some(issuer.clone()),
+        (None, true) => url::Url::parse(url)
+            .ok()
+            .map(|u| u.origin().ascii_serialization()),
+        (None, false) => None,
+    };
+    Ok(Some(Discovered {
+        metadata: resolution.metadata,
+        issuer,
+        legacy,
+    }))
+}
+
+/// What [`discover`] found.
+struct Discovered {
+    metadata: rmcp::transport::auth::AuthorizationMetadata,
+    /// Names the sign-in in the keychain: the authorization server's issuer, or the server's
+    /// origin for the 2025-03-26 endpoints; `None` when metadata came without an issuer.
+    issuer: Option<String>,
+    /// The 2025-03-26 endpoints at the server's origin, for want of any metadata.
+    legacy: bool,
+}
+
+/// The `WWW-Authenticate` header a request without a token gets from the server, when it
+/// answers 401 (a server that needs no sign-in answers otherwise, and there is no challenge).
+async fn challenge(url: &str) -> Option<String> {
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .ok()?;
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "toolgate", "version": env!("CARGO_PKG_VERSION")}}});
+    let response = client
+        .post(url)
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .json(&initialize)
+        .send()
+        .await
+        .ok()?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        // A 401 with no challenge still asks for a sign-in: discovery goes on from the
+        // well-known places.
+        .or_else(|| Some("Bearer".to_owned()))
+}
+
 /// The server's sign-in for a connection, when the keychain holds one: discovery (to learn which
 /// authorization server is in charge now, so tokens from another are never used), the stored
 /// tokens, refreshed if they are about to expire. `Ok(None)`: nothing stored, connect without.
@@ -176,21 +252,21 @@ pub async fn connect(
         return Ok(None);
     }
     let mut manager = manager_for(url).await.map_err(|e| problem(server, e))?;
-    let resolution = manager
-        .resolve_metadata()
+    let Some(found) = discover(&manager, url)
         .await
-        .map_err(|e| problem(server, e))?;
-    if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
+        .map_err(|e| problem(server, e))?
+    else {
         return Err(AuthProblem::SignInAgain(format!(
             "{server} no longer says how to sign in (no OAuth metadata at its address); sign in again or check its URL"
         )));
-    }
-    let Some(issuer) = resolution.metadata.issuer.clone() else {
+    };
+    let Some(issuer) = found.issuer.clone() else {
         return Err(AuthProblem::Unavailable(format!(
             "{server}'s authorization server published metadata without an issuer; Toolgate cannot tell which tokens belong to it"
         )));
     };
-    manager.set_metadata(resolution.metadata);
+    manager.set_allow_missing_issuer(found.legacy);
+    manager.set_metadata(found.metadata);
     let info = Arc::new(StdMutex::new(None));
     manager.set_credential_store(store::KeychainCredentials {
         secrets: secrets.clone(),

@@ -53,6 +53,9 @@ pub(super) struct Connected {
 pub(super) struct Failure {
     pub reason: String,
     pub sign_in: Option<bool>,
+    /// The scopes the server refused the connection for (403 `insufficient_scope`): signing in
+    /// again for them (a step-up) is what lets it start.
+    pub needs_scope: Option<String>,
 }
 
 impl From<String> for Failure {
@@ -60,7 +63,25 @@ impl From<String> for Failure {
         Failure {
             reason,
             sign_in: None,
+            needs_scope: None,
         }
+    }
+}
+
+/// What a refused connection (or its first listing) says about the sign-in, as the failure the
+/// server's status shows: a 401 ends the sign-in, a 403 `insufficient_scope` asks for more.
+fn refused_sign_in(name: &str, refusal: crate::http::AuthRefusal) -> Failure {
+    match refusal {
+        crate::http::AuthRefusal::SignIn => Failure {
+            reason: format!("{name}'s sign-in is no longer accepted: sign in again"),
+            sign_in: Some(true),
+            needs_scope: None,
+        },
+        crate::http::AuthRefusal::Scope(scope) => Failure {
+            reason: format!("{name} needs more access ({scope}): sign in again to grant it"),
+            sign_in: Some(true),
+            needs_scope: Some(scope),
+        },
     }
 }
 
@@ -108,6 +129,8 @@ struct Handshake {
     other_era: bool,
     /// The server wants a sign-in: `Some(again)`.
     sign_in: Option<bool>,
+    /// The server refused the handshake for want of a sign-in or of scopes.
+    refusal: Option<crate::http::AuthRefusal>,
 }
 
 impl From<String> for Handshake {
@@ -117,6 +140,7 @@ impl From<String> for Handshake {
             process: None,
             other_era: false,
             sign_in: None,
+            refusal: None,
         }
     }
 }
@@ -220,12 +244,17 @@ impl ServerManager {
                 process,
                 other_era,
                 sign_in,
+                refusal,
             } = failed;
             if let Some(again) = sign_in {
                 return Err(Failure {
                     reason,
                     sign_in: Some(again),
+                    needs_scope: None,
                 });
+            }
+            if let Some(refusal) = refusal {
+                return Err(refused_sign_in(&config.name, refusal));
             }
             let exit = match process {
                 // A short grace: a server that failed its handshake has nothing to finish.
@@ -261,10 +290,13 @@ impl ServerManager {
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
                 Ok(Ok(listed)) => Ok(listed),
-                Ok(Err(e)) => Err(format!("listing its tools failed: {e}")),
-                Err(_) => Err(format!("it did not list its tools within {seconds} s")),
+                Ok(Err(e)) => Err(match crate::http::auth_refusal(&e) {
+                    Some(refusal) => refused_sign_in(&config.name, refusal),
+                    None => format!("listing its tools failed: {e}").into(),
+                }),
+                Err(_) => Err(format!("it did not list its tools within {seconds} s").into()),
             },
-            () = cancel.cancelled() => Err(STOPPED.to_owned()),
+            () = cancel.cancelled() => Err(Failure::from(STOPPED.to_owned())),
         };
         match listing {
             Ok(listed) => Ok((
@@ -278,7 +310,7 @@ impl ServerManager {
                 },
                 listed,
             )),
-            Err(reason) => {
+            Err(failure) => {
                 let _ = service.close_with_timeout(self.options.stop_grace).await;
                 let exit = match process {
                     Some(p) => Some(
@@ -287,7 +319,10 @@ impl ServerManager {
                     ),
                     None => None,
                 };
-                Err(with_last_words(reason, exit, log).into())
+                if failure.sign_in.is_some() {
+                    return Err(failure);
+                }
+                Err(with_last_words(failure.reason, exit, log).into())
             }
         }
     }
@@ -309,6 +344,7 @@ impl ServerManager {
             process,
             other_era: e.is_some_and(other_era),
             sign_in: None,
+            refusal: None,
         };
         match &config.transport {
             Transport::Stdio {
@@ -435,6 +471,12 @@ impl ServerManager {
                 Err(e) => {
                     if auth_required(&e) {
                         return Err(self.needs_sign_in(config, session.is_some()).await);
+                    }
+                    if let Some(scope) = scope_required(&e) {
+                        return Err(Handshake {
+                            refusal: Some(crate::http::AuthRefusal::Scope(scope)),
+                            ..Handshake::from(format!("{shown} asks for more access"))
+                        });
                     }
                     let token = match &session {
                         Some(s) => s.access_token(&config.id).await.ok(),
@@ -573,6 +615,36 @@ fn auth_required(error: &ClientInitializeError) -> bool {
         current = e.source();
     }
     false
+}
+
+/// The scopes a handshake was refused for (403 `insufficient_scope`), if that is why it failed.
+fn scope_required(error: &ClientInitializeError) -> Option<String> {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    type Quit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    let named = |scope: &rmcp::transport::streamable_http_client::InsufficientScopeError| {
+        scope
+            .get_required_scope()
+            .map(str::to_owned)
+            .unwrap_or_else(|| "more than was granted".to_owned())
+    };
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(e) = current {
+        if let Some(Quit::Fatal {
+            error: HttpError::InsufficientScope(scope),
+            ..
+        }) = e.downcast_ref::<Quit>()
+        {
+            return Some(named(scope));
+        }
+        if let Some(HttpError::InsufficientScope(scope)) = e.downcast_ref::<HttpError>() {
+            return Some(named(scope));
+        }
+        current = e.source();
+    }
+    None
 }
 
 fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {

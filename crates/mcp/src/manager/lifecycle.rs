@@ -171,10 +171,12 @@ impl ServerManager {
             Err(connect::Failure {
                 reason,
                 sign_in: Some(again),
+                needs_scope,
             }) => {
                 // Nothing is retried until the user signs in: a retry would only be refused.
                 tracing::info!(server = id, %reason, "server needs a sign-in");
                 entry.status = ServerStatus::SignIn { reason, again };
+                entry.needs_scope = needs_scope;
                 None
             }
             Err(connect::Failure { reason, .. }) => {
