@@ -18,22 +18,38 @@ echo "scenario: ${MCP_CONFORMANCE_SCENARIO:-?} url: $url" >&2
 t servers add conf --url "$url" >&2
 t servers remove everything >&2 2>/dev/null || true
 ctx="${MCP_CONFORMANCE_CONTEXT:-}"
+machine=""
 if [ -n "$ctx" ]; then
-  id="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("client_id",""))' "$ctx")"
-  secret="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("client_secret",""))' "$ctx")"
-  if [ -n "$secret" ]; then
-    printf '%s\n' "$secret" | t secrets set conf-client-secret >&2
-    python3 - "$dir/settings.json" "$id" <<'PY'
+  field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2],""))' "$ctx" "$1"; }
+  id="$(field client_id)"; secret="$(field client_secret)"; key="$(field private_key_pem)"
+  alg="$(field signing_algorithm)"
+  case "${MCP_CONFORMANCE_SCENARIO:-}" in auth/client-credentials-*) machine=1 ;; esac
+  [ -n "$secret" ] && printf '%s\n' "$secret" | t secrets set conf-client-secret >&2
+  # A PEM key is several lines: the keychain gets it whole from a file, as a user would paste it.
+  [ -n "$key" ] && python3 - "$dir" "$key" <<'PY'
+import sys, pathlib
+pathlib.Path(sys.argv[1], "key.pem").write_text(sys.argv[2])
+PY
+  python3 - "$dir/settings.json" "$id" "$secret" "$key" "$machine" "$alg" <<'PY'
 import json, sys
-path, client_id = sys.argv[1], sys.argv[2]
+path, client_id, secret, key, machine, alg = sys.argv[1:7]
 doc = json.load(open(path))
 s = doc.get("settings", doc)
 for server in s["servers"]:
     if server["id"] == "conf":
-        server.setdefault("oauth", {}).update({"clientId": client_id, "clientSecret": "${secret:conf-client-secret}"})
+        oauth = server.setdefault("oauth", {})
+        oauth["clientId"] = client_id
+        if secret:
+            oauth["clientSecret"] = "${secret:conf-client-secret}"
+        if key:
+            oauth["privateKey"] = "${secret:conf-client-key}"
+        if alg:
+            oauth["signingAlgorithm"] = alg
+        if machine:
+            oauth["grant"] = "clientCredentials"
 json.dump(doc, open(path, "w"), indent=2)
 PY
-  fi
+  [ -n "$key" ] && t secrets set conf-client-key < "$dir/key.pem" >&2
 fi
 if [ "${MCP_CONFORMANCE_SCENARIO:-}" = "auth/basic-cimd" ]; then
   # The address this client's metadata document is published at, as a user configures it.
@@ -47,7 +63,8 @@ for server in s["servers"]:
 json.dump(doc, open(path, "w"), indent=2)
 PY
 fi
-t servers login conf --wait 20 >&2
+# A machine client signs in by itself when it connects; a person's sign-in goes through the browser.
+[ -z "$machine" ] && t servers login conf --wait 20 >&2
 # A sign-in that has ended by the next use (the server moved to another authorization server):
 # sign in again, as the message says.
 t tools list >&2 || { t servers login conf --wait 20 >&2; t tools list >&2; }

@@ -316,14 +316,15 @@ pub async fn call(ctx: &Context, tool: &str, arguments: &str, json: bool) -> Res
     Ok(if output.is_error { 1 } else { 0 })
 }
 
-/// Reads a secret's value without echoing it on a terminal, or as one line of piped input.
+/// Reads a secret's value without echoing it on a terminal, or as the whole piped input (a
+/// PEM private key is several lines; `toolgate secrets set KEY < key.pem`).
 fn read_secret(prompt: &str) -> Result<String> {
     let value = if std::io::stdin().is_terminal() {
         rpassword::prompt_password(prompt)?
     } else {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
-        text.lines().next().unwrap_or_default().to_owned()
+        text
     };
     let value = value.trim().to_owned();
     if value.is_empty() {

@@ -6,8 +6,9 @@
 //! when the suite records no failed check; the suite's own verdicts are read from its
 //! `checks.json`, never re-judged here.
 //!
-//! The extension scenarios (client credentials, DPoP, enterprise-managed authorization,
-//! workload identity) are not supported yet and are not run.
+//! Of the extension scenarios, the machine client's (client credentials with a secret and with
+//! `private_key_jwt`) run too; DPoP, enterprise-managed authorization and workload identity are
+//! not supported yet and are not run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,8 +18,9 @@ use toolgate_tests::{repo_root, temp_dir};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
-/// The core scenarios of the suite's client authorization set (both spec eras).
-const CORE: [&str; 27] = [
+/// The core scenarios of the suite's client authorization set (both spec eras), and the
+/// extension scenarios Toolgate supports.
+const CORE: [&str; 29] = [
     "auth/metadata-default",
     "auth/metadata-var1",
     "auth/metadata-var2",
@@ -46,6 +48,8 @@ const CORE: [&str; 27] = [
     "auth/iss-unexpected",
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 ];
 
 /// Warnings (a SHOULD not met) that are known and why: none fails a scenario, but a new one
@@ -89,7 +93,7 @@ fn checks_in(dir: &Path) -> Vec<Value> {
 }
 
 #[test]
-fn every_core_sign_in_scenario_of_the_official_suite_passes_through_the_cli() {
+fn every_core_and_machine_client_sign_in_scenario_of_the_official_suite_passes_through_the_cli() {
     let bin = suite_bin();
     let client = repo_root().join("tests/oauth/conformance_client.sh");
     let path = format!(

@@ -19,6 +19,7 @@
 
 mod document;
 mod flow;
+mod machine;
 mod revoke;
 mod store;
 
@@ -35,6 +36,7 @@ pub use document::{
     client_metadata_document, redirect_uri, BUILT_IN_CLIENT_METADATA_URL, CALLBACK_PATH,
 };
 pub use flow::{open_in_browser, sign_in, SignInRequest};
+pub use machine::{connect_machine, MachineClient, MachineCredential};
 pub use revoke::sign_out;
 
 /// What a signed-in server shows: never a token.

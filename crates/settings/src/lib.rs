@@ -47,7 +47,8 @@ pub use provider::{ProviderKind, ProviderSettings};
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use sandbox::{NetworkAccess, SandboxSettings, TrustMarks};
 pub use server::{
-    example_server, OAuthSettings, ServerConfig, EXAMPLE_SERVER_VERSION, PROTOCOL_VERSIONS,
+    example_server, OAuthGrant, OAuthSettings, ServerConfig, EXAMPLE_SERVER_VERSION,
+    PROTOCOL_VERSIONS, SIGNING_ALGORITHMS,
 };
 pub use server_kind::ServerKind;
 pub use tool_context::{ToolContext, CONVERSATION_META_KEY};

@@ -89,7 +89,41 @@ pub struct OAuthSettings {
     /// The loopback port the sign-in's redirect comes back to; absent: any free port.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_port: Option<u16>,
+    /// How tokens are got: a person signing in in the browser (the default), or, for a server
+    /// that knows Toolgate as a machine client (`toolgate serve` on a server), the client
+    /// credentials grant with `clientId` and `clientSecret` or `privateKey`, no browser at all.
+    #[serde(default, skip_serializing_if = "OAuthGrant::is_default")]
+    pub grant: OAuthGrant,
+    /// A machine client's private key (PEM) for `private_key_jwt`, as a `${secret:NAME}`
+    /// reference (never the key itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<String>,
+    /// The private key's signing algorithm: `RS256` (the default), `RS384`, `RS512`, `ES256`
+    /// or `ES384`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<String>,
 }
+
+/// How a remote server's tokens are got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub enum OAuthGrant {
+    /// A person signs in in the browser (authorization code with PKCE).
+    #[default]
+    AuthorizationCode,
+    /// Toolgate is a machine client: it exchanges its own credentials for tokens (RFC 6749
+    /// §4.4), with a client secret or a signed assertion (`private_key_jwt`, RFC 7523).
+    ClientCredentials,
+}
+
+impl OAuthGrant {
+    pub fn is_default(&self) -> bool {
+        *self == OAuthGrant::AuthorizationCode
+    }
+}
+
+/// The signing algorithms a machine client's private key may use.
+pub const SIGNING_ALGORITHMS: [&str; 5] = ["RS256", "RS384", "RS512", "ES256", "ES384"];
 
 /// The MCP protocol versions a server can be pinned to, oldest first; the last is the
 /// `server/discover` era, the others use `initialize`.
@@ -294,26 +328,68 @@ impl ServerConfig {
     }
 }
 
+/// Whether `value` is exactly one `${secret:NAME}` reference.
+fn only_a_secret(value: &str) -> Result<bool, String> {
+    let refs = reference::references(value)?;
+    Ok(refs.len() == 1
+        && matches!(refs[0], Reference::Secret(name) if value.trim() == format!("${{secret:{name}}}")))
+}
+
 impl OAuthSettings {
     fn validate(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
-        if let Some(secret) = &self.client_secret {
-            let refs = reference::references(secret)
-                .map_err(|reason| invalid(at("oauth.clientSecret"), reason))?;
-            let only_a_secret = refs.len() == 1
-                && matches!(refs[0], Reference::Secret(name) if secret.trim() == format!("${{secret:{name}}}"));
-            if !only_a_secret {
+        for (field, value, example) in [
+            (
+                "oauth.clientSecret",
+                &self.client_secret,
+                "LINEAR_CLIENT_SECRET",
+            ),
+            ("oauth.privateKey", &self.private_key, "SERVER_CLIENT_KEY"),
+        ] {
+            let Some(value) = value else { continue };
+            let ok = only_a_secret(value).map_err(|reason| invalid(at(field), reason))?;
+            if !ok {
                 // Never repeat the value: it may be the secret itself.
                 return Err(invalid(
-                    at("oauth.clientSecret"),
-                    "must be a keychain reference such as ${secret:LINEAR_CLIENT_SECRET}; store the value with `toolgate secrets set LINEAR_CLIENT_SECRET` (or under Servers & tools → Secrets)",
+                    at(field),
+                    format!("must be a keychain reference such as ${{secret:{example}}}; store the value with `toolgate secrets set {example}` (or under Servers & tools → Secrets)"),
                 ));
             }
             if self.client_id.is_none() {
                 return Err(invalid(
-                    at("oauth.clientSecret"),
-                    "goes with a clientId: add the client id the secret belongs to",
+                    at(field),
+                    "goes with a clientId: add the client id it belongs to",
                 ));
             }
+        }
+        if let Some(alg) = &self.signing_algorithm {
+            if !SIGNING_ALGORITHMS.contains(&alg.as_str()) {
+                return Err(invalid(
+                    at("oauth.signingAlgorithm"),
+                    format!(
+                        "'{alg}' is not one Toolgate signs with; use one of {}",
+                        SIGNING_ALGORITHMS.join(", ")
+                    ),
+                ));
+            }
+        }
+        if self.grant == OAuthGrant::ClientCredentials {
+            if self.client_id.is_none() {
+                return Err(invalid(
+                    at("oauth.grant"),
+                    "clientCredentials needs the clientId the authorization server knows Toolgate by",
+                ));
+            }
+            if self.client_secret.is_some() == self.private_key.is_some() {
+                return Err(invalid(
+                    at("oauth.grant"),
+                    "clientCredentials needs exactly one of clientSecret and privateKey (as ${secret:NAME})",
+                ));
+            }
+        } else if self.private_key.is_some() {
+            return Err(invalid(
+                at("oauth.privateKey"),
+                "is for a machine client: set \"grant\": \"clientCredentials\" too",
+            ));
         }
         if let Some(url) = &self.client_metadata_url {
             if let Some(problem) = client_id_url_problem(url) {
@@ -367,6 +443,52 @@ pub fn example_server(local_install: Option<&Path>) -> ServerConfig {
 mod tests {
     use super::*;
     use crate::{secrets_used, Settings};
+
+    #[test]
+    fn a_machine_client_needs_its_id_and_exactly_one_credential_from_the_keychain() {
+        let at = |field: &str| format!("servers[0].{field}");
+        let machine = |secret: Option<&str>, key: Option<&str>| OAuthSettings {
+            grant: OAuthGrant::ClientCredentials,
+            client_id: Some("toolgate-ci".into()),
+            client_secret: secret.map(str::to_owned),
+            private_key: key.map(str::to_owned),
+            ..OAuthSettings::default()
+        };
+        assert!(machine(Some("${secret:CI_SECRET}"), None)
+            .validate(&at)
+            .is_ok());
+        assert!(machine(None, Some("${secret:CI_KEY}"))
+            .validate(&at)
+            .is_ok());
+        let both = machine(Some("${secret:A}"), Some("${secret:B}")).validate(&at);
+        assert!(both.unwrap_err().to_string().contains("exactly one"));
+        assert!(machine(None, None).validate(&at).is_err());
+        let pasted = machine(None, Some("-----BEGIN PRIVATE KEY-----")).validate(&at);
+        let message = pasted.unwrap_err().to_string();
+        assert!(
+            message.contains("oauth.privateKey") && !message.contains("BEGIN"),
+            "{message}"
+        );
+        let no_id = OAuthSettings {
+            client_id: None,
+            ..machine(Some("${secret:A}"), None)
+        };
+        assert!(no_id.validate(&at).is_err());
+        let alg = OAuthSettings {
+            signing_algorithm: Some("HS256".into()),
+            ..machine(None, Some("${secret:K}"))
+        };
+        assert!(alg.validate(&at).unwrap_err().to_string().contains("RS256"));
+        let stray_key = OAuthSettings {
+            grant: OAuthGrant::AuthorizationCode,
+            ..machine(None, Some("${secret:K}"))
+        };
+        assert!(stray_key
+            .validate(&at)
+            .unwrap_err()
+            .to_string()
+            .contains("clientCredentials"));
+    }
 
     fn server(id: &str, command: &str) -> ServerConfig {
         ServerConfig::stdio(id, command, Vec::<String>::new())

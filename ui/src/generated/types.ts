@@ -484,6 +484,11 @@ export type NamingMode = "auto" | "always" | "none";
 export type NetworkAccess = "none" | "loopback" | "any";
 
 /**
+ * How a remote server's tokens are got.
+ */
+export type OAuthGrant = "authorizationCode" | "clientCredentials";
+
+/**
  * A remote server's sign-in choices. Tokens and registrations are never here.
  */
 export type OAuthSettings = {
@@ -508,7 +513,23 @@ clientMetadataUrl?: string | null,
 /**
  * The loopback port the sign-in's redirect comes back to; absent: any free port.
  */
-callbackPort?: number | null, };
+callbackPort?: number | null,
+/**
+ * How tokens are got: a person signing in in the browser (the default), or, for a server
+ * that knows Toolgate as a machine client (`toolgate serve` on a server), the client
+ * credentials grant with `clientId` and `clientSecret` or `privateKey`, no browser at all.
+ */
+grant?: OAuthGrant,
+/**
+ * A machine client's private key (PEM) for `private_key_jwt`, as a `${secret:NAME}`
+ * reference (never the key itself).
+ */
+privateKey?: string | null,
+/**
+ * The private key's signing algorithm: `RS256` (the default), `RS384`, `RS512`, `ES256`
+ * or `ES384`.
+ */
+signingAlgorithm?: string | null, };
 
 /**
  * A request held for the user's decision: usually a tool call, or a server's request.

@@ -441,8 +441,26 @@ impl ServerManager {
         mode: ClientLifecycleMode,
     ) -> Result<Handshaken, Handshake> {
         let shown = redact_url(url);
-        let session = match &self.options.secrets {
-            Some(secrets) => match toolgate_oauth::connect(
+        let machine = config
+            .oauth
+            .as_ref()
+            .filter(|o| o.grant == toolgate_settings::OAuthGrant::ClientCredentials);
+        let session = match (&self.options.secrets, machine) {
+            (Some(secrets), Some(oauth)) => {
+                let client = self.machine_client(oauth).await?;
+                Some(
+                    toolgate_oauth::connect_machine(
+                        secrets,
+                        &config.id,
+                        url,
+                        client,
+                        Some(self.on_renewal(&config.id)),
+                    )
+                    .await
+                    .map_err(|problem| Handshake::from(problem.to_string()))?,
+                )
+            }
+            (Some(secrets), None) => match toolgate_oauth::connect(
                 secrets,
                 &config.id,
                 url,
@@ -459,7 +477,7 @@ impl ServerManager {
                 }
                 Err(toolgate_oauth::AuthProblem::Unavailable(reason)) => return Err(reason.into()),
             },
-            None => None,
+            (None, _) => None,
         };
         let header_map = header_map(headers)?;
         if !sse {
@@ -549,6 +567,40 @@ impl ServerManager {
     }
 
     /// The status for a server that answered 401.
+    /// A machine client's credentials from the server's `oauth` settings, its secret or key
+    /// read from the keychain just before use.
+    async fn machine_client(
+        &self,
+        oauth: &toolgate_settings::OAuthSettings,
+    ) -> Result<toolgate_oauth::MachineClient, String> {
+        let mut wanted = BTreeMap::new();
+        if let Some(secret) = &oauth.client_secret {
+            wanted.insert("clientSecret".to_owned(), secret.clone());
+        }
+        if let Some(key) = &oauth.private_key {
+            wanted.insert("privateKey".to_owned(), key.clone());
+        }
+        let mut read = self.resolve("oauth", &wanted).await?;
+        let credential = match (read.remove("clientSecret"), read.remove("privateKey")) {
+            (Some(secret), None) => toolgate_oauth::MachineCredential::Secret(secret),
+            (None, Some(pem)) => toolgate_oauth::MachineCredential::PrivateKey {
+                pem,
+                algorithm: oauth.signing_algorithm.clone(),
+            },
+            _ => {
+                return Err(
+                    "oauth: a machine client needs exactly one of clientSecret and privateKey"
+                        .to_owned(),
+                )
+            }
+        };
+        Ok(toolgate_oauth::MachineClient {
+            client_id: oauth.client_id.clone().unwrap_or_default(),
+            credential,
+            scopes: oauth.scopes.clone(),
+        })
+    }
+
     async fn needs_sign_in(&self, config: &ServerConfig, had_session: bool) -> Handshake {
         let before = match &self.options.secrets {
             Some(secrets) => {

@@ -76,5 +76,6 @@ pub(super) fn read_oauth(
         scopes,
         client_metadata_url: None,
         callback_port,
+        ..OAuthSettings::default()
     }))
 }
