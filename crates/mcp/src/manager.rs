@@ -23,6 +23,7 @@ mod lifecycle;
 mod listen;
 mod reasons;
 mod registry;
+mod sign_in;
 mod supervision;
 mod tasks;
 

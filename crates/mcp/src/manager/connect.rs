@@ -21,6 +21,7 @@ use toolgate_settings::{Reference, ServerConfig, Transport};
 
 use super::reasons::{handshake_problem, redact_url, with_last_words, STOPPED};
 use super::registry::ServerManager;
+use super::sign_in::{auth_required, scope_required};
 use crate::client::{Client, ListKind};
 use crate::confine::{self, SandboxReport};
 use crate::logs::ServerLog;
@@ -68,6 +69,10 @@ impl From<String> for Failure {
     }
 }
 
+/// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
+///
+/// Unpinned, both eras of servers: those that answer `server/discover` (2026-07-28), and those
+/// that only know `initialize` (every Node server on npm today), which get 2025-11-25. rmcp's
 /// What a refused connection (or its first listing) says about the sign-in, as the failure the
 /// server's status shows: a 401 ends the sign-in, a 403 `insufficient_scope` asks for more.
 fn refused_sign_in(name: &str, refusal: crate::http::AuthRefusal) -> Failure {
@@ -85,10 +90,6 @@ fn refused_sign_in(name: &str, refusal: crate::http::AuthRefusal) -> Failure {
     }
 }
 
-/// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
-///
-/// Unpinned, both eras of servers: those that answer `server/discover` (2026-07-28), and those
-/// that only know `initialize` (every Node server on npm today), which get 2025-11-25. rmcp's
 /// `Auto` falls back when a server rejects `server/discover` with an error; a server that
 /// answers it with something else (`{}`) gets a second, fresh start with `initialize` alone.
 /// Pinned (`protocolVersion` in the server's settings): that era only.
@@ -123,14 +124,14 @@ fn lifecycles(pinned: Option<&str>) -> Vec<(ClientLifecycleMode, Option<Protocol
 
 /// A handshake that did not finish: why, the process to stop, and whether the server answered
 /// in a way that another era's handshake may fix.
-struct Handshake {
-    reason: String,
-    process: Option<StdioProcess>,
-    other_era: bool,
+pub(super) struct Handshake {
+    pub(super) reason: String,
+    pub(super) process: Option<StdioProcess>,
+    pub(super) other_era: bool,
     /// The server wants a sign-in: `Some(again)`.
-    sign_in: Option<bool>,
+    pub(super) sign_in: Option<bool>,
     /// The server refused the handshake for want of a sign-in or of scopes.
-    refusal: Option<crate::http::AuthRefusal>,
+    pub(super) refusal: Option<crate::http::AuthRefusal>,
 }
 
 impl From<String> for Handshake {
@@ -146,7 +147,7 @@ impl From<String> for Handshake {
 }
 
 impl Handshake {
-    fn sign_in(reason: String, again: bool) -> Self {
+    pub(super) fn sign_in(reason: String, again: bool) -> Self {
         Handshake {
             sign_in: Some(again),
             ..Handshake::from(reason)
@@ -171,7 +172,7 @@ fn other_era(error: &ClientInitializeError) -> bool {
 impl ServerManager {
     /// `values` (a server's env or headers) with their `${secret:…}` and `${env:…}` references
     /// filled in, just before use. An error names the entry and what is missing, never a value.
-    async fn resolve(
+    pub(super) async fn resolve(
         &self,
         kind: &'static str,
         values: &BTreeMap<String, String>,
@@ -555,52 +556,6 @@ impl ServerManager {
         }
     }
 
-    /// Tells the window a server's sign-in was renewed (its card shows the new expiry).
-    fn on_renewal(&self, id: &str) -> Arc<dyn Fn() + Send + Sync> {
-        let me = self.me.clone();
-        let id = id.to_owned();
-        Arc::new(move || {
-            if let Some(me) = me.upgrade() {
-                me.changed(&id);
-            }
-        })
-    }
-
-    /// The status for a server that answered 401.
-    /// A machine client's credentials from the server's `oauth` settings, its secret or key
-    /// read from the keychain just before use.
-    async fn machine_client(
-        &self,
-        oauth: &toolgate_settings::OAuthSettings,
-    ) -> Result<toolgate_oauth::MachineClient, String> {
-        let mut wanted = BTreeMap::new();
-        if let Some(secret) = &oauth.client_secret {
-            wanted.insert("clientSecret".to_owned(), secret.clone());
-        }
-        if let Some(key) = &oauth.private_key {
-            wanted.insert("privateKey".to_owned(), key.clone());
-        }
-        let mut read = self.resolve("oauth", &wanted).await?;
-        let credential = match (read.remove("clientSecret"), read.remove("privateKey")) {
-            (Some(secret), None) => toolgate_oauth::MachineCredential::Secret(secret),
-            (None, Some(pem)) => toolgate_oauth::MachineCredential::PrivateKey {
-                pem,
-                algorithm: oauth.signing_algorithm.clone(),
-            },
-            _ => {
-                return Err(
-                    "oauth: a machine client needs exactly one of clientSecret and privateKey"
-                        .to_owned(),
-                )
-            }
-        };
-        Ok(toolgate_oauth::MachineClient {
-            client_id: oauth.client_id.clone().unwrap_or_default(),
-            credential,
-            scopes: oauth.scopes.clone(),
-        })
-    }
-
     async fn needs_sign_in(&self, config: &ServerConfig, had_session: bool) -> Handshake {
         let before = match &self.options.secrets {
             Some(secrets) => {
@@ -645,58 +600,6 @@ impl ServerManager {
             self.stop_process(id, p, self.options.stop_grace).await;
         }
     }
-}
-
-/// Whether a failed handshake was the server answering 401 (a sign-in is needed).
-fn auth_required(error: &ClientInitializeError) -> bool {
-    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
-    type Quit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
-    let ClientInitializeError::TransportError { error, .. } = error else {
-        return false;
-    };
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
-    while let Some(e) = current {
-        if let Some(Quit::Fatal { error, .. }) = e.downcast_ref::<Quit>() {
-            if matches!(error, HttpError::AuthRequired(_)) {
-                return true;
-            }
-        }
-        if let Some(HttpError::AuthRequired(_)) = e.downcast_ref::<HttpError>() {
-            return true;
-        }
-        current = e.source();
-    }
-    false
-}
-
-/// The scopes a handshake was refused for (403 `insufficient_scope`), if that is why it failed.
-fn scope_required(error: &ClientInitializeError) -> Option<String> {
-    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
-    type Quit = rmcp::transport::worker::WorkerQuitReason<HttpError>;
-    let ClientInitializeError::TransportError { error, .. } = error else {
-        return None;
-    };
-    let named = |scope: &rmcp::transport::streamable_http_client::InsufficientScopeError| {
-        scope
-            .get_required_scope()
-            .map(str::to_owned)
-            .unwrap_or_else(|| "more than was granted".to_owned())
-    };
-    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
-    while let Some(e) = current {
-        if let Some(Quit::Fatal {
-            error: HttpError::InsufficientScope(scope),
-            ..
-        }) = e.downcast_ref::<Quit>()
-        {
-            return Some(named(scope));
-        }
-        if let Some(HttpError::InsufficientScope(scope)) = e.downcast_ref::<HttpError>() {
-            return Some(named(scope));
-        }
-        current = e.source();
-    }
-    None
 }
 
 fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {
