@@ -339,8 +339,10 @@ fn main() -> ExitCode {
         .with_env_filter(
             // rmcp logs a failed connection in its own terms (type names, debug dumps); the
             // server's status says the same in words, once. `TOOLGATE_LOG=rmcp=debug` shows it.
+            // The gateway's own notes (a client connected, what its first list waited for) are
+            // what `toolgate serve`'s log is for.
             tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-                .unwrap_or_else(|_| "warn,rmcp=off".into()),
+                .unwrap_or_else(|_| "warn,rmcp=off,toolgate_gateway=info".into()),
         )
         .with_writer(std::io::stderr)
         .init();

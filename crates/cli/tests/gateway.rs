@@ -1101,7 +1101,16 @@ async fn connect_when_listening(dir: &Path) -> Raw {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_that_lists_while_servers_start_gets_the_whole_list() {
     let dir = slow_start_dir("first-list", None);
-    let serving = serve(&dir);
+    let log = dir.join("serve.log");
+    let serving = Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(&*dir)
+        .arg("serve")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("serve.log"))
+        .spawn()
+        .expect("serve starts");
     let mut raw = connect_when_listening(&dir).await;
     raw.initialize().await;
     raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
@@ -1114,6 +1123,12 @@ async fn a_host_that_lists_while_servers_start_gets_the_whole_list() {
     }
     let status = stop_serving(serving);
     assert!(status.success(), "{status:?}");
+    // Its log says what the list waited for.
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        said.contains("first list waits for servers that are starting") && said.contains("late"),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

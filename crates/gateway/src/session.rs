@@ -49,6 +49,8 @@ pub(crate) struct Session {
     connection: Arc<Connection>,
     /// Whether this client's first lists have waited for the servers that were starting.
     settled: Arc<AtomicBool>,
+    /// Whether the log already says what the first lists wait for.
+    said_waiting: Arc<AtomicBool>,
 }
 
 /// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
@@ -108,6 +110,7 @@ impl Session {
             watching: Arc::new(AtomicBool::new(false)),
             connection: Arc::new(Connection::default()),
             settled: Arc::new(AtomicBool::new(false)),
+            said_waiting: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -149,15 +152,16 @@ impl Session {
         loop {
             let starting = self.starting(client).await;
             if starting.is_empty() {
-                if told {
+                if told && !self.settled.swap(true, Ordering::SeqCst) {
                     tracing::info!(%client, "the servers it waited for are settled; answering its list");
                 }
                 break;
             }
-            if !told {
+            // Tools, resources and prompts are often asked for at once: one line says it.
+            if !told && !self.said_waiting.swap(true, Ordering::SeqCst) {
                 tracing::info!(%client, servers = %starting.join(", "), wait_secs = wait.as_secs(), "a client's first list waits for servers that are starting");
-                told = true;
             }
+            told = true;
             tokio::select! {
                 () = self.closed.cancelled() => return,
                 () = tokio::time::sleep_until(deadline) => {
