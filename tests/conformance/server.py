@@ -1,0 +1,414 @@
+"""The test server behind Toolgate's HTTP door in the conformance test (crates/cli/tests/
+door_conformance.rs): a Streamable HTTP MCP server on the official Python SDK (`mcp`, pinned in
+mcp-servers/requirements.txt) with the tools, resources and prompts the official conformance
+suite's server scenarios (`@modelcontextprotocol/conformance server`) call by name. Written for
+Toolgate from the scenarios' own requirements (`conformance list` and each scenario's
+description); the suite's reference server lives only in its GitHub repository.
+
+The same server is tested twice: once directly, once through Toolgate (as a remote server of
+Toolgate's), and every scenario that passes directly must pass through the door.
+
+Everything it does for a client is appended to the file named by CONFORMANCE_LOG (one JSON
+object a line: each tool call, each question it asked and its answer), so the test can prove
+the calls really ran: a gate that refused them would still pass two scenarios, which only
+look for an error result with text.
+
+Run: python server.py PORT   (serves http://127.0.0.1:PORT/mcp, both protocol eras)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import sys
+from typing import Any
+
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+LOG = os.environ.get("CONFORMANCE_LOG")
+
+# A 1x1 PNG and a few samples of silent 8 kHz WAV: content the image and audio scenarios accept.
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cfc0000003010100c9fe92ef"
+        "0000000049454e44ae426082"
+    )
+).decode()
+WAV = base64.b64encode(
+    b"RIFF" + (36 + 8).to_bytes(4, "little") + b"WAVEfmt " + (16).to_bytes(4, "little")
+    + (1).to_bytes(2, "little") + (1).to_bytes(2, "little") + (8000).to_bytes(4, "little")
+    + (8000).to_bytes(4, "little") + (1).to_bytes(2, "little") + (8).to_bytes(2, "little")
+    + b"data" + (8).to_bytes(4, "little") + bytes([128] * 8)
+).decode()
+
+# A tool whose input schema uses the 2020-12 vocabulary the json-schema-2020-12 scenario
+# looks for, each keyword where it expects it.
+SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def tool(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"name": name, "description": description, "inputSchema": schema or NO_ARGUMENTS}
+
+
+def string_arguments(*names: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {n: {"type": "string"} for n in names},
+        "required": list(names),
+    }
+
+
+TOOLS = [
+    tool("test_simple_text", "Answers with one text item"),
+    tool("test_image_content", "Answers with a PNG image"),
+    tool("test_audio_content", "Answers with a WAV sound"),
+    tool("test_embedded_resource", "Answers with an embedded text resource"),
+    tool("test_multiple_content_types", "Answers with text, an image and a resource"),
+    tool("test_tool_with_logging", "Logs three messages while it runs"),
+    tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100"),
+    tool("test_error_handling", "Always fails, as a tool error"),
+    tool("test_reconnection", "Closes its response stream mid-call, then answers"),
+    tool("test_sampling", "Asks the client's model to answer a prompt", string_arguments("prompt")),
+    tool("test_elicitation", "Asks the user for a user name and an e-mail address", string_arguments("message")),
+    tool("test_elicitation_sep1034_defaults", "Asks the user with a default for every field type"),
+    tool("test_elicitation_sep1330_enums", "Asks the user with every kind of choice list"),
+    tool("json_schema_2020_12_tool", "Takes input described with JSON Schema 2020-12", SCHEMA_2020_12),
+]
+
+RESOURCES = [
+    {"uri": "test://static-text", "name": "static-text", "description": "A text resource", "mimeType": "text/plain"},
+    {"uri": "test://static-binary", "name": "static-binary", "description": "A PNG image", "mimeType": "image/png"},
+    {"uri": "test://watched-resource", "name": "watched-resource", "description": "A resource to subscribe to", "mimeType": "text/plain"},
+]
+
+TEMPLATES = [
+    {
+        "uriTemplate": "test://template/{id}/data",
+        "name": "template-data",
+        "description": "Data for an id",
+        "mimeType": "application/json",
+    }
+]
+
+PROMPTS = [
+    {"name": "test_simple_prompt", "description": "A prompt without arguments"},
+    {
+        "name": "test_prompt_with_arguments",
+        "description": "A prompt that repeats its two arguments",
+        "arguments": [
+            {"name": "arg1", "description": "First argument", "required": True},
+            {"name": "arg2", "description": "Second argument", "required": True},
+        ],
+    },
+    {
+        "name": "test_prompt_with_embedded_resource",
+        "description": "A prompt that embeds the resource it is given",
+        "arguments": [{"name": "resourceUri", "description": "The resource's URI", "required": True}],
+    },
+    {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+]
+
+
+def log(**entry: Any) -> None:
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def result(*content: dict[str, Any], error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult.model_validate({"content": list(content), "isError": error})
+
+
+async def ask(ctx: Any, method: str, params: dict[str, Any]) -> Any:
+    """A request to the client on the call's own stream, sent exactly as written."""
+    answer = await ctx.session._request_outbound.send_raw_request(method, params, None)
+    log(event="asked", method=method, answer=answer)
+    return answer
+
+
+def progress_token(params: types.CallToolRequestParams) -> Any:
+    meta = params.meta or {}
+    return meta.get("progress_token", meta.get("progressToken"))
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    name, arguments = params.name, params.arguments or {}
+    log(event="call", tool=name, arguments=arguments, protocol=ctx.protocol_version)
+    if name == "test_simple_text":
+        return result(text("This is a simple text response for testing."))
+    if name == "test_image_content":
+        return result({"type": "image", "data": PNG, "mimeType": "image/png"})
+    if name == "test_audio_content":
+        return result({"type": "audio", "data": WAV, "mimeType": "audio/wav"})
+    if name == "test_embedded_resource":
+        return result(embedded("test://embedded-resource", "This is an embedded resource content."))
+    if name == "test_multiple_content_types":
+        return result(
+            text("Multiple content types test:"),
+            {"type": "image", "data": PNG, "mimeType": "image/png"},
+            embedded("test://mixed-content-resource", json.dumps({"test": "data", "value": 123})),
+        )
+    if name == "test_tool_with_logging":
+        for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+            await ctx.session.send_log_message("info", message, related_request_id=ctx.request_id)
+            await asyncio.sleep(0.05)
+        return result(text("Tool with logging executed successfully"))
+    if name == "test_tool_with_progress":
+        token = progress_token(params)
+        for done in (0, 50, 100):
+            if token is not None:
+                await ctx.session.send_progress_notification(
+                    token, done, 100, related_request_id=ctx.request_id
+                )
+            await asyncio.sleep(0.05)
+        return result(text(f"Tool with progress executed successfully (token {token})"))
+    if name == "test_error_handling":
+        return result(text("This tool intentionally returns an error for testing"), error=True)
+    if name == "test_reconnection":
+        if ctx.close_sse_stream is not None:
+            await ctx.close_sse_stream()
+        await asyncio.sleep(0.2)
+        return result(text("Reconnection test completed successfully"))
+    if name == "test_sampling":
+        answer = await ask(
+            ctx,
+            "sampling/createMessage",
+            {
+                "messages": [{"role": "user", "content": text(arguments.get("prompt", ""))}],
+                "maxTokens": 100,
+            },
+        )
+        said = answer.get("content", {})
+        said = said.get("text") if isinstance(said, dict) else json.dumps(said)
+        return result(text(f"LLM response: {said}"))
+    if name == "test_elicitation":
+        answer = await ask(
+            ctx,
+            "elicitation/create",
+            {
+                "message": arguments.get("message", ""),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"},
+                    },
+                    "required": ["username", "email"],
+                },
+            },
+        )
+        return result(text(f"User response: action={answer.get('action')}, content={json.dumps(answer.get('content'))}"))
+    if name == "test_elicitation_sep1034_defaults":
+        answer = await ask(
+            ctx,
+            "elicitation/create",
+            {
+                "message": "Please review your details (defaults filled in)",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "Your name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "Your age", "default": 30},
+                        "score": {"type": "number", "description": "Your score", "default": 95.5},
+                        "status": {
+                            "type": "string",
+                            "description": "Your status",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active",
+                        },
+                        "verified": {"type": "boolean", "description": "Verified?", "default": True},
+                    },
+                },
+            },
+        )
+        return result(text(f"Elicitation completed: action={answer.get('action')}, content={json.dumps(answer.get('content'))}"))
+    if name == "test_elicitation_sep1330_enums":
+        answer = await ask(
+            ctx,
+            "elicitation/create",
+            {
+                "message": "Please choose",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {
+                            "type": "string",
+                            "oneOf": [
+                                {"const": "value1", "title": "First Option"},
+                                {"const": "value2", "title": "Second Option"},
+                                {"const": "value3", "title": "Third Option"},
+                            ],
+                        },
+                        "legacyEnum": {
+                            "type": "string",
+                            "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"],
+                        },
+                        "untitledMulti": {
+                            "type": "array",
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        },
+                        "titledMulti": {
+                            "type": "array",
+                            "items": {
+                                "anyOf": [
+                                    {"const": "value1", "title": "First Choice"},
+                                    {"const": "value2", "title": "Second Choice"},
+                                    {"const": "value3", "title": "Third Choice"},
+                                ]
+                            },
+                        },
+                    },
+                },
+            },
+        )
+        return result(text(f"Elicitation completed: action={answer.get('action')}, content={json.dumps(answer.get('content'))}"))
+    if name == "json_schema_2020_12_tool":
+        return result(text(f"Received: {json.dumps(arguments)}"))
+    raise MCPError(-32602, f"Unknown tool: {name}")
+
+
+def embedded(uri: str, body: str) -> dict[str, Any]:
+    return {"type": "resource", "resource": {"uri": uri, "mimeType": "text/plain", "text": body}}
+
+
+async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult.model_validate({"tools": TOOLS})
+
+
+async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    return types.ListResourcesResult.model_validate({"resources": RESOURCES})
+
+
+async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult.model_validate({"resourceTemplates": TEMPLATES})
+
+
+async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    uri = str(params.uri)
+    log(event="read", uri=uri)
+    if uri == "test://static-text":
+        content = {"uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource."}
+    elif uri == "test://static-binary":
+        content = {"uri": uri, "mimeType": "image/png", "blob": PNG}
+    elif uri == "test://watched-resource":
+        content = {"uri": uri, "mimeType": "text/plain", "text": "Watched resource content"}
+    elif uri.startswith("test://template/") and uri.endswith("/data"):
+        id_ = uri[len("test://template/") : -len("/data")]
+        body = json.dumps({"id": id_, "templateTest": True, "data": f"Data for ID: {id_}"})
+        content = {"uri": uri, "mimeType": "application/json", "text": body}
+    else:
+        raise MCPError(-32602, "Resource not found", {"uri": uri})
+    return types.ReadResourceResult.model_validate({"contents": [content]})
+
+
+async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    log(event="subscribe", uri=str(params.uri))
+    return types.EmptyResult()
+
+
+async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    log(event="unsubscribe", uri=str(params.uri))
+    return types.EmptyResult()
+
+
+async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+    return types.ListPromptsResult.model_validate({"prompts": PROMPTS})
+
+
+async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    arguments = params.arguments or {}
+    log(event="prompt", name=params.name, arguments=arguments)
+    if params.name == "test_simple_prompt":
+        messages = [{"role": "user", "content": text("This is a simple prompt for testing.")}]
+    elif params.name == "test_prompt_with_arguments":
+        said = f"Prompt with arguments: arg1='{arguments.get('arg1')}', arg2='{arguments.get('arg2')}'"
+        messages = [{"role": "user", "content": text(said)}]
+    elif params.name == "test_prompt_with_embedded_resource":
+        messages = [
+            {"role": "user", "content": embedded(arguments.get("resourceUri", ""), "Embedded resource content for testing.")},
+            {"role": "user", "content": text("Please process the embedded resource above.")},
+        ]
+    elif params.name == "test_prompt_with_image":
+        messages = [
+            {"role": "user", "content": {"type": "image", "data": PNG, "mimeType": "image/png"}},
+            {"role": "user", "content": text("Please analyze the image above.")},
+        ]
+    else:
+        raise MCPError(-32602, f"Unknown prompt: {params.name}")
+    return types.GetPromptResult.model_validate({"messages": messages})
+
+
+async def complete(ctx: Any, params: types.CompleteRequestParams) -> types.CompleteResult:
+    log(event="complete", ref=params.ref.model_dump(by_alias=True), argument=params.argument.model_dump())
+    return types.CompleteResult.model_validate({"completion": {"values": [], "total": 0, "hasMore": False}})
+
+
+async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    log(event="setLevel", level=params.level)
+    return types.EmptyResult()
+
+
+def main() -> None:
+    port = int(sys.argv[1])
+    import warnings
+
+    with warnings.catch_warnings():
+        # Logging and subscriptions are deprecated at 2026-07-28; the 2025 scenarios need them.
+        warnings.simplefilter("ignore")
+        server = Server(
+            "toolgate-conformance-server",
+            version="1.0.0",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_subscribe_resource=subscribe,
+            on_unsubscribe_resource=unsubscribe,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_completion=complete,
+            on_set_logging_level=set_level,
+        )
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
