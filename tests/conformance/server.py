@@ -8,6 +8,10 @@ description); the suite's reference server lives only in its GitHub repository.
 The same server is tested twice: once directly, once through Toolgate (as a remote server of
 Toolgate's), and every scenario that passes directly must pass through the door.
 
+It speaks both protocol eras. A question to the client during a call (sampling, elicitation) is
+a request on the call's own stream at 2025-11-25, and the call's `input_required` result at
+2026-07-28 (that era forbids a server's requests), answered when the call is sent again.
+
 Everything it does for a client is appended to the file named by CONFORMANCE_LOG (one JSON
 object a line: each tool call, each question it asked and its answer), so the test can prove
 the calls really ran: a gate that refused them would still pass two scenarios, which only
@@ -153,10 +157,29 @@ def result(*content: dict[str, Any], error: bool = False) -> types.CallToolResul
     return types.CallToolResult.model_validate({"content": list(content), "isError": error})
 
 
-async def ask(ctx: Any, method: str, params: dict[str, Any]) -> Any:
-    """A request to the client on the call's own stream, sent exactly as written."""
-    answer = await ctx.session._request_outbound.send_raw_request(method, params, None)
-    log(event="asked", method=method, answer=answer)
+class NeedInput(Exception):
+    """A 2026-07-28 call that must first ask the client: answered as `input_required`."""
+
+    def __init__(self, key: str, method: str, params: dict[str, Any]) -> None:
+        super().__init__(key)
+        self.request = {key: {"method": method, "params": params}}
+
+
+def plain(value: Any) -> Any:
+    return value.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(value, "model_dump") else value
+
+
+async def ask(ctx: Any, call: types.CallToolRequestParams, method: str, params: dict[str, Any]) -> Any:
+    """A question to the client, sent exactly as written: on the call's own stream at
+    2025-11-25, as the call's `input_required` result at 2026-07-28 (that era forbids a server's
+    requests), its answer read from the retried call."""
+    if ctx.protocol_version >= "2026-07-28":
+        answer = plain((call.input_responses or {}).get("question"))
+        if answer is None:
+            raise NeedInput("question", method, params)
+    else:
+        answer = await ctx.session._request_outbound.send_raw_request(method, params, None)
+    log(event="asked", method=method, answer=answer, protocol=ctx.protocol_version)
     return answer
 
 
@@ -165,9 +188,17 @@ def progress_token(params: types.CallToolRequestParams) -> Any:
     return meta.get("progress_token", meta.get("progressToken"))
 
 
-async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+    try:
+        return await run_tool(ctx, params)
+    except NeedInput as needed:
+        return types.InputRequiredResult.model_validate({"inputRequests": needed.request})
+
+
+async def run_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     name, arguments = params.name, params.arguments or {}
-    log(event="call", tool=name, arguments=arguments, protocol=ctx.protocol_version)
+    if not params.input_responses:
+        log(event="call", tool=name, arguments=arguments, protocol=ctx.protocol_version)
     if name == "test_simple_text":
         return result(text("This is a simple text response for testing."))
     if name == "test_image_content":
@@ -206,6 +237,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "test_sampling":
         answer = await ask(
             ctx,
+            params,
             "sampling/createMessage",
             {
                 "messages": [{"role": "user", "content": text(arguments.get("prompt", ""))}],
@@ -218,6 +250,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "test_elicitation":
         answer = await ask(
             ctx,
+            params,
             "elicitation/create",
             {
                 "message": arguments.get("message", ""),
@@ -235,6 +268,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "test_elicitation_sep1034_defaults":
         answer = await ask(
             ctx,
+            params,
             "elicitation/create",
             {
                 "message": "Please review your details (defaults filled in)",
@@ -259,6 +293,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "test_elicitation_sep1330_enums":
         answer = await ask(
             ctx,
+            params,
             "elicitation/create",
             {
                 "message": "Please choose",

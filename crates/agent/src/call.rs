@@ -322,6 +322,7 @@ impl Agent {
             progress: Some(progress),
             conversation: self.audit.conversation.clone(),
             asker: options.asker.clone(),
+            logs: options.server_logs,
             ..CallOptions::default()
         };
         let running = self.servers.call_tool_with(

@@ -91,6 +91,9 @@ pub struct TurnOptions {
     /// Who answers the servers' questions (sampling, elicitation) during this turn's calls
     /// instead of the gate: a connected client that can (see `toolgate_mcp::Asker`).
     pub asker: Option<toolgate_mcp::Asker>,
+    /// The least severe log message of the servers' the caller wants during its calls (see
+    /// `toolgate_mcp::CallOptions::logs`).
+    pub server_logs: Option<toolgate_mcp::LogLevel>,
 }
 
 impl Default for TurnOptions {
@@ -104,6 +107,7 @@ impl Default for TurnOptions {
             approval_timeout: Duration::from_secs(600),
             answer_schema: None,
             asker: None,
+            server_logs: None,
         }
     }
 }

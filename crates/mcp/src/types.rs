@@ -324,7 +324,7 @@ impl ToolOutput {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Debug,
@@ -335,6 +335,25 @@ pub enum LogLevel {
     Critical,
     Alert,
     Emergency,
+}
+
+impl LogLevel {
+    /// The protocol's name for it (deprecated with logging at 2026-07-28, still how both eras
+    /// name a level).
+    #[allow(deprecated)]
+    pub fn protocol(self) -> rmcp::model::LoggingLevel {
+        use rmcp::model::LoggingLevel;
+        match self {
+            LogLevel::Debug => LoggingLevel::Debug,
+            LogLevel::Info => LoggingLevel::Info,
+            LogLevel::Notice => LoggingLevel::Notice,
+            LogLevel::Warning => LoggingLevel::Warning,
+            LogLevel::Error => LoggingLevel::Error,
+            LogLevel::Critical => LoggingLevel::Critical,
+            LogLevel::Alert => LoggingLevel::Alert,
+            LogLevel::Emergency => LoggingLevel::Emergency,
+        }
+    }
 }
 
 /// Something a server did that a subscriber may want to show as it happens.
@@ -386,6 +405,10 @@ pub struct CallOptions {
     /// Who answers the server's questions during this call, instead of the manager's handler:
     /// a connected client that can (see [`crate::Asker`]).
     pub asker: Option<crate::Asker>,
+    /// The least severe log message the caller wants during the call. A 2026-07-28 server
+    /// sends none unless the request asks (`_meta` `logLevel`), so it is asked at this level;
+    /// an older server sends what it sends.
+    pub logs: Option<LogLevel>,
 }
 
 /// One progress notification of a call.

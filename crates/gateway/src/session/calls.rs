@@ -24,30 +24,17 @@ fn refused_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// A server's log level as the protocol names it, and its rank (debug lowest).
-fn protocol_level(level: LogLevel) -> (LoggingLevel, u8) {
+/// A level as Toolgate's log names it.
+fn ours(level: LoggingLevel) -> LogLevel {
     match level {
-        LogLevel::Debug => (LoggingLevel::Debug, 0),
-        LogLevel::Info => (LoggingLevel::Info, 1),
-        LogLevel::Notice => (LoggingLevel::Notice, 2),
-        LogLevel::Warning => (LoggingLevel::Warning, 3),
-        LogLevel::Error => (LoggingLevel::Error, 4),
-        LogLevel::Critical => (LoggingLevel::Critical, 5),
-        LogLevel::Alert => (LoggingLevel::Alert, 6),
-        LogLevel::Emergency => (LoggingLevel::Emergency, 7),
-    }
-}
-
-fn rank(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
     }
 }
 
@@ -55,12 +42,12 @@ impl Session {
     /// The least severe log message this request's client wants during its call, or `None`
     /// for none: a 2026-07-28 request names it in its `_meta` (no level, no logs); an older
     /// session's `logging/setLevel` does, and without one it gets them all.
-    fn wanted_logs(&self, context: &RequestContext<RoleServer>) -> Option<u8> {
+    fn wanted_logs(&self, context: &RequestContext<RoleServer>) -> Option<LogLevel> {
         if context.meta.protocol_version().is_some() {
-            return context.meta.log_level().map(rank);
+            return context.meta.log_level().map(ours);
         }
         let set = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
-        Some(set.map_or(0, rank))
+        Some(set.map_or(LogLevel::Debug, ours))
     }
 
     /// Who answers the server's questions during this call: the client, when it speaks the
@@ -128,6 +115,7 @@ impl Session {
             // The user's own wait for an answer, as in chat.
             approval_timeout: self.host.settings().policy.approval_timeout(),
             asker: self.asker(client, &context),
+            server_logs: self.wanted_logs(&context),
             ..TurnOptions::default()
         };
         let agent = self.agent(client).await;
@@ -234,11 +222,10 @@ impl Session {
                 else {
                     continue;
                 };
-                let (level, severity) = protocol_level(level);
-                if from != server || severity < least {
+                if from != server || level < least {
                     continue;
                 }
-                let mut param = LoggingMessageNotificationParam::new(level, data);
+                let mut param = LoggingMessageNotificationParam::new(level.protocol(), data);
                 param.logger = logger;
                 if peer.notify_logging_message(param).await.is_err() {
                     return;

@@ -461,7 +461,7 @@ impl ServerManager {
         arguments: Value,
         options: CallOptions,
     ) -> Result<ToolOutput, McpError> {
-        let (peer, timeout, max_timeout, roots, context) = {
+        let (peer, timeout, max_timeout, roots, context, modern) = {
             let entries = self.entries.lock().await;
             let (entry, peer) = running(&entries, server)?;
             if !entry.tools.iter().any(|t| t.name == tool) {
@@ -481,7 +481,11 @@ impl ServerManager {
                 .config
                 .tool_context
                 .meta_for(options.conversation.as_deref());
-            (peer, timeout, max, entry.roots.clone(), context)
+            let modern = entry
+                .protocol_version
+                .as_deref()
+                .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+            (peer, timeout, max, entry.roots.clone(), context, modern)
         };
         if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
             return Err(McpError::Cancelled {
@@ -500,8 +504,7 @@ impl ServerManager {
             timeout,
             max_timeout,
             cancel: options.cancel.unwrap_or_default(),
-            meta: (!context.is_empty())
-                .then_some(RequestMetaObject(rmcp::model::MetaObject(context))),
+            meta: call_meta(context, options.logs.filter(|_| modern)),
             // Subscribed before the first request goes out, so no notification can be missed.
             progress: options
                 .progress
@@ -614,6 +617,18 @@ impl ServerManager {
             Err(e) => Err(call.service_error(e)),
         }
     }
+}
+
+/// A call's `_meta`: the tool context, and the log level asked of a 2026-07-28 server.
+fn call_meta(
+    context: serde_json::Map<String, Value>,
+    logs: Option<crate::LogLevel>,
+) -> Option<RequestMetaObject> {
+    let mut meta = RequestMetaObject(rmcp::model::MetaObject(context));
+    if let Some(level) = logs {
+        meta.set_log_level(level.protocol());
+    }
+    (!meta.0 .0.is_empty()).then_some(meta)
 }
 
 /// A round that only echoes state (no questions) is the server polling through us: wait a
