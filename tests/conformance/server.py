@@ -32,9 +32,17 @@ from typing import Any
 import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ToolsListChanged
 
 LOG = os.environ.get("CONFORMANCE_LOG")
+NAME = "toolgate-conformance-server"
+# `subscriptions/listen` at 2026-07-28: list changes published here reach every listener.
+BUS = InMemorySubscriptionBus()
+# The lists the trigger tools change.
+DYNAMIC = {"tool": False, "prompt": False}
 
 # A 1x1 PNG and a few samples of silent 8 kHz WAV: content the image and audio scenarios accept.
 PNG = base64.b64encode(
@@ -107,6 +115,20 @@ TOOLS = [
     tool("test_elicitation_sep1034_defaults", "Asks the user with a default for every field type"),
     tool("test_elicitation_sep1330_enums", "Asks the user with every kind of choice list"),
     tool("json_schema_2020_12_tool", "Takes input described with JSON Schema 2020-12", SCHEMA_2020_12),
+    # 2026-07-28 (multi-round requests, the stateless wire's checks).
+    tool("test_input_required_result_elicitation", "Asks the user's name first (input_required)"),
+    tool("test_input_required_result_sampling", "Asks the client's model first (input_required)"),
+    tool("test_input_required_result_list_roots", "Asks for the client's roots first (input_required)"),
+    tool("test_input_required_result_request_state", "Asks with a request state to echo"),
+    tool("test_input_required_result_multiple_inputs", "Asks three questions at once"),
+    tool("test_input_required_result_multi_round", "Asks twice, one question a round"),
+    tool("test_input_required_result_tampered_state", "Refuses a request state it did not seal"),
+    tool("test_input_required_result_capabilities", "Asks only what the client declared it can answer"),
+    tool("test_missing_capability", "Needs the client's sampling capability"),
+    tool("test_streaming_elicitation", "Asks the user something, as input_required"),
+    tool("test_logging_tool", "Logs a message, if the request asked for logs"),
+    tool("test_trigger_tool_change", "Adds or removes a tool"),
+    tool("test_trigger_prompt_change", "Adds or removes a prompt"),
 ]
 
 RESOURCES = [
@@ -140,6 +162,7 @@ PROMPTS = [
         "arguments": [{"name": "resourceUri", "description": "The resource's URI", "required": True}],
     },
     {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+    {"name": "test_input_required_result_prompt", "description": "A prompt that asks for its context first"},
 ]
 
 
@@ -335,7 +358,124 @@ async def run_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallT
         return result(text(f"Elicitation completed: action={answer.get('action')}, content={json.dumps(answer.get('content'))}"))
     if name == "json_schema_2020_12_tool":
         return result(text(f"Received: {json.dumps(arguments)}"))
+    modern = await modern_tool(ctx, name, params)
+    if modern is not None:
+        return modern
     raise MCPError(-32602, f"Unknown tool: {name}")
+
+
+def form(message: str, field: str, kind: str = "string") -> dict[str, Any]:
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "message": message,
+            "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]},
+        },
+    }
+
+
+def sample(prompt: str, tokens: int = 100) -> dict[str, Any]:
+    return {
+        "method": "sampling/createMessage",
+        "params": {"messages": [{"role": "user", "content": text(prompt)}], "maxTokens": tokens},
+    }
+
+
+ROOTS = {"method": "roots/list", "params": {}}
+
+
+def needs(questions: dict[str, Any], state: str | None = None) -> types.InputRequiredResult:
+    body: dict[str, Any] = {"inputRequests": questions}
+    if state is not None:
+        body["requestState"] = state
+    return types.InputRequiredResult.model_validate(body)
+
+
+def answers(params: Any) -> dict[str, Any]:
+    """The client's answers, as plain JSON; an answer that is not an object is refused."""
+    found = {k: plain(v) for k, v in (params.input_responses or {}).items()}
+    for key, value in found.items():
+        if not isinstance(value, dict):
+            raise MCPError(-32602, f"the answer to {key} is not an object", {"key": key})
+    return found
+
+
+def content_of(answer: dict[str, Any]) -> dict[str, Any]:
+    return answer.get("content") if isinstance(answer.get("content"), dict) else {}
+
+
+def client_capabilities(ctx: Any) -> dict[str, Any]:
+    meta = ctx.meta or {}
+    declared = meta.get(types.CLIENT_CAPABILITIES_META_KEY)
+    return plain(declared) or {}
+
+
+async def modern_tool(ctx: Any, name: str, params: Any) -> Any:
+    """The 2026-07-28 fixtures; `None` when `name` is not one of them."""
+    got = answers(params)
+    state = params.request_state
+    if name in ("test_input_required_result_elicitation", "test_streaming_elicitation"):
+        if "user_name" not in got:
+            return needs({"user_name": form("What is your name?", "name")})
+        return result(text(f"Hello, {content_of(got['user_name']).get('name')}!"))
+    if name == "test_input_required_result_sampling":
+        if "capital_question" not in got:
+            return needs({"capital_question": sample("What is the capital of France?")})
+        said = got["capital_question"].get("content", {})
+        return result(text(f"The model said: {said.get('text') if isinstance(said, dict) else said}"))
+    if name == "test_input_required_result_list_roots":
+        if "client_roots" not in got:
+            return needs({"client_roots": ROOTS})
+        uris = [r.get("uri") for r in got["client_roots"].get("roots", [])]
+        return result(text(f"Your roots: {', '.join(str(u) for u in uris) or '(none)'}"))
+    if name == "test_input_required_result_request_state":
+        if "confirm" not in got or state != "awaiting-confirmation":
+            return needs({"confirm": form("Please confirm", "ok", "boolean")}, "awaiting-confirmation")
+        return result(text(f"state-ok: confirmed={content_of(got['confirm']).get('ok')}"))
+    if name == "test_input_required_result_multiple_inputs":
+        wanted = {
+            "user_name": form("What is your name?", "name"),
+            "greeting": sample("Generate a greeting", 50),
+            "client_roots": ROOTS,
+        }
+        if not set(wanted) <= set(got) or state != "three-questions":
+            return needs(wanted, "three-questions")
+        return result(text(f"All three answered for {content_of(got['user_name']).get('name')}"))
+    if name == "test_input_required_result_multi_round":
+        if state == "round-2" and "step2" in got:
+            return result(text(f"Done: favourite colour {content_of(got['step2']).get('color')}"))
+        if state == "round-1" and "step1" in got:
+            return needs({"step2": form("Step 2: What is your favorite color?", "color")}, "round-2")
+        return needs({"step1": form("Step 1: What is your name?", "name")}, "round-1")
+    if name == "test_input_required_result_tampered_state":
+        if state is None:
+            return needs({"confirm": form("Please confirm", "ok", "boolean")}, "untampered")
+        return result(text("state-ok: the state came back as sealed"))
+    if name == "test_input_required_result_capabilities":
+        declared = client_capabilities(ctx)
+        wanted = {}
+        if "elicitation" in declared:
+            wanted["user_name"] = form("What is your name?", "name")
+        if "sampling" in declared:
+            wanted["greeting"] = sample("Generate a greeting", 50)
+        if "roots" in declared:
+            wanted["client_roots"] = ROOTS
+        if not wanted or set(wanted) <= set(got):
+            return result(text(f"Asked only what was declared: {sorted(wanted)}"))
+        return needs(wanted)
+    if name == "test_missing_capability":
+        if "sampling" not in client_capabilities(ctx):
+            raise MCPError(-32021, "this tool needs the sampling capability", {"requiredCapabilities": {"sampling": {}}})
+        return result(text("The client declared sampling"))
+    if name == "test_logging_tool":
+        await ctx.session.send_log_message("info", "a message from test_logging_tool", related_request_id=ctx.request_id)
+        return result(text("Logged (if the request asked for logs)"))
+    if name in ("test_trigger_tool_change", "test_trigger_prompt_change"):
+        kind = "tool" if name == "test_trigger_tool_change" else "prompt"
+        DYNAMIC[kind] = not DYNAMIC[kind]
+        await BUS.publish(ToolsListChanged() if kind == "tool" else PromptsListChanged())
+        return result(text(f"The {kind} list changed"))
+    return None
 
 
 def embedded(uri: str, body: str) -> dict[str, Any]:
@@ -343,7 +483,8 @@ def embedded(uri: str, body: str) -> dict[str, Any]:
 
 
 async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-    return types.ListToolsResult.model_validate({"tools": TOOLS})
+    extra = [tool("test_dynamic_tool", "Appears and goes with test_trigger_tool_change")] if DYNAMIC["tool"] else []
+    return types.ListToolsResult.model_validate({"tools": TOOLS + extra})
 
 
 async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
@@ -383,12 +524,19 @@ async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types
 
 
 async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-    return types.ListPromptsResult.model_validate({"prompts": PROMPTS})
+    extra = [{"name": "test_dynamic_prompt", "description": "Appears and goes with test_trigger_prompt_change"}]
+    return types.ListPromptsResult.model_validate({"prompts": PROMPTS + (extra if DYNAMIC["prompt"] else [])})
 
 
-async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
     arguments = params.arguments or {}
     log(event="prompt", name=params.name, arguments=arguments)
+    if params.name == "test_input_required_result_prompt":
+        got = answers(params)
+        if "user_context" not in got:
+            return needs({"user_context": form("What context should the prompt use?", "context")})
+        said = f"Use this context: {content_of(got['user_context']).get('context')}"
+        return types.GetPromptResult.model_validate({"messages": [{"role": "user", "content": text(said)}]})
     if params.name == "test_simple_prompt":
         messages = [{"role": "user", "content": text("This is a simple prompt for testing.")}]
     elif params.name == "test_prompt_with_arguments":
@@ -427,7 +575,7 @@ def main() -> None:
         # Logging and subscriptions are deprecated at 2026-07-28; the 2025 scenarios need them.
         warnings.simplefilter("ignore")
         server = Server(
-            "toolgate-conformance-server",
+            NAME,
             version="1.0.0",
             on_list_tools=list_tools,
             on_call_tool=call_tool,
@@ -440,7 +588,11 @@ def main() -> None:
             on_get_prompt=get_prompt,
             on_completion=complete,
             on_set_logging_level=set_level,
+            on_subscriptions_listen=ListenHandler(BUS),
         )
+    # A request state is sealed on its way out and checked on its way back in (HMAC): a
+    # tampered one is refused before any tool sees it.
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=NAME))
     app = server.streamable_http_app(host="127.0.0.1")
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
