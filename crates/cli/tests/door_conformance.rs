@@ -20,7 +20,9 @@
 //! 2026-07-28 to it, the same era on both legs as the direct run has; and the case a user meets
 //! most, a 2025-11-25 client through the door to a server Toolgate speaks 2026-07-28 to (as it
 //! does to any server that offers it): there the server's questions come as `input_required`
-//! and reach the client as requests, and its log messages are asked for per call.
+//! and reach the client as requests, and its log messages are asked for per call. At 2026-07-28
+//! on both legs, the server's questions go back to the suite's client as its own call's
+//! `input_required` result, and its answers, sent with the call again, reach the server.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -330,57 +332,6 @@ fn the_door_passes_every_2025_scenario_the_server_passes() {
     compare("2025-11-25", Some("2025-11-25"), CALLS_2025, &[]);
 }
 
-/// A 2026-07-28 client's call whose server asks something first.
-const QUESTIONS_NOT_RETURNED: &str = "the server's input_required questions are answered by \
-    Toolgate (at the gate; refused with nobody to ask) instead of being returned to the \
-    2026-07-28 client as its own call's input_required result";
-
-/// What the door does not yet pass on for a 2026-07-28 client.
-const GAPS_2026: &[(&str, &str)] = &[
-    (
-        "input-required-result-basic-elicitation",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    (
-        "input-required-result-basic-sampling",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    (
-        "input-required-result-basic-list-roots",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    (
-        "input-required-result-request-state",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    (
-        "input-required-result-multiple-input-requests",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    ("input-required-result-multi-round", QUESTIONS_NOT_RETURNED),
-    (
-        "input-required-result-non-tool-request",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    ("input-required-result-result-type", QUESTIONS_NOT_RETURNED),
-    (
-        "input-required-result-tampered-state",
-        QUESTIONS_NOT_RETURNED,
-    ),
-    (
-        "input-required-result-capability-check",
-        "Toolgate calls the server with its own client capabilities (it can answer any question \
-         at the gate), not the 2026-07-28 client's, so the server asks what the client did not \
-         declare",
-    ),
-    (
-        "server-stateless",
-        "test_missing_capability: Toolgate calls the server with its own client capabilities, \
-         which include sampling, so the server does not refuse with -32021 as it would the \
-         client that declared none",
-    ),
-];
-
 #[test]
 fn the_door_passes_every_2026_scenario_the_server_passes() {
     compare(
@@ -391,8 +342,10 @@ fn the_door_passes_every_2026_scenario_the_server_passes() {
             "test_error_handling",
             "test_image_content",
             "test_tool_with_progress",
+            "test_input_required_result_elicitation",
+            "test_input_required_result_multi_round",
         ],
-        GAPS_2026,
+        &[],
     );
 }
 

@@ -6,20 +6,21 @@
 //! user. [`ClientAsker`] sends it to the client on the call's own stream (the request is marked
 //! as the call's, so a Streamable HTTP client gets it on the call's response, not only on its
 //! standalone stream) and passes the answer back unchanged. Only a client that declared the
-//! capability gets one; otherwise, and for 2026-07-28 clients (which a server may not send
-//! requests to), the question goes to Toolgate's gate as before. See `toolgate_mcp::Asker`.
+//! capability gets one; otherwise the question goes to Toolgate's gate as before. A 2026-07-28
+//! client (which a server may not send requests to) gets its server's questions as its own
+//! call's `input_required` result instead ([`ClientRounds`]). See `toolgate_mcp::Asker`.
 #![allow(deprecated)]
 
 use async_trait::async_trait;
 use rmcp::model::{
     ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, GetExtensions, RequestId,
-    ServerRequest,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, GetExtensions, InputRequest,
+    InputRequests, InputResponses, RequestId, ServerRequest,
 };
 use rmcp::service::{OriginatingRequestId, PeerRequestOptions, ServiceError};
 use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
-use toolgate_mcp::ServerRequests;
+use toolgate_mcp::{Rounds, ServerRequests};
 
 pub(crate) struct ClientAsker {
     peer: Peer<RoleServer>,
@@ -118,5 +119,101 @@ impl ServerRequests for ClientAsker {
                 None,
             )),
         }
+    }
+}
+
+/// A 2026-07-28 client's call: the server's questions go back to the client whole, as the
+/// call's own `input_required` result (`session/rounds.rs`), and its answers come back here.
+/// A server of the older era asks one question at a time, by request: each is one round.
+#[derive(Clone)]
+pub(crate) struct ClientRounds {
+    rounds: tokio::sync::mpsc::Sender<crate::rounds::Round>,
+    client: String,
+}
+
+impl ClientRounds {
+    pub(crate) fn new(
+        rounds: tokio::sync::mpsc::Sender<crate::rounds::Round>,
+        client: String,
+    ) -> Self {
+        Self { rounds, client }
+    }
+
+    /// One question as a round of its own: its answer.
+    async fn one(
+        &self,
+        server: &str,
+        question: InputRequest,
+        cancel: CancellationToken,
+    ) -> Result<serde_json::Value, ErrorData> {
+        let mut answers = self
+            .round(server, [("question".to_owned(), question)].into(), cancel)
+            .await
+            .map_err(|e| ErrorData::new(ErrorCode(-32603), e, None))?;
+        answers.remove("question").ok_or_else(|| {
+            ErrorData::new(
+                ErrorCode(-32603),
+                format!("{} sent the call again without an answer", self.client),
+                None,
+            )
+        })
+    }
+}
+
+#[async_trait]
+impl Rounds for ClientRounds {
+    async fn round(
+        &self,
+        server: &str,
+        questions: InputRequests,
+        cancel: CancellationToken,
+    ) -> Result<InputResponses, String> {
+        tracing::info!(client = %self.client, server, "passing a server's questions to the client that made the call, as its input_required result");
+        let (answers, answered) = tokio::sync::oneshot::channel();
+        let round = crate::rounds::Round { questions, answers };
+        if self.rounds.send(round).await.is_err() {
+            return Err(format!("{}'s call is over", self.client));
+        }
+        tokio::select! {
+            answered = answered => answered.map_err(|_| {
+                format!("{} did not answer (its round was given up, or it went away)", self.client)
+            }),
+            () = cancel.cancelled() => Err("the question was taken back".to_owned()),
+        }
+    }
+}
+
+#[async_trait]
+impl ServerRequests for ClientRounds {
+    async fn create_message(
+        &self,
+        server: &str,
+        params: CreateMessageRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let question = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+        let answer = self.one(server, question, cancel).await?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::invalid_params(
+                format!("{}'s answer is not a sampling result: {e}", self.client),
+                None,
+            )
+        })
+    }
+
+    async fn elicit(
+        &self,
+        server: &str,
+        params: ElicitRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<ElicitResult, ErrorData> {
+        let question = InputRequest::Elicitation(ElicitRequest::new(params));
+        let answer = self.one(server, question, cancel).await?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::invalid_params(
+                format!("{}'s answer is not an elicitation result: {e}", self.client),
+                None,
+            )
+        })
     }
 }

@@ -30,6 +30,7 @@
 mod asker;
 pub mod door;
 mod frame;
+mod rounds;
 mod session;
 pub mod shim;
 

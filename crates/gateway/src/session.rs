@@ -4,12 +4,15 @@
 //!
 //! - `lists.rs`: the lists the client sees (tools, resources and their templates, prompts), the
 //!   wait before its first list, and telling it when they change;
-//! - `calls.rs`: a `tools/call`, through the host's gated agent, with the server's progress,
-//!   logs and questions passed to the client.
+//! - `calls.rs`: a `tools/call` (and `prompts/get`), through the host's gated agent, with the
+//!   server's progress, logs and questions passed to the client;
+//! - `waiting.rs`: a call waited for by its request, and resumed by the client's next one after
+//!   a round of questions (see `crate::rounds`).
 #![allow(deprecated)]
 
 mod calls;
 mod lists;
+mod waiting;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +51,8 @@ pub(crate) struct ClientState {
     /// across its calls (see `toolgate_agent::Exposure`).
     connection: Connection,
     calls: Arc<Semaphore>,
+    /// Calls waiting for this client's answers to their server's questions.
+    waiting: crate::rounds::Waiting,
 }
 
 impl Default for ClientState {
@@ -55,6 +60,7 @@ impl Default for ClientState {
         Self {
             connection: Connection::default(),
             calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
+            waiting: Default::default(),
         }
     }
 }
@@ -498,14 +504,8 @@ impl ServerHandler for Session {
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("there is no prompt {}", request.name), None)
             })?;
-        let mut got = self
-            .host
-            .servers
-            .get_prompt(&server, &prompt.name, request.arguments)
+        self.prompt(&client, (server, prompt.name), request, context)
             .await
-            .map_err(failed)?;
-        got.result_type = Some(ResultType::COMPLETE);
-        Ok(GetPromptResponse::Complete(got))
     }
 }
 

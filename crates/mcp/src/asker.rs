@@ -83,10 +83,31 @@ impl ServerRequests for DeclineServerRequests {
     }
 }
 
+/// A caller that takes a server's whole round of questions to its own client and brings the
+/// answers back: a 2026-07-28 client, to whom the questions go as its own call's
+/// `input_required` result, answered when it sends the call again.
+#[async_trait]
+pub trait Rounds: Send + Sync + 'static {
+    /// The answers to `questions` (keyed as asked), or why there are none. `cancel` fires
+    /// when the call is given up.
+    async fn round(
+        &self,
+        server: &str,
+        questions: rmcp::model::InputRequests,
+        cancel: CancellationToken,
+    ) -> Result<rmcp::model::InputResponses, String>;
+}
+
 /// A caller that answers a server's questions during its own call, and which kinds it can.
 #[derive(Clone)]
 pub struct Asker {
     pub handler: Arc<dyn ServerRequests>,
+    /// Takes a 2026-07-28 server's rounds of questions whole, every kind (roots included),
+    /// instead of `handler` answering them one by one.
+    pub rounds: Option<Arc<dyn Rounds>>,
+    /// What a 2026-07-28 server is told the caller can answer (its `clientCapabilities`),
+    /// instead of Toolgate's own: the client's, since the client is the one asked.
+    pub capabilities: Option<rmcp::model::ClientCapabilities>,
     /// It declared `sampling`.
     pub sampling: bool,
     /// It declared `elicitation` (form questions).
@@ -101,6 +122,7 @@ impl std::fmt::Debug for Asker {
             .field("sampling", &self.sampling)
             .field("forms", &self.forms)
             .field("urls", &self.urls)
+            .field("rounds", &self.rounds.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -199,6 +221,8 @@ mod tests {
     fn asker(sampling: bool) -> Asker {
         Asker {
             handler: Arc::new(DeclineServerRequests),
+            rounds: None,
+            capabilities: None,
             sampling,
             forms: true,
             urls: false,

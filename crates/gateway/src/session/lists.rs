@@ -167,7 +167,7 @@ impl Session {
     }
 
     /// A client by name, for what only needs its view (its profile), not its calls.
-    fn client_named(&self, name: &str) -> super::Client {
+    pub(super) fn client_named(&self, name: &str) -> super::Client {
         super::Client {
             name: name.to_owned(),
             state: match &self.who {
