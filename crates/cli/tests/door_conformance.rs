@@ -79,11 +79,23 @@ fn suite() -> (PathBuf, PathBuf) {
     (node, suite)
 }
 
-/// Kills a child process when dropped, so a failing test leaves nothing running.
+/// Stops a child process when dropped, so a failing test leaves nothing running: SIGTERM
+/// first, as a service manager would (`toolgate serve` then removes its socket), SIGKILL if it
+/// is still there after five seconds.
 struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
