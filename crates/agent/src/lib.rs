@@ -88,6 +88,12 @@ pub struct TurnOptions {
     /// schema given in words; either way the answer is validated, and an invalid one gets one
     /// round to be repaired.
     pub answer_schema: Option<serde_json::Value>,
+    /// Who answers the servers' questions (sampling, elicitation) during this turn's calls
+    /// instead of the gate: a connected client that can (see `toolgate_mcp::Asker`).
+    pub asker: Option<toolgate_mcp::Asker>,
+    /// The least severe log message of the servers' the caller wants during its calls (see
+    /// `toolgate_mcp::CallOptions::logs`).
+    pub server_logs: Option<toolgate_mcp::LogLevel>,
 }
 
 impl Default for TurnOptions {
@@ -100,6 +106,8 @@ impl Default for TurnOptions {
             retry_delay: Duration::from_secs(1),
             approval_timeout: Duration::from_secs(600),
             answer_schema: None,
+            asker: None,
+            server_logs: None,
         }
     }
 }

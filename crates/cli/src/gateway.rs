@@ -1,25 +1,41 @@
-//! `toolgate serve` and `toolgate connect`: the gateway without the app, and the stdio shim
-//! other hosts launch to reach it.
+//! `toolgate serve` and `toolgate connect`: the gateway without the app (and its HTTP door), and
+//! the stdio shim other hosts launch to reach it.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
 use toolgate_gateway::shim::{self, ConnectOptions};
-use toolgate_gateway::Gateway;
+use toolgate_gateway::{Gateway, HttpDoor};
 
 use crate::context::Context;
 
 /// Serves the gateway on this data folder until Ctrl-C or SIGTERM, with the folder's servers
-/// started. What the rules leave to the user is asked at this terminal, if there is one.
-pub async fn serve(ctx: Context) -> Result<u8> {
+/// started, and the HTTP door at `http` (else where the settings say, when their switch is on).
+/// What the rules leave to the user is asked at this terminal, if there is one.
+pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u8> {
     let host = ctx.host.clone();
     let gateway = Gateway::bind(host.clone(), toolgate_gateway::socket_path(host.data_dir()))?;
     let stop = gateway.stopper();
+    let settings = host.door_settings();
+    let door = match http.or(settings.enabled.then_some(settings.address)) {
+        Some(address) => Some(HttpDoor::bind(host.clone(), address)?),
+        None => None,
+    };
     eprintln!(
         "toolgate serve: the gateway is listening at {}.\nConnect a host with the command `toolgate connect` (see `toolgate connect --help`). Ctrl-C stops it.",
         gateway.path().display()
     );
+    let door = door.map(|door| {
+        // Printed on stdout too, alone, so a script that asked for port 0 can read it.
+        println!("{}", door.url());
+        eprintln!(
+            "toolgate serve: the HTTP door is open at {}; each client needs a token (`toolgate door token add NAME`).",
+            door.url()
+        );
+        let closer = door.stopper();
+        (closer, tokio::spawn(door.serve()))
+    });
     if let Some(why) = host.gate.nobody_to_ask() {
         eprintln!("toolgate serve: calls your rules do not allow are refused ({why}).");
     }
@@ -34,6 +50,10 @@ pub async fn serve(ctx: Context) -> Result<u8> {
     stop.cancel();
     starting.abort();
     let _ = serving.await;
+    if let Some((closer, door)) = door {
+        closer.cancel();
+        let _ = door.await;
+    }
     host.shutdown("Toolgate is stopping").await;
     Ok(0)
 }

@@ -4,6 +4,7 @@
 
 mod approve;
 mod context;
+mod door;
 mod gateway;
 mod hosts;
 mod manage;
@@ -116,9 +117,20 @@ enum Command {
     #[command(subcommand)]
     Hosts(Hosts),
     /// Run the gateway without the app (a server, an SSH session): hosts connect with
-    /// `toolgate connect`. Calls your rules leave open are asked here when this is a terminal,
-    /// else refused.
-    Serve,
+    /// `toolgate connect`, or over HTTP with --http. Calls your rules leave open are asked here
+    /// when this is a terminal, else refused.
+    Serve {
+        /// Also open the HTTP door at this loopback address (127.0.0.1:PORT; port 0: any free
+        /// port), for hosts and containers that speak only HTTP: MCP over Streamable HTTP at
+        /// http://ADDRESS/mcp, each client with a token from `toolgate door token add NAME`.
+        /// Without it the door opens when the window's switch is on.
+        #[arg(long, value_name = "ADDRESS")]
+        http: Option<std::net::SocketAddr>,
+    },
+    /// The HTTP door's tokens (`toolgate serve --http`, or the window's HTTP door): every client
+    /// needs one, named after it.
+    #[command(subcommand)]
+    Door(Door),
     /// Print Toolgate's Client ID Metadata Document for URL: host it there (https), and that
     /// address is Toolgate's client id, without registering, with every authorization server
     /// that accepts such documents. Name it in a server's settings as oauth.clientMetadataUrl.
@@ -224,6 +236,32 @@ enum Hosts {
 }
 
 #[derive(Subcommand)]
+enum Door {
+    /// Issue, list or revoke the tokens clients of the HTTP door present.
+    #[command(subcommand)]
+    Token(DoorToken),
+}
+
+#[derive(Subcommand)]
+enum DoorToken {
+    /// Issue a token for the client NAME and print it (only this once). NAME is how the client
+    /// is known: on approval cards and in the log, in rules limited to a client, and as its
+    /// gateway profile, exactly as `toolgate connect --profile NAME`. The token goes in the
+    /// keychain; the client sends it as `Authorization: Bearer <token>`.
+    Add {
+        /// Letters, digits, '-', '_' or '.' (e.g. claude-web, ci-runner).
+        name: String,
+    },
+    /// The clients holding a token, by name (never the tokens).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke NAME's token: the door refuses it from then on.
+    Revoke { name: String },
+}
+
+#[derive(Subcommand)]
 enum Tools {
     /// Each tool by the name the model sees, and the server and tool it routes to.
     List {
@@ -272,7 +310,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             | Command::Call { .. }
             | Command::Chat { .. }
             | Command::Run { .. }
-            | Command::Serve
+            | Command::Serve { .. }
     );
     let mut ctx = context::Context::load(data_dir, runs_servers)?;
     match cli.command {
@@ -318,7 +356,12 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         } => manage::import(&mut ctx, &file, keep_secrets_in_settings, dry_run).await,
         Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name),
         Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name),
-        Command::Serve => gateway::serve(ctx).await,
+        Command::Serve { http } => gateway::serve(ctx, http).await,
+        Command::Door(Door::Token(command)) => match command {
+            DoorToken::Add { name } => door::token_add(&ctx, &name),
+            DoorToken::List { json } => door::token_list(&ctx, json),
+            DoorToken::Revoke { name } => door::token_revoke(&ctx, &name),
+        },
         Command::Hosts(Hosts::List) => hosts::list(&ctx),
         Command::Hosts(Hosts::Connect {
             host,

@@ -1,6 +1,6 @@
 //! Signing in, measured by the official MCP conformance suite: every core client authorization
 //! scenario of `@modelcontextprotocol/conformance` (installed by the set-up in
-//! `conformance-suite/`, with the Node.js 22 it needs), each run against the `toolgate` CLI
+//! `tests/conformance/`, with the Node.js 22 it needs), each run against the `toolgate` CLI
 //! through `tests/oauth/conformance_client.sh`, which drives it as a user would (add the server
 //! by its address, sign in with the stand-in browser, list and call its tools). A scenario passes
 //! when the suite records no failed check; the suite's own verdicts are read from its
@@ -63,7 +63,7 @@ const KNOWN_WARNINGS: [(&str, &str); 1] = [(
 )];
 
 fn suite_bin() -> PathBuf {
-    let bin = repo_root().join("conformance-suite/node_modules/.bin");
+    let bin = repo_root().join("tests/conformance/node_modules/.bin");
     assert!(
         bin.join("conformance").exists(),
         "{} is missing: run the README's test command, which installs the conformance suite",

@@ -19,11 +19,18 @@
 //! - **Every `tools/call`** goes through [`toolgate_agent::Agent::call_for_client`]: the same
 //!   catalog, rules, gate, fingerprints, pause and audit as a chat call, with the client named
 //!   on the card and in the log. A refusal is an `isError` result that says why.
+//! - **Or over HTTP:** the [`door`] serves the same sessions over Streamable HTTP on loopback,
+//!   to clients holding a token Toolgate issued.
+//! - **Questions during a call** (sampling, elicitation) go to the client that made it, when it
+//!   said it can answer them ([`asker`]); otherwise to the gate.
 //! - **Ends:** a client that goes away has its running calls cancelled at their servers
 //!   (`notifications/cancelled`); stopping the gateway ends every connection, and each shim
 //!   says so on stderr.
 
+mod asker;
+pub mod door;
 mod frame;
+mod rounds;
 mod session;
 pub mod shim;
 
@@ -35,6 +42,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 use toolgate_host::Host;
 
+pub use door::HttpDoor;
 pub use frame::MAX_MESSAGE;
 pub use session::MAX_CALLS_PER_CLIENT;
 
@@ -48,6 +56,13 @@ pub enum GatewayError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("could not open the HTTP door at {address}: {source} (is another program, or another Toolgate, using that port? choose another with --http 127.0.0.1:PORT)")]
+    Door {
+        address: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    NotLoopback(String),
 }
 
 /// The first line a shim sends, before any MCP message.

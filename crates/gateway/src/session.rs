@@ -1,26 +1,37 @@
 //! One connected client: what it sees (its profile's catalog, resources and prompts) and how
-//! its calls pass the gate.
+//! its calls pass the gate. The same [`Session`] serves the socket's clients and the HTTP door's;
+//! they differ only in how the client is known ([`Who`]).
+//!
+//! - `lists.rs`: the lists the client sees (tools, resources and their templates, prompts), the
+//!   wait before its first list, and telling it when they change;
+//! - `calls.rs`: a `tools/call` (and `prompts/get`), through the host's gated agent, with the
+//!   server's progress, logs and questions passed to the client;
+//! - `waiting.rs`: a call waited for by its request, and resumed by the client's next one after
+//!   a round of questions (see `crate::rounds`).
+#![allow(deprecated)]
 
+mod calls;
+mod lists;
+mod waiting;
+
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    Prompt, ReadResourceRequestParams, ReadResourceResponse, Resource, ResultType,
-    ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ErrorCode,
+    Extensions, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    Reference, ResultType, ServerCapabilities, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{Agent, CallOutcome, TurnEvent, TurnOptions};
+use toolgate_agent::Agent;
 use toolgate_host::{Caller, Connection, Host};
-use toolgate_llm::ToolCall;
-use toolgate_mcp::{ServerSnapshot, ServerStatus};
 
 /// Calls one client may have running or waiting at once; past it, a call is refused at once
 /// with an error saying so, rather than queued without end.
@@ -34,293 +45,233 @@ error result that says why. Do not retry a denied call.";
 /// The name a client is known by when it gives none.
 const UNNAMED: &str = "a connected client";
 
+/// What is kept for one client across its calls.
+pub(crate) struct ClientState {
+    /// For a connected client, the connection is the conversation: what it has read is kept
+    /// across its calls (see `toolgate_agent::Exposure`).
+    connection: Connection,
+    calls: Arc<Semaphore>,
+    /// Calls waiting for this client's answers to their server's questions.
+    waiting: crate::rounds::Waiting,
+}
+
+impl Default for ClientState {
+    fn default() -> Self {
+        Self {
+            connection: Connection::default(),
+            calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
+            waiting: Default::default(),
+        }
+    }
+}
+
+/// The HTTP door's clients, by their token's name. Each is one conversation for as long as
+/// the door is open, whichever of its sessions (or, at 2026-07-28, requests) a call comes in:
+/// what any of them read counts for all, which can only make the gate ask more.
+#[derive(Default)]
+pub(crate) struct DoorClients(Mutex<HashMap<String, Arc<ClientState>>>);
+
+impl DoorClients {
+    fn get(&self, name: &str) -> Arc<ClientState> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name.to_owned())
+            .or_default()
+            .clone()
+    }
+}
+
+/// The name the door's guard found for a request's token, put in the request's extensions.
+#[derive(Debug, Clone)]
+pub(crate) struct DoorCaller(pub String);
+
+/// How a session's client is known.
+#[derive(Clone)]
+pub(crate) enum Who {
+    /// A client on the socket: the profile its shim named (`toolgate connect --profile NAME`),
+    /// else its own `clientInfo.name`; one connection.
+    Socket {
+        profile: Option<String>,
+        state: Arc<ClientState>,
+    },
+    /// A client of the HTTP door: named by the token on each request, which picks its profile
+    /// as `--profile` does. A session stays with the token that opened it.
+    Door {
+        clients: Arc<DoorClients>,
+        bound: Arc<OnceLock<String>>,
+    },
+}
+
+/// The client behind one request.
+pub(crate) struct Client {
+    /// As the gate's card, the audit log, client-limited rules and profiles name it.
+    pub name: String,
+    pub state: Arc<ClientState>,
+}
+
 #[derive(Clone)]
 pub(crate) struct Session {
     host: Arc<Host>,
-    /// `toolgate connect --profile NAME`; otherwise the client's own name picks the profile.
-    profile: Option<String>,
-    /// Cancelled when the client's connection ends: its running calls stop at their servers.
+    who: Who,
+    /// Cancelled when the client's connection ends (or the door closes): its running calls
+    /// stop at their servers.
     closed: CancellationToken,
-    calls: Arc<Semaphore>,
     /// Whether list changes are already followed for an older-era client.
     watching: Arc<AtomicBool>,
-    /// This client's connection: for a connected client, the connection is the conversation
-    /// (what it has read is kept across its calls; see `toolgate_agent::Exposure`).
-    connection: Arc<Connection>,
     /// Whether this client's first lists have waited for the servers that were starting.
     settled: Arc<AtomicBool>,
     /// Whether the log already says what the first lists wait for.
     said_waiting: Arc<AtomicBool>,
-}
-
-/// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
-/// stream (which rmcp filters to what the client asked for).
-enum Listener {
-    Session(rmcp::Peer<RoleServer>),
-    Subscription(rmcp::service::SubscriptionSink),
-}
-
-#[derive(Clone, Copy)]
-enum ListKind {
-    Tools,
-    Resources,
-    Prompts,
-}
-
-impl Listener {
-    /// Tells the client; false once it cannot be told any more.
-    async fn changed(&self, kind: ListKind) -> bool {
-        match (self, kind) {
-            (Listener::Session(peer), ListKind::Tools) => {
-                peer.notify_tool_list_changed().await.is_ok()
-            }
-            (Listener::Session(peer), ListKind::Resources) => {
-                peer.notify_resource_list_changed().await.is_ok()
-            }
-            (Listener::Session(peer), ListKind::Prompts) => {
-                peer.notify_prompt_list_changed().await.is_ok()
-            }
-            (Listener::Subscription(sink), kind) => {
-                let sent = match kind {
-                    ListKind::Tools => sink.notify_tool_list_changed().await,
-                    ListKind::Resources => sink.notify_resource_list_changed().await,
-                    ListKind::Prompts => sink.notify_prompt_list_changed().await,
-                };
-                // A kind the client did not ask for is not sent, and is no reason to stop.
-                matches!(
-                    sent,
-                    Ok(()) | Err(rmcp::service::SubscriptionSendError::NotificationNotAccepted(_))
-                )
-            }
-        }
-    }
-}
-
-fn refused_result(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
+    /// `logging/setLevel`: the least severe of the servers' log messages passed on during this
+    /// client's calls; `None`: all of them.
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// The resources this client subscribed to, as (server, URI).
+    subscribed: Arc<Mutex<BTreeSet<(String, String)>>>,
 }
 
 impl Session {
+    /// A client of the socket.
     pub(crate) fn new(host: Arc<Host>, profile: Option<String>, closed: CancellationToken) -> Self {
+        let who = Who::Socket {
+            profile,
+            state: Arc::default(),
+        };
+        Self::with(host, who, closed)
+    }
+
+    /// A session (or, at 2026-07-28, a request) of the HTTP door.
+    pub(crate) fn for_door(
+        host: Arc<Host>,
+        clients: Arc<DoorClients>,
+        closed: CancellationToken,
+    ) -> Self {
+        let who = Who::Door {
+            clients,
+            bound: Arc::default(),
+        };
+        Self::with(host, who, closed)
+    }
+
+    fn with(host: Arc<Host>, who: Who, closed: CancellationToken) -> Self {
         Self {
             host,
-            profile,
+            who,
             closed,
-            calls: Arc::new(Semaphore::new(MAX_CALLS_PER_CLIENT)),
-            watching: Arc::new(AtomicBool::new(false)),
-            connection: Arc::new(Connection::default()),
-            settled: Arc::new(AtomicBool::new(false)),
-            said_waiting: Arc::new(AtomicBool::new(false)),
+            watching: Arc::default(),
+            settled: Arc::default(),
+            said_waiting: Arc::default(),
+            log_level: Arc::default(),
+            subscribed: Arc::default(),
         }
     }
 
-    /// The servers this client's profile shows that are enabled and still on their way up
-    /// (not started yet, or starting), by name. A server that is ready, failed, retrying after
-    /// a failure or waiting for a sign-in is settled: waiting would not bring its tools.
-    async fn starting(&self, client: &str) -> Vec<String> {
-        let only = self.host.client_view(client).servers;
-        let snapshot = self.host.servers.snapshot().await;
-        self.host
-            .settings()
-            .servers
-            .iter()
-            .filter(|s| s.enabled && only.as_ref().is_none_or(|o| o.contains(&s.id)))
-            .filter(|s| {
-                snapshot
-                    .iter()
-                    .find(|snap| snap.id == s.id)
-                    .is_none_or(|snap| {
-                        matches!(snap.status, ServerStatus::Starting | ServerStatus::Stopped)
-                    })
-            })
-            .map(|s| s.name.clone())
-            .collect()
-    }
-
-    /// Before a client's first list is answered: waits until the servers its profile shows
-    /// that are starting are ready or have failed, at most the gateway's first-list wait. A
-    /// host that lists once (many do) would otherwise keep a short list; later changes reach it
-    /// as `list_changed`. Says in the log which servers it waited for.
-    async fn first_lists_settled(&self, client: &str) {
-        if self.settled.load(Ordering::SeqCst) {
-            return;
-        }
-        let wait = self.host.settings().gateway.first_list_wait();
-        let deadline = tokio::time::Instant::now() + wait;
-        let mut changes = self.host.servers.subscribe();
-        let mut told = false;
-        loop {
-            let starting = self.starting(client).await;
-            if starting.is_empty() {
-                if told && !self.settled.swap(true, Ordering::SeqCst) {
-                    tracing::info!(%client, "the servers it waited for are settled; answering its list");
+    /// Who asks: for the socket, the profile chosen with `--profile`, else the client's
+    /// `clientInfo.name`; for the door, its token's name.
+    pub(crate) fn client(
+        &self,
+        extensions: &Extensions,
+        info: Option<Implementation>,
+    ) -> Result<Client, ErrorData> {
+        match &self.who {
+            Who::Socket { profile, state } => Ok(Client {
+                name: profile
+                    .clone()
+                    .or_else(|| info.map(|i| i.name))
+                    .filter(|n| !n.trim().is_empty())
+                    .unwrap_or_else(|| UNNAMED.to_owned()),
+                state: state.clone(),
+            }),
+            Who::Door { clients, bound } => {
+                let name = extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<DoorCaller>())
+                    .map(|caller| caller.0.clone())
+                    .ok_or_else(|| {
+                        ErrorData::internal_error(
+                            "Toolgate's HTTP door lost the name of this request's token",
+                            None,
+                        )
+                    })?;
+                let owner = bound.get_or_init(|| name.clone());
+                if *owner != name {
+                    return Err(ErrorData::invalid_request(
+                        "this session was opened with another client's token: open a session of \
+                         your own (send `initialize` without an Mcp-Session-Id)",
+                        None,
+                    ));
                 }
-                break;
-            }
-            // Tools, resources and prompts are often asked for at once: one line says it.
-            if !told && !self.said_waiting.swap(true, Ordering::SeqCst) {
-                tracing::info!(%client, servers = %starting.join(", "), wait_secs = wait.as_secs(), "a client's first list waits for servers that are starting");
-            }
-            told = true;
-            tokio::select! {
-                () = self.closed.cancelled() => return,
-                () = tokio::time::sleep_until(deadline) => {
-                    tracing::warn!(%client, servers = %starting.join(", "), "still starting after the first-list wait; answering without them (they follow as list_changed)");
-                    break;
-                }
-                changed = changes.changed() => if changed.is_err() { break },
+                Ok(Client {
+                    state: clients.get(&name),
+                    name,
+                })
             }
         }
-        self.settled.store(true, Ordering::SeqCst);
     }
 
-    /// Who asks, as the gate's card, the audit log and client-limited rules name it: the profile
-    /// chosen with `--profile`, else the client's `clientInfo.name`.
-    fn client_name(&self, info: Option<Implementation>) -> String {
-        self.profile
-            .clone()
-            .or_else(|| info.map(|i| i.name))
-            .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| UNNAMED.to_owned())
+    /// The client of a request.
+    fn client_of(&self, context: &RequestContext<RoleServer>) -> Result<Client, ErrorData> {
+        self.client(&context.extensions, context.client_info())
     }
 
-    /// The gated agent for this client's calls on this connection.
-    async fn agent(&self, client: &str) -> Agent {
+    /// The gated agent for this client's calls.
+    async fn agent(&self, client: &Client) -> Agent {
         self.host
             .agent(Caller::Client {
-                name: client,
-                connection: &self.connection,
+                name: &client.name,
+                connection: &client.state.connection,
             })
             .await
     }
+}
 
-    /// The ready servers this client's profile shows.
-    async fn servers(&self, client: &str) -> Vec<ServerSnapshot> {
-        let only = self.host.client_view(client).servers;
-        let mut servers = self.host.servers.snapshot().await;
-        servers.retain(|s| {
-            s.enabled
-                && s.status == ServerStatus::Ready
-                && only.as_ref().is_none_or(|o| o.contains(&s.id))
-        });
-        servers
-    }
+/// A resource no server the client sees has: invalid parameters naming the URI (SEP-2164).
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_PARAMS,
+        format!("no server you can see has the resource {uri}"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
+}
 
-    async fn tools(&self, client: &str) -> Result<Vec<Tool>, ErrorData> {
-        let catalog = self
-            .agent(client)
-            .await
-            .catalog_for_client()
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        catalog
-            .entries()
-            .iter()
-            .map(|entry| {
-                let mut tool = serde_json::to_value(&*entry.tool)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                tool["name"] = Value::String(entry.model_name.clone());
-                serde_json::from_value(tool).map_err(|e| {
-                    ErrorData::internal_error(
-                        format!(
-                            "{} lists a tool Toolgate cannot pass on: {e}",
-                            entry.server_name
-                        ),
-                        None,
-                    )
-                })
-            })
-            .collect()
-    }
-
-    /// Prompts by the name this client sees: the server's own, or `server__name` where two
-    /// servers use the same one.
-    async fn prompts(&self, client: &str) -> Vec<(String, String, toolgate_mcp::PromptInfo)> {
-        let servers = self.servers(client).await;
-        let mut count = std::collections::HashMap::<String, usize>::new();
-        for p in servers.iter().flat_map(|s| &s.prompts) {
-            *count.entry(p.name.clone()).or_default() += 1;
-        }
-        servers
-            .iter()
-            .flat_map(|s| s.prompts.iter().map(move |p| (s.id.clone(), p.clone())))
-            .map(|(server, p)| {
-                let shown = if count.get(&p.name).copied().unwrap_or(0) > 1 {
-                    format!("{server}__{}", p.name)
-                } else {
-                    p.name.clone()
-                };
-                (shown, server, p)
-            })
-            .collect()
-    }
-
-    /// What this client sees of the lists, to tell when one changed.
-    async fn lists(&self, client: &str) -> (String, Vec<String>, Vec<String>) {
-        let servers = self.servers(client).await;
-        let tools = self.tools(client).await.unwrap_or_default();
-        (
-            serde_json::to_string(&tools).unwrap_or_default(),
-            servers
-                .iter()
-                .flat_map(|s| s.resources.iter().map(|r| r.uri.clone()))
-                .collect(),
-            servers
-                .iter()
-                .flat_map(|s| s.prompts.iter().map(|p| p.name.clone()))
-                .collect(),
-        )
-    }
-
-    /// Tells the client whenever its tools, resources or prompts change, until the connection
-    /// ends or the client can no longer be told.
-    async fn follow_lists(&self, client: &str, to: Listener) {
-        let mut changes = self.host.servers.subscribe();
-        let mut seen = self.lists(client).await;
-        loop {
-            tokio::select! {
-                () = self.closed.cancelled() => return,
-                changed = changes.changed() => if changed.is_err() { return },
-            }
-            let now = self.lists(client).await;
-            for (differs, kind) in [
-                (now.0 != seen.0, ListKind::Tools),
-                (now.1 != seen.1, ListKind::Resources),
-                (now.2 != seen.2, ListKind::Prompts),
-            ] {
-                if differs && !to.changed(kind).await {
-                    return;
-                }
-            }
-            seen = now;
-        }
-    }
+fn failed(e: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), None)
 }
 
 impl ServerHandler for Session {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_prompts()
             .enable_prompts_list_changed()
+            .enable_completions()
             .build();
+        // The servers' log messages during a client's calls are passed on, at the level it set.
+        capabilities.logging = Some(Default::default());
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let client = self.client_name(context.peer.peer_info().map(|i| i.client_info.clone()));
-        tracing::info!(%client, "a client connected to the gateway");
+        let Ok(client) = self.client(
+            &context.extensions,
+            context.peer.peer_info().map(|i| i.client_info.clone()),
+        ) else {
+            return;
+        };
+        tracing::info!(client = %client.name, "a client connected to the gateway");
         // An older-era session is told of list changes on its own; a 2026-07-28 client asks
         // with `subscriptions/listen` (below).
         if !self.watching.swap(true, Ordering::SeqCst) {
             let (session, peer) = (self.clone(), context.peer.clone());
             tokio::spawn(async move {
-                session.follow_lists(&client, Listener::Session(peer)).await;
+                session.follow_session(&client.name, peer).await;
+                session.unsubscribe_all().await;
             });
         }
     }
@@ -329,7 +280,8 @@ impl ServerHandler for Session {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // List changes, as asked; no per-resource updates (the servers' are not passed on yet).
+        // List changes, as asked; per-resource updates are passed on to older-era sessions
+        // that subscribe (`resources/subscribe`), not yet on a listen stream.
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.prompts_list_changed = requested.prompts_list_changed;
@@ -338,9 +290,9 @@ impl ServerHandler for Session {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let client = self.client_name(context.request_context().client_info());
+        let client = self.client_of(context.request_context())?;
         tokio::select! {
-            () = self.follow_lists(&client, Listener::Subscription(context.sink().clone())) => {}
+            () = self.follow_subscription(&client.name, context.sink().clone()) => {}
             () = context.cancelled() => {}
         }
         Ok(())
@@ -351,9 +303,11 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let client = self.client_name(context.client_info());
-        self.first_lists_settled(&client).await;
-        Ok(ListToolsResult::with_all_items(self.tools(&client).await?))
+        let client = self.client_of(&context)?;
+        self.first_lists_settled(&client.name).await;
+        Ok(ListToolsResult::with_all_items(
+            self.tools(&client.name).await?,
+        ))
     }
 
     async fn call_tool(
@@ -361,87 +315,8 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Ok(_permit) = self.calls.clone().try_acquire_owned() else {
-            return Err(ErrorData::new(
-                ErrorCode(-32000),
-                format!(
-                    "Toolgate is already handling {MAX_CALLS_PER_CLIENT} calls from this client; \
-                     wait for some to finish"
-                ),
-                None,
-            ));
-        };
-        let client = self.client_name(context.client_info());
-        let call = ToolCall {
-            id: format!("gateway-{}", context.id),
-            name: request.name.to_string(),
-            arguments: Value::Object(request.arguments.unwrap_or_default()),
-        };
-        // Stopped by the client's `notifications/cancelled` or by its going away.
-        let cancel = CancellationToken::new();
-        let stop = {
-            let (cancel, asked, closed) = (cancel.clone(), context.ct.clone(), self.closed.clone());
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = asked.cancelled() => {}
-                    () = closed.cancelled() => {}
-                }
-                cancel.cancel();
-            })
-        };
-        let options = TurnOptions {
-            cancel,
-            // The user's own wait for an answer, as in chat.
-            approval_timeout: self.host.settings().policy.approval_timeout(),
-            ..TurnOptions::default()
-        };
-        // Progress goes back in order, on the client's token, when it asked for progress.
-        let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
-        let forward = context.meta.get_progress_token().map(|token| {
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                while let Some((done, total, message)) = updates.recv().await {
-                    let mut param = ProgressNotificationParam::new(token.clone(), done);
-                    param.total = total;
-                    param.message = message;
-                    if peer.notify_progress(param).await.is_err() {
-                        return;
-                    }
-                }
-            })
-        });
-        let on_event = move |event: TurnEvent| {
-            if let TurnEvent::ToolProgress {
-                progress: done,
-                total,
-                message,
-                ..
-            } = event
-            {
-                let _ = progress.send((done, total, message));
-            }
-        };
-        let outcome = self
-            .agent(&client)
-            .await
-            .call_for_client(&call, &options, &on_event)
-            .await;
-        stop.abort();
-        drop(on_event);
-        if let Some(forward) = forward {
-            let _ = forward.await;
-        }
-        let mut result = match outcome {
-            // What the server sent, passed on as it is.
-            Ok(CallOutcome::Ran(Ok(output))) => output.result,
-            Ok(CallOutcome::Ran(Err(e))) => refused_result(e.to_string()),
-            Ok(CallOutcome::Refused(told)) => refused_result(told),
-            Err(e) => refused_result(format!("Toolgate could not run this call: {e}")),
-        };
-        // A server of the older era sends no `resultType`; a 2026-07-28 client needs it (rmcp
-        // takes it out again for older clients).
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(CallToolResponse::Complete(result))
+        let client = self.client_of(&context)?;
+        self.call(&client, request, context).await
     }
 
     async fn list_resources(
@@ -449,24 +324,23 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let client = self.client_name(context.client_info());
-        self.first_lists_settled(&client).await;
-        let resources = self
-            .servers(&client)
-            .await
-            .iter()
-            .flat_map(|s| &s.resources)
-            .filter_map(|r| {
-                serde_json::from_value::<Resource>(json!({
-                    "uri": r.uri,
-                    "name": r.name,
-                    "description": r.description,
-                    "mimeType": r.mime_type,
-                }))
-                .ok()
-            })
-            .collect();
-        Ok(ListResourcesResult::with_all_items(resources))
+        let client = self.client_of(&context)?;
+        self.first_lists_settled(&client.name).await;
+        Ok(ListResourcesResult::with_all_items(
+            self.resources(&client.name).await,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let client = self.client_of(&context)?;
+        self.first_lists_settled(&client.name).await;
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.templates(&client.name).await,
+        ))
     }
 
     async fn read_resource(
@@ -474,27 +348,137 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let client = self.client_name(context.client_info());
-        let owner = self
-            .servers(&client)
-            .await
-            .into_iter()
-            .find(|s| s.resources.iter().any(|r| r.uri == request.uri))
-            .ok_or_else(|| {
-                ErrorData::new(
-                    ErrorCode::RESOURCE_NOT_FOUND,
-                    format!("no server you can see lists the resource {}", request.uri),
-                    None,
-                )
-            })?;
+        let client = self.client_of(&context)?;
+        let owner = self.owner_of(&client.name, &request.uri).await?;
         let mut read = self
             .host
             .servers
-            .read_resource(&owner.id, &request.uri)
+            .read_resource(&owner, &request.uri)
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            .map_err(|e| {
+                // The server's own words, when it refused: "not found" is not Toolgate's fault.
+                ErrorData::new(
+                    ErrorCode::INVALID_PARAMS,
+                    e.to_string(),
+                    Some(serde_json::json!({ "uri": request.uri })),
+                )
+            })?;
         read.result_type = Some(ResultType::COMPLETE);
         Ok(ReadResourceResponse::Complete(read))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let client = self.client_of(&context)?;
+        let owner = self.owner_of(&client.name, &request.uri).await?;
+        if !self.host.servers.offers_subscriptions(&owner).await {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the server that has {} does not send updates of its resources",
+                    request.uri
+                ),
+                None,
+            ));
+        }
+        let key = (owner.clone(), request.uri.clone());
+        if !self.lock_subscribed().contains(&key) {
+            self.host
+                .servers
+                .subscribe_resource(&owner, &request.uri)
+                .await
+                .map_err(failed)?;
+            self.lock_subscribed().insert(key);
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.client_of(&context)?;
+        let owned: Vec<_> = {
+            let mut subscribed = self.lock_subscribed();
+            let owned = subscribed
+                .iter()
+                .filter(|(_, uri)| *uri == request.uri)
+                .cloned()
+                .collect();
+            subscribed.retain(|(_, uri)| *uri != request.uri);
+            owned
+        };
+        for (server, uri) in owned {
+            self.host
+                .servers
+                .unsubscribe_resource(&server, &uri)
+                .await
+                .map_err(failed)?;
+        }
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.client_of(&context)?;
+        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.level);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let client = self.client_of(&context)?;
+        let mut request = request;
+        let server = match &mut request.r#ref {
+            Reference::Prompt(prompt) => {
+                let (_, server, own) = self
+                    .prompts(&client.name)
+                    .await
+                    .into_iter()
+                    .find(|(shown, _, _)| *shown == prompt.name)
+                    .ok_or_else(|| {
+                        ErrorData::invalid_params(
+                            format!("there is no prompt {}", prompt.name),
+                            None,
+                        )
+                    })?;
+                // The server knows its prompt by its own name.
+                prompt.name = own.name;
+                server
+            }
+            Reference::Resource(resource) => self
+                .template_owner(&client.name, &resource.uri)
+                .await
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "no server you can see has the resource template {}",
+                            resource.uri
+                        ),
+                        None,
+                    )
+                })?,
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "Toolgate completes arguments of prompts and resource templates only",
+                    None,
+                ))
+            }
+        };
+        self.host
+            .servers
+            .complete(&server, request)
+            .await
+            .map_err(failed)
     }
 
     async fn list_prompts(
@@ -502,27 +486,11 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let client = self.client_name(context.client_info());
-        self.first_lists_settled(&client).await;
-        let prompts = self
-            .prompts(&client)
-            .await
-            .into_iter()
-            .filter_map(|(shown, _, p)| {
-                let arguments: Vec<Value> = p
-                    .argument_info
-                    .iter()
-                    .map(|a| json!({ "name": a.name, "description": a.description, "required": a.required }))
-                    .collect();
-                serde_json::from_value::<Prompt>(json!({
-                    "name": shown,
-                    "description": p.description,
-                    "arguments": arguments,
-                }))
-                .ok()
-            })
-            .collect();
-        Ok(ListPromptsResult::with_all_items(prompts))
+        let client = self.client_of(&context)?;
+        self.first_lists_settled(&client.name).await;
+        Ok(ListPromptsResult::with_all_items(
+            self.prompt_list(&client.name).await,
+        ))
     }
 
     async fn get_prompt(
@@ -530,22 +498,45 @@ impl ServerHandler for Session {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let client = self.client_name(context.client_info());
+        let client = self.client_of(&context)?;
         let (_, server, prompt) = self
-            .prompts(&client)
+            .prompts(&client.name)
             .await
             .into_iter()
             .find(|(shown, _, _)| *shown == request.name)
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("there is no prompt {}", request.name), None)
             })?;
-        let mut got = self
-            .host
-            .servers
-            .get_prompt(&server, &prompt.name, request.arguments)
+        self.prompt(&client, (server, prompt.name), request, context)
             .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        got.result_type = Some(ResultType::COMPLETE);
-        Ok(GetPromptResponse::Complete(got))
+    }
+}
+
+impl Session {
+    fn lock_subscribed(&self) -> std::sync::MutexGuard<'_, BTreeSet<(String, String)>> {
+        self.subscribed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The server that lists `uri`, or has a template that names it, among those the client
+    /// sees.
+    async fn owner_of(&self, client: &str, uri: &str) -> Result<String, ErrorData> {
+        let servers = self.servers(client).await;
+        if let Some(server) = servers
+            .iter()
+            .find(|s| s.resources.iter().any(|r| r.uri == uri))
+        {
+            return Ok(server.id.clone());
+        }
+        self.template_owner(client, uri)
+            .await
+            .ok_or_else(|| not_found(uri))
+    }
+
+    /// Gives back this client's subscriptions, when its session ends.
+    async fn unsubscribe_all(&self) {
+        let subscribed = std::mem::take(&mut *self.lock_subscribed());
+        for (server, uri) in subscribed {
+            let _ = self.host.servers.unsubscribe_resource(&server, &uri).await;
+        }
     }
 }

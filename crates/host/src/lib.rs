@@ -16,9 +16,14 @@
 //! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
 
 mod agent;
+mod door;
 mod policy;
 mod sign_in;
 pub use agent::{Caller, ClientView, Connection};
+pub use door::{
+    check_client_name, door_url, DoorSettingsError, DoorTokenError, DoorTokens, DoorView,
+    IssuedToken,
+};
 pub use sign_in::SIGN_IN_WAIT;
 pub use toolgate_oauth::SignedInInfo;
 
@@ -184,6 +189,8 @@ pub struct Host {
     /// The saved rules and this process's grants as one set, made when first read after a
     /// change: every call reads it, so it is shared, never copied per call.
     policy: RwLock<Option<Arc<PolicySettings>>>,
+    /// The HTTP door's tokens (`door.rs`).
+    door_tokens: door::DoorTokens,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -272,6 +279,7 @@ impl Host {
                 grants: Mutex::default(),
                 exposures: Mutex::default(),
                 policy: RwLock::default(),
+                door_tokens: door::DoorTokens::new(options.secrets.clone()),
             }
         }))
     }

@@ -9,75 +9,18 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use async_trait::async_trait;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode,
-    ErrorData, Implementation, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, Root, RootsCapabilities, SamplingCapability,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, Implementation,
+    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    Root, RootsCapabilities, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
 use tokio::sync::{broadcast, mpsc};
-use tokio_util::sync::CancellationToken;
 
+use crate::asker::{question_of, Question, ServerRequests};
 use crate::types::{LogLevel, ServerEvent};
-
-/// Requests a server makes of the client. The app and the CLI provide the answers; this crate
-/// only delivers the requests. Both are advertised to servers, so an implementation that cannot
-/// ask anyone should decline, as [`DeclineServerRequests`] does.
-#[async_trait]
-pub trait ServerRequests: Send + Sync + 'static {
-    /// `sampling/createMessage`: the server asks the user's model to write something.
-    /// `cancel` fires when the server takes the request back or goes away.
-    async fn create_message(
-        &self,
-        server: &str,
-        params: CreateMessageRequestParams,
-        cancel: CancellationToken,
-    ) -> Result<CreateMessageResult, ErrorData>;
-
-    /// `elicitation/create`: the server asks the user for input.
-    async fn elicit(
-        &self,
-        server: &str,
-        params: ElicitRequestParams,
-        cancel: CancellationToken,
-    ) -> Result<ElicitResult, ErrorData>;
-}
-
-/// Declines every request cleanly: elicitation with `decline`, sampling with the error the spec
-/// suggests for a user's refusal. For hosts with nobody to ask (and for tests); the app and the
-/// CLI put these requests through the approval gate (`toolgate-agent`'s `ServerRequestGate`).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct DeclineServerRequests;
-
-#[async_trait]
-impl ServerRequests for DeclineServerRequests {
-    async fn create_message(
-        &self,
-        server: &str,
-        _params: CreateMessageRequestParams,
-        _cancel: CancellationToken,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        tracing::info!(server, "declined a sampling request");
-        Err(ErrorData::new(
-            ErrorCode(-1),
-            "Toolgate declined the sampling request: it does not yet let servers use the model",
-            None,
-        ))
-    }
-
-    async fn elicit(
-        &self,
-        server: &str,
-        _params: ElicitRequestParams,
-        _cancel: CancellationToken,
-    ) -> Result<ElicitResult, ErrorData> {
-        tracing::info!(server, "declined an elicitation request");
-        Ok(ElicitResult::new(ElicitationAction::Decline))
-    }
-}
 
 /// Which list a server said has changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +38,8 @@ pub(crate) struct Client {
     pub events: broadcast::Sender<ServerEvent>,
     pub list_changed: mpsc::UnboundedSender<ListKind>,
     pub requests: Arc<dyn ServerRequests>,
+    /// The calls running on this server: a question during the only one goes to its asker.
+    pub in_flight: Arc<crate::asker::InFlight>,
     /// The version `initialize` offers, when the server's settings pin one.
     pub protocol: Option<rmcp::model::ProtocolVersion>,
     /// Tools the server offered that Toolgate refuses (a remote server's invalid `x-mcp-header`).
@@ -201,7 +146,9 @@ impl ClientHandler for Client {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.requests
+        self.in_flight
+            .asker(&self.server, Question::Sampling)
+            .unwrap_or_else(|| self.requests.clone())
             .create_message(&self.server, params, context.ct)
             .await
     }
@@ -211,7 +158,11 @@ impl ClientHandler for Client {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.requests.elicit(&self.server, params, context.ct).await
+        self.in_flight
+            .asker(&self.server, question_of(&params))
+            .unwrap_or_else(|| self.requests.clone())
+            .elicit(&self.server, params, context.ct)
+            .await
     }
 
     async fn on_progress(
@@ -239,6 +190,17 @@ impl ClientHandler for Client {
             level: level(params.level),
             logger: params.logger,
             data: params.data,
+        });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.events.send(ServerEvent::ResourceUpdated {
+            server: self.server.clone(),
+            uri: params.uri,
         });
     }
 

@@ -21,6 +21,7 @@
 //! run; this crate only runs it. Requests a server makes of the client (sampling, elicitation)
 //! go to a [`ServerRequests`] handler the caller provides.
 
+mod asker;
 mod client;
 pub mod confine;
 pub mod doctor;
@@ -35,7 +36,7 @@ pub mod stdout;
 pub mod templates;
 mod types;
 
-pub use client::{DeclineServerRequests, ServerRequests};
+pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
 pub use confine::SandboxReport;
 pub use host_env::HostEnv;
 pub use manager::{ManagerOptions, RootsChange, ServerManager};
@@ -79,6 +80,11 @@ pub enum McpError {
         server: String,
         tool: String,
         detail: String,
+        /// The server's JSON-RPC error code, when it answered the call with an error (rather
+        /// than failing to answer): a connected client gets that error as the server sent it.
+        code: Option<i32>,
+        /// That error's `data`, as JSON text.
+        data: Option<String>,
     },
     #[error("server '{server}' needs more access for '{tool}' (scope: {scope}); sign in to it again to grant it (`toolgate servers login {server}`, or Sign in on its card)")]
     MoreAccess {

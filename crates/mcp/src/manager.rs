@@ -12,6 +12,8 @@
 //! - `listen.rs`: the `subscriptions/listen` stream of a 2026-07-28 connection;
 //! - `connect.rs`: spawn or dial, handshake and first listing;
 //! - `calls.rs`, `tasks.rs`: tool calls, and those a server runs as tasks;
+//! - `reads.rs`: resources and prompts read, questions answered first;
+//! - `passing.rs`: a connected client's completions and resource subscriptions;
 //! - `supervision.rs`: each connection's task, and the restart a crash asks for;
 //! - `lifecycle.rs`: add, remove, start, stop and restart.
 
@@ -21,6 +23,8 @@ mod connect;
 mod entry;
 mod lifecycle;
 mod listen;
+mod passing;
+mod reads;
 mod reasons;
 mod registry;
 mod sign_in;

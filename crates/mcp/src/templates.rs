@@ -46,6 +46,70 @@ pub fn expand(template: &str, values: &BTreeMap<String, String>) -> Result<Strin
         .map_err(|e| format!("the template {template} could not be filled: {e}"))
 }
 
+/// Whether `uri` is one `template` can name: each literal part in place, each expression
+/// matching what it could expand to (a simple `{var}` no `/`, `?` or `#`; a reserved `{+var}` or
+/// fragment `{#var}` anything; the others anything after their operator). For finding which
+/// server's template a URI a client asks for belongs to; a template that does not parse
+/// matches nothing.
+pub fn matches(template: &str, uri: &str) -> bool {
+    if UriTemplateStr::new(template).is_err() {
+        return false;
+    }
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        parts.push(Part::Literal(&rest[..open]));
+        let Some(close) = rest[open..].find('}') else {
+            return false;
+        };
+        let expression = &rest[open + 1..open + close];
+        parts.push(match expression.chars().next() {
+            Some('+' | '#') => Part::Any(None),
+            Some(op @ ('/' | '.' | ';' | '?' | '&')) => Part::Any(Some(op)),
+            _ => Part::Simple,
+        });
+        rest = &rest[open + close + 1..];
+    }
+    parts.push(Part::Literal(rest));
+    match_parts(&parts, uri)
+}
+
+enum Part<'a> {
+    Literal(&'a str),
+    /// `{var}`: unreserved characters and escapes, so no `/`, `?` or `#`.
+    Simple,
+    /// An operator's expression: empty, or its operator followed by anything (`None`: anything).
+    Any(Option<char>),
+}
+
+fn match_parts(parts: &[Part<'_>], uri: &str) -> bool {
+    let Some((first, rest)) = parts.split_first() else {
+        return uri.is_empty();
+    };
+    match first {
+        Part::Literal(text) => uri
+            .strip_prefix(text)
+            .is_some_and(|after| match_parts(rest, after)),
+        Part::Simple => {
+            let stop = uri.find(['/', '?', '#']).unwrap_or(uri.len());
+            (0..=stop)
+                .rev()
+                .any(|taken| match_parts(rest, &uri[taken..]))
+        }
+        Part::Any(op) => {
+            if match_parts(rest, uri) {
+                return true;
+            }
+            if op.is_some_and(|op| !uri.starts_with(op)) {
+                return false;
+            }
+            uri.char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .any(|taken| match_parts(rest, &uri[taken..]))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +146,24 @@ mod tests {
             "{typo}"
         );
         assert!(expand("notes://{topic", &BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn a_uri_matches_the_templates_that_could_name_it() {
+        assert!(matches(
+            "test://template/{id}/data",
+            "test://template/123/data"
+        ));
+        assert!(!matches(
+            "test://template/{id}/data",
+            "test://template/1/2/data"
+        ));
+        assert!(!matches("test://template/{id}/data", "test://other/1/data"));
+        assert!(matches("file:///{+path}", "file:///home/a/b.txt"));
+        assert!(matches("search{?q,lang}", "search?q=x&lang=en"));
+        assert!(matches("search{?q,lang}", "search"));
+        assert!(!matches("search{?q,lang}", "searchx"));
+        assert!(matches("notes://{topic}", "notes://a%20b"));
+        assert!(!matches("notes://{topic", "notes://x"), "does not parse");
     }
 }

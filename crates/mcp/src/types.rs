@@ -324,7 +324,7 @@ impl ToolOutput {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Debug,
@@ -335,6 +335,25 @@ pub enum LogLevel {
     Critical,
     Alert,
     Emergency,
+}
+
+impl LogLevel {
+    /// The protocol's name for it (deprecated with logging at 2026-07-28, still how both eras
+    /// name a level).
+    #[allow(deprecated)]
+    pub fn protocol(self) -> rmcp::model::LoggingLevel {
+        use rmcp::model::LoggingLevel;
+        match self {
+            LogLevel::Debug => LoggingLevel::Debug,
+            LogLevel::Info => LoggingLevel::Info,
+            LogLevel::Notice => LoggingLevel::Notice,
+            LogLevel::Warning => LoggingLevel::Warning,
+            LogLevel::Error => LoggingLevel::Error,
+            LogLevel::Critical => LoggingLevel::Critical,
+            LogLevel::Alert => LoggingLevel::Alert,
+            LogLevel::Emergency => LoggingLevel::Emergency,
+        }
+    }
 }
 
 /// Something a server did that a subscriber may want to show as it happens.
@@ -364,6 +383,9 @@ pub enum ServerEvent {
     /// One line the server wrote to stderr (or to stdout that was not JSON-RPC).
     #[serde(rename_all = "camelCase")]
     Output { server: String, line: String },
+    /// A resource a client subscribed to changed (`notifications/resources/updated`).
+    #[serde(rename_all = "camelCase")]
+    ResourceUpdated { server: String, uri: String },
 }
 
 /// Per-call options. The defaults come from the server's configuration.
@@ -380,6 +402,13 @@ pub struct CallOptions {
     /// The conversation the call belongs to, sent in the call's `_meta` to servers whose tool
     /// context settings ask for it.
     pub conversation: Option<String>,
+    /// Who answers the server's questions during this call, instead of the manager's handler:
+    /// a connected client that can (see [`crate::Asker`]).
+    pub asker: Option<crate::Asker>,
+    /// The least severe log message the caller wants during the call. A 2026-07-28 server
+    /// sends none unless the request asks (`_meta` `logLevel`), so it is asked at this level;
+    /// an older server sends what it sends.
+    pub logs: Option<LogLevel>,
 }
 
 /// One progress notification of a call.

@@ -42,7 +42,9 @@ use serde::{Deserialize, Serialize};
 
 pub use client_id_url::client_id_url_problem;
 pub use error::SettingsError;
-pub use gateway::{GatewayProfile, GatewaySettings};
+pub use gateway::{
+    door_address_problem, GatewayProfile, GatewaySettings, HttpDoorSettings, DEFAULT_DOOR_ADDRESS,
+};
 pub use provider::{ProviderKind, ProviderSettings};
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use sandbox::{NetworkAccess, SandboxSettings, TrustMarks};
@@ -155,6 +157,7 @@ impl Settings {
         self.policy
             .validate()
             .map_err(|e| invalid("policy", e.to_string()))?;
+        self.gateway.validate()?;
         self.provider.validate()
     }
 }

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, setStartAtLogin, startAtLogin, type ServerSnapshot } from "../ipc";
 import ConnectHosts from "./ConnectHosts";
+import HttpDoor from "./HttpDoor";
 import Diagnostics from "./Diagnostics";
 import { ExportServers } from "./ImportServers";
 import Secrets from "./Secrets";
@@ -95,6 +96,7 @@ export default function SettingsPanel({ section, onSection, servers, onAddFromJs
               </button>
             </p>
             <ConnectHosts />
+            <HttpDoor />
             <ExportServers />
           </>
         )}

@@ -249,6 +249,36 @@ detail: string,
  */
 fix?: string, };
 
+/**
+ * The door as the window shows it: its settings, the names of its clients, and whether it
+ * listens. Never a token.
+ */
+export type DoorView = {
+/**
+ * Opened when the app starts.
+ */
+enabled: boolean,
+/**
+ * Where it listens, `127.0.0.1:8787`.
+ */
+address: string,
+/**
+ * What a client is given: `http://127.0.0.1:8787/mcp`.
+ */
+url: string,
+/**
+ * It is listening now.
+ */
+listening: boolean,
+/**
+ * Why it is not listening although it is switched on (the port is taken…).
+ */
+problem: string | null,
+/**
+ * The clients holding a token, by name.
+ */
+clients: Array<string>, };
+
 export type Effect = "allow" | "deny" | "ask";
 
 /**
@@ -407,6 +437,15 @@ options?: Array<string>,
  * The ids of the imported servers that use it.
  */
 usedBy: Array<string>, };
+
+/**
+ * A token just issued: shown once, then only its name.
+ */
+export type IssuedToken = { name: string, token: string,
+/**
+ * The door's address, for the client's configuration.
+ */
+url: string, };
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 

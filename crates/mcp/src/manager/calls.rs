@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::entry::Entry;
 use super::registry::ServerManager;
+use crate::asker::{question_of, Question};
 use crate::types::{CallOptions, CallProgress, ServerEvent, ToolOutput};
 use crate::McpError;
 
@@ -70,6 +71,8 @@ pub(super) struct Call<'a> {
     pub meta: Option<RequestMetaObject>,
     pub progress: Option<Progress>,
     pub roots: Arc<RwLock<Vec<PathBuf>>>,
+    /// Who answers the server's questions during the call, when not the manager's handler.
+    pub asker: Option<crate::Asker>,
 }
 
 impl Call<'_> {
@@ -78,6 +81,8 @@ impl Call<'_> {
             server: self.server.to_owned(),
             tool: self.tool.to_owned(),
             detail,
+            code: None,
+            data: None,
         }
     }
 
@@ -103,7 +108,13 @@ impl Call<'_> {
                 seconds: timeout.as_secs(),
             },
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => self.exited(),
-            ServiceError::McpError(error) => self.failed(error.message.into_owned()),
+            ServiceError::McpError(error) => McpError::Call {
+                server: self.server.to_owned(),
+                tool: self.tool.to_owned(),
+                detail: error.message.into_owned(),
+                code: Some(error.code.0),
+                data: error.data.map(|d| d.to_string()),
+            },
             other => self.failed(other.to_string()),
         }
     }
@@ -229,7 +240,7 @@ impl ServerManager {
     }
 
     /// One request to a running server, within its call timeout.
-    async fn ask<T, F>(
+    pub(super) async fn ask<T, F>(
         &self,
         server: &str,
         what: &'static str,
@@ -255,7 +266,7 @@ impl ServerManager {
     }
 
     /// The folders a server is offered as roots, for its `roots/list` questions inside a call.
-    async fn roots_of(&self, server: &str) -> Arc<RwLock<Vec<PathBuf>>> {
+    pub(super) async fn roots_of(&self, server: &str) -> Arc<RwLock<Vec<PathBuf>>> {
         match self.entries.lock().await.get(server) {
             Some(entry) => entry.roots.clone(),
             None => Arc::default(),
@@ -273,19 +284,38 @@ impl ServerManager {
         roots: &Arc<RwLock<Vec<PathBuf>>>,
         requests: InputRequests,
         cancel: &CancellationToken,
+        asker: Option<&crate::Asker>,
     ) -> Result<InputResponses, String> {
-        let handler = self.options.requests.clone();
+        // A client that takes the round whole (a 2026-07-28 client) is asked everything.
+        if let Some(rounds) = asker.and_then(|a| a.rounds.clone()) {
+            return rounds.round(server, requests, cancel.child_token()).await;
+        }
+        // The call's own asker where it answers that kind of question, else the handler.
+        let handler = |question| match asker {
+            Some(asker) if asker.answers(question) => asker.handler.clone(),
+            _ => self.options.requests.clone(),
+        };
         let answers = requests.into_iter().map(|(key, request)| {
-            let handler = handler.clone();
             let cancel = cancel.child_token();
+            let (sampling, form, url) = (
+                handler(Question::Sampling),
+                handler(Question::Form),
+                handler(Question::Url),
+            );
             async move {
                 let answer = match request {
-                    InputRequest::Elicitation(request) => handler
-                        .elicit(server, request.params, cancel)
-                        .await
-                        .map_err(|e| e.message.into_owned())
-                        .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string())),
-                    InputRequest::CreateMessage(request) => handler
+                    InputRequest::Elicitation(request) => {
+                        let handler = match question_of(&request.params) {
+                            Question::Url => url,
+                            _ => form,
+                        };
+                        handler
+                            .elicit(server, request.params, cancel)
+                            .await
+                            .map_err(|e| e.message.into_owned())
+                            .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()))
+                    }
+                    InputRequest::CreateMessage(request) => sampling
                         .create_message(server, request.params, cancel)
                         .await
                         .map_err(|e| e.message.into_owned())
@@ -305,119 +335,6 @@ impl ServerManager {
         });
         let answers = futures::future::try_join_all(answers).await?;
         Ok(answers.into_iter().collect())
-    }
-
-    /// Reads one of a server's resources, within the server's call timeout; the result as the
-    /// server sent it (`contents`: text or base64 blobs). Questions the server asks first
-    /// (`input_required`) are answered as a call's are.
-    pub async fn read_resource(
-        &self,
-        server: &str,
-        uri: &str,
-    ) -> Result<rmcp::model::ReadResourceResult, McpError> {
-        use rmcp::model::ReadResourceResponse;
-        let what = "read the resource";
-        let mut params = rmcp::model::ReadResourceRequestParams::new(uri);
-        let mut state_only = 0;
-        for _ in 0..MAX_ROUNDS {
-            let sent = params.clone();
-            let asked = match self
-                .ask(server, what, |peer| async move {
-                    peer.read_resource_once(sent).await
-                })
-                .await?
-            {
-                ReadResourceResponse::Complete(result) => return Ok(result),
-                ReadResourceResponse::InputRequired(asked) => asked,
-                _ => return Err(unexpected(server, what)),
-            };
-            let (responses, state) = self
-                .next_round(server, what, asked, &mut state_only)
-                .await?;
-            params.input_responses = responses;
-            params.request_state = state;
-        }
-        Err(too_many_rounds(server, what))
-    }
-
-    /// Fills one of a server's resource templates with `values` and reads the resource it
-    /// names: the URI read, and the result as [`Self::read_resource`] gives it.
-    pub async fn read_resource_template(
-        &self,
-        server: &str,
-        template: &str,
-        values: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(String, rmcp::model::ReadResourceResult), McpError> {
-        let uri =
-            crate::templates::expand(template, values).map_err(|detail| McpError::Request {
-                server: server.to_owned(),
-                what: "fill the resource template",
-                detail,
-            })?;
-        let contents = self.read_resource(server, &uri).await?;
-        Ok((uri, contents))
-    }
-
-    /// Gets one of a server's prompts filled with `arguments`, within the server's call timeout;
-    /// the result as the server sent it (`description`, `messages`). Questions the server asks
-    /// first (`input_required`) are answered as a call's are.
-    pub async fn get_prompt(
-        &self,
-        server: &str,
-        name: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
-    ) -> Result<rmcp::model::GetPromptResult, McpError> {
-        use rmcp::model::GetPromptResponse;
-        let what = "get the prompt";
-        let mut params = rmcp::model::GetPromptRequestParams::new(name);
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        let mut state_only = 0;
-        for _ in 0..MAX_ROUNDS {
-            let sent = params.clone();
-            let asked = match self
-                .ask(server, what, |peer| async move {
-                    peer.get_prompt_once(sent).await
-                })
-                .await?
-            {
-                GetPromptResponse::Complete(result) => return Ok(result),
-                GetPromptResponse::InputRequired(asked) => asked,
-                _ => return Err(unexpected(server, what)),
-            };
-            let (responses, state) = self
-                .next_round(server, what, asked, &mut state_only)
-                .await?;
-            params.input_responses = responses;
-            params.request_state = state;
-        }
-        Err(too_many_rounds(server, what))
-    }
-
-    /// The answers and state for the next round of a resource read or prompt.
-    async fn next_round(
-        &self,
-        server: &str,
-        what: &'static str,
-        asked: rmcp::model::InputRequiredResult,
-        state_only: &mut u32,
-    ) -> Result<(Option<InputResponses>, Option<String>), McpError> {
-        let roots = self.roots_of(server).await;
-        let requests = asked.input_requests.unwrap_or_default();
-        pace(requests.is_empty(), state_only).await;
-        let responses = self
-            .fulfil(server, &roots, requests, &CancellationToken::new())
-            .await
-            .map_err(|detail| McpError::Request {
-                server: server.to_owned(),
-                what,
-                detail: format!("its question was not answered: {detail}"),
-            })?;
-        Ok((
-            (!responses.is_empty()).then_some(responses),
-            asked.request_state,
-        ))
     }
 
     /// Calls a tool with the server's default timeouts. The caller is responsible for having
@@ -443,7 +360,7 @@ impl ServerManager {
         arguments: Value,
         options: CallOptions,
     ) -> Result<ToolOutput, McpError> {
-        let (peer, timeout, max_timeout, roots, context) = {
+        let (peer, timeout, max_timeout, roots, context, modern) = {
             let entries = self.entries.lock().await;
             let (entry, peer) = running(&entries, server)?;
             if !entry.tools.iter().any(|t| t.name == tool) {
@@ -463,7 +380,11 @@ impl ServerManager {
                 .config
                 .tool_context
                 .meta_for(options.conversation.as_deref());
-            (peer, timeout, max, entry.roots.clone(), context)
+            let modern = entry
+                .protocol_version
+                .as_deref()
+                .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+            (peer, timeout, max, entry.roots.clone(), context, modern)
         };
         if options.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
             return Err(McpError::Cancelled {
@@ -482,14 +403,24 @@ impl ServerManager {
             timeout,
             max_timeout,
             cancel: options.cancel.unwrap_or_default(),
-            meta: (!context.is_empty())
-                .then_some(RequestMetaObject(rmcp::model::MetaObject(context))),
+            meta: call_meta(
+                context,
+                options.logs.filter(|_| modern),
+                options
+                    .asker
+                    .as_ref()
+                    .and_then(|a| a.capabilities.clone())
+                    .filter(|_| modern),
+            ),
             // Subscribed before the first request goes out, so no notification can be missed.
             progress: options
                 .progress
                 .map(|sink| Progress::start(self.events.subscribe(), server, sink)),
             roots,
+            asker: options.asker.clone(),
         };
+        // Known as running until it ends, so the server's questions can find their caller.
+        let _flight = self.in_flight.enter(server, options.asker);
         let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let mut state_only = 0;
         for _ in 0..MAX_ROUNDS {
@@ -514,7 +445,7 @@ impl ServerManager {
             let responses = tokio::select! {
                 biased;
                 () = call.cancel.cancelled() => return Err(call.cancelled()),
-                answered = self.fulfil(server, &call.roots, requests, &call.cancel) => answered
+                answered = self.fulfil(server, &call.roots, requests, &call.cancel, call.asker.as_ref()) => answered
                     .map_err(|e| call.failed(format!("its question was not answered: {e}")))?,
             };
             if call.cancel.is_cancelled() {
@@ -595,9 +526,26 @@ impl ServerManager {
     }
 }
 
+/// A call's `_meta`: the tool context, and what a 2026-07-28 server is told of the caller (the
+/// log level it wants, the capabilities of the client that answers its questions).
+fn call_meta(
+    context: serde_json::Map<String, Value>,
+    logs: Option<crate::LogLevel>,
+    capabilities: Option<rmcp::model::ClientCapabilities>,
+) -> Option<RequestMetaObject> {
+    let mut meta = RequestMetaObject(rmcp::model::MetaObject(context));
+    if let Some(level) = logs {
+        meta.set_log_level(level.protocol());
+    }
+    if let Some(capabilities) = capabilities {
+        meta.set_client_capabilities(capabilities);
+    }
+    (!meta.0 .0.is_empty()).then_some(meta)
+}
+
 /// A round that only echoes state (no questions) is the server polling through us: wait a
 /// little, more each time, so such a server cannot make us spin.
-async fn pace(state_only: bool, rounds: &mut u32) {
+pub(super) async fn pace(state_only: bool, rounds: &mut u32) {
     if state_only {
         let millis = (50u64 << (*rounds).min(3)).min(250);
         tokio::time::sleep(Duration::from_millis(millis)).await;
@@ -607,7 +555,7 @@ async fn pace(state_only: bool, rounds: &mut u32) {
     }
 }
 
-fn unexpected(server: &str, what: &'static str) -> McpError {
+pub(super) fn unexpected(server: &str, what: &'static str) -> McpError {
     McpError::Request {
         server: server.to_owned(),
         what,
@@ -615,7 +563,7 @@ fn unexpected(server: &str, what: &'static str) -> McpError {
     }
 }
 
-fn too_many_rounds(server: &str, what: &'static str) -> McpError {
+pub(super) fn too_many_rounds(server: &str, what: &'static str) -> McpError {
     McpError::Request {
         server: server.to_owned(),
         what,

@@ -229,6 +229,7 @@ impl ServerManager {
                 events: self.events.clone(),
                 list_changed: tx.clone(),
                 requests: self.options.requests.clone(),
+                in_flight: self.in_flight.clone(),
                 protocol: attempts[attempt].1.clone(),
                 refused: refused.clone(),
             };

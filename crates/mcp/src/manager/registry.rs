@@ -13,7 +13,7 @@ use toolgate_secrets::SecretStore;
 use toolgate_settings::ServerConfig;
 
 use super::entry::Entry;
-use crate::client::{DeclineServerRequests, ServerRequests};
+use crate::asker::{DeclineServerRequests, InFlight, ServerRequests};
 use crate::confine::{self, Protected};
 use crate::host_env::{HostEnv, LoginPath};
 use crate::logs::ServerLog;
@@ -81,6 +81,10 @@ pub struct ServerManager {
     pub(super) me: Weak<ServerManager>,
     /// What no derived sandbox grant may open.
     pub(super) protected: Protected,
+    /// The calls running on each server, and who answers their questions.
+    pub(super) in_flight: Arc<InFlight>,
+    /// Subscribers to each (server, resource URI), for `passing.rs`.
+    pub(super) subscriptions: StdMutex<std::collections::HashMap<(String, String), usize>>,
 }
 
 impl ServerManager {
@@ -110,6 +114,8 @@ impl ServerManager {
             refreshing: std::sync::atomic::AtomicBool::new(false),
             generations: AtomicU64::new(1),
             me: me.clone(),
+            in_flight: Arc::default(),
+            subscriptions: StdMutex::default(),
         });
         // Found now, while the caller sets up the rest, rather than when the first server
         // starts: kept from the last start this is a few file checks; the first time ever it

@@ -166,7 +166,7 @@ impl ServerManager {
                             guard.send();
                             return Err(call.cancelled());
                         }
-                        answers = self.fulfil(call.server, &call.roots, fresh, &call.cancel) => answers
+                        answers = self.fulfil(call.server, &call.roots, fresh, &call.cancel, call.asker.as_ref()) => answers
                             .map_err(|e| call.failed(format!("its task's question was not answered: {e}")))?,
                     };
                     if call.cancel.is_cancelled() {
