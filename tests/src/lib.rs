@@ -487,6 +487,38 @@ async fn models(State(script): State<Arc<Script>>, uri: Uri, headers: HeaderMap)
     Json(body).into_response()
 }
 
+/// A web page for the servers under test to fetch, on 127.0.0.1: every GET answers `page`, and
+/// every POST is recorded (whole request) in the returned list, for tests that a post never
+/// left. Returns the port and that list; it serves until the test's runtime ends.
+pub async fn web_page(page: String) -> (u16, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let posted = Arc::new(Mutex::new(Vec::new()));
+    let seen = posted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let (page, seen) = (page.clone(), seen.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let n = socket.read(&mut buf).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&buf[..n]).into_owned();
+                if request.starts_with("POST") {
+                    lock(&seen).push(request);
+                }
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    (port, posted)
+}
+
 /// The repository's root folder.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

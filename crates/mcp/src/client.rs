@@ -12,8 +12,8 @@ use std::sync::{Arc, RwLock};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationCapability, ErrorData, Implementation,
-    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    Root, RootsCapabilities, SamplingCapability,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, Root,
+    RootsCapabilities, SamplingCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, RoleClient};
@@ -111,19 +111,6 @@ pub(crate) fn root_uri(path: &std::path::Path) -> String {
     uri
 }
 
-fn level(level: LoggingLevel) -> LogLevel {
-    match level {
-        LoggingLevel::Debug => LogLevel::Debug,
-        LoggingLevel::Info => LogLevel::Info,
-        LoggingLevel::Notice => LogLevel::Notice,
-        LoggingLevel::Warning => LogLevel::Warning,
-        LoggingLevel::Error => LogLevel::Error,
-        LoggingLevel::Critical => LogLevel::Critical,
-        LoggingLevel::Alert => LogLevel::Alert,
-        LoggingLevel::Emergency => LogLevel::Emergency,
-    }
-}
-
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut info = client_info();
@@ -187,7 +174,7 @@ impl ClientHandler for Client {
         tracing::debug!(server = %self.server, level = ?params.level, "log: {}", params.data);
         let _ = self.events.send(ServerEvent::Log {
             server: self.server.clone(),
-            level: level(params.level),
+            level: LogLevel::from(params.level),
             logger: params.logger,
             data: params.data,
         });

@@ -356,6 +356,25 @@ impl LogLevel {
     }
 }
 
+/// A level as the protocol names it, in Toolgate's terms (the other way from
+/// [`LogLevel::protocol`]).
+#[allow(deprecated)]
+impl From<rmcp::model::LoggingLevel> for LogLevel {
+    fn from(level: rmcp::model::LoggingLevel) -> Self {
+        use rmcp::model::LoggingLevel;
+        match level {
+            LoggingLevel::Debug => LogLevel::Debug,
+            LoggingLevel::Info => LogLevel::Info,
+            LoggingLevel::Notice => LogLevel::Notice,
+            LoggingLevel::Warning => LogLevel::Warning,
+            LoggingLevel::Error => LogLevel::Error,
+            LoggingLevel::Critical => LogLevel::Critical,
+            LoggingLevel::Alert => LogLevel::Alert,
+            LoggingLevel::Emergency => LogLevel::Emergency,
+        }
+    }
+}
+
 /// Something a server did that a subscriber may want to show as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]

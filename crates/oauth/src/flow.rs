@@ -2,7 +2,7 @@
 //! exchanged for tokens. Nothing is stored unless the whole flow succeeds, except the in-flight
 //! state (deleted whichever way it ends).
 
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{AuthorizationRequest, AuthorizationSession, StateStore};
@@ -12,7 +12,7 @@ use toolgate_secrets::SecretStore;
 use toolgate_settings::OAuthSettings;
 
 use crate::store::{self, ClientRecord};
-use crate::{describe, discover, document, manager_for, SignedInInfo};
+use crate::{describe, discover, document, install, manager_for, KeychainFor, SignedInInfo};
 
 /// What to sign in to.
 pub struct SignInRequest {
@@ -94,23 +94,24 @@ pub async fn sign_in(
             "no OAuth metadata: using the 2025-03-26 endpoints at the server's origin"
         );
     }
-    manager.set_allow_missing_issuer(found.legacy);
-    let metadata = found.metadata;
-    let registration_endpoint = metadata.registration_endpoint.clone();
-    let cimd_supported = metadata
+    let registration_endpoint = found.metadata.registration_endpoint.clone();
+    let cimd_supported = found
+        .metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
-    manager.set_metadata(metadata);
-    let info = Arc::new(StdMutex::new(None));
-    manager.set_credential_store(store::KeychainCredentials {
-        secrets: request.secrets.clone(),
-        server: server.to_owned(),
-        issuer: issuer.clone(),
-        info: info.clone(),
-        on_change: None,
-    });
+    let info = install(
+        &mut manager,
+        found.metadata,
+        found.legacy,
+        KeychainFor {
+            secrets: &request.secrets,
+            server,
+            issuer: &issuer,
+            on_change: None,
+        },
+    );
     let states = Arc::new(store::KeychainStates {
         secrets: request.secrets.clone(),
     });

@@ -197,6 +197,37 @@ async fn discover(
     }))
 }
 
+/// Puts `metadata` into `manager` with the keychain as its credential store, under `issuer`;
+/// returns what the store keeps current of the sign-in for the window. `legacy`: the
+/// 2025-03-26 endpoints, whose answers carry no issuer to check.
+fn install(
+    manager: &mut AuthorizationManager,
+    metadata: rmcp::transport::auth::AuthorizationMetadata,
+    legacy: bool,
+    keychain: KeychainFor<'_>,
+) -> Arc<StdMutex<Option<SignedInInfo>>> {
+    manager.set_allow_missing_issuer(legacy);
+    manager.set_metadata(metadata);
+    let info = Arc::new(StdMutex::new(None));
+    manager.set_credential_store(store::KeychainCredentials {
+        secrets: keychain.secrets.clone(),
+        server: keychain.server.to_owned(),
+        issuer: keychain.issuer.to_owned(),
+        info: info.clone(),
+        on_change: keychain.on_change,
+    });
+    info
+}
+
+/// Whose sign-in a credential store holds: the server, its authorization server, and who is
+/// told when the store changes.
+struct KeychainFor<'a> {
+    secrets: &'a Arc<dyn SecretStore>,
+    server: &'a str,
+    issuer: &'a str,
+    on_change: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
 /// What [`discover`] found.
 struct Discovered {
     metadata: rmcp::transport::auth::AuthorizationMetadata,
@@ -267,16 +298,17 @@ pub async fn connect(
             "{server}'s authorization server published metadata without an issuer; Toolgate cannot tell which tokens belong to it"
         )));
     };
-    manager.set_allow_missing_issuer(found.legacy);
-    manager.set_metadata(found.metadata);
-    let info = Arc::new(StdMutex::new(None));
-    manager.set_credential_store(store::KeychainCredentials {
-        secrets: secrets.clone(),
-        server: server.to_owned(),
-        issuer: issuer.clone(),
-        info: info.clone(),
-        on_change: on_renewal,
-    });
+    let info = install(
+        &mut manager,
+        found.metadata,
+        found.legacy,
+        KeychainFor {
+            secrets,
+            server,
+            issuer: &issuer,
+            on_change: on_renewal,
+        },
+    );
     manager.set_state_store(store::KeychainStates {
         secrets: secrets.clone(),
     });

@@ -7,12 +7,14 @@
 //! person's sign-in does, and a token that expires is exchanged for a new one at the next
 //! connection.
 
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::Arc;
 
 use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, JwtSigningAlgorithm};
 use toolgate_secrets::SecretStore;
 
-use crate::{discover, manager_for, problem, store, AuthProblem, Session, SignedInInfo};
+use crate::{
+    discover, install, manager_for, problem, AuthProblem, KeychainFor, Session, SignedInInfo,
+};
 
 /// A machine client's credentials, read from the keychain just before use.
 pub struct MachineClient {
@@ -66,16 +68,17 @@ pub async fn connect_machine(
         )));
     };
     let issuer = found.issuer.clone().unwrap_or_else(|| url.to_owned());
-    manager.set_allow_missing_issuer(found.legacy);
-    manager.set_metadata(found.metadata);
-    let info = Arc::new(StdMutex::new(None));
-    manager.set_credential_store(store::KeychainCredentials {
-        secrets: secrets.clone(),
-        server: server.to_owned(),
-        issuer: issuer.clone(),
-        info: info.clone(),
-        on_change: on_renewal,
-    });
+    let info = install(
+        &mut manager,
+        found.metadata,
+        found.legacy,
+        KeychainFor {
+            secrets,
+            server,
+            issuer: &issuer,
+            on_change: on_renewal,
+        },
+    );
     // The resource indicator names the server exactly as the spec asks (RFC 8707).
     let resource = Some(url.to_owned());
     let config = match client.credential {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    GetPromptRequestParams, GetPromptResponse, LoggingLevel, LoggingMessageNotificationParam,
+    GetPromptRequestParams, GetPromptResponse, LoggingMessageNotificationParam,
     ProgressNotificationParam, ResultType,
 };
 use rmcp::service::RequestContext;
@@ -27,20 +27,6 @@ use crate::rounds::{Finished, Running, Step, Target, ROUND_PREFIX};
 
 fn refused_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-/// A level as Toolgate's log names it.
-fn ours(level: LoggingLevel) -> LogLevel {
-    match level {
-        LoggingLevel::Debug => LogLevel::Debug,
-        LoggingLevel::Info => LogLevel::Info,
-        LoggingLevel::Notice => LogLevel::Notice,
-        LoggingLevel::Warning => LogLevel::Warning,
-        LoggingLevel::Error => LogLevel::Error,
-        LoggingLevel::Critical => LogLevel::Critical,
-        LoggingLevel::Alert => LogLevel::Alert,
-        LoggingLevel::Emergency => LogLevel::Emergency,
-    }
 }
 
 /// The server's own JSON-RPC error, when it answered with one: passed on as it sent it.
@@ -69,10 +55,10 @@ impl Session {
     /// session's `logging/setLevel` does, and without one it gets them all.
     fn wanted_logs(&self, context: &RequestContext<RoleServer>) -> Option<LogLevel> {
         if modern(context) {
-            return context.meta.log_level().map(ours);
+            return context.meta.log_level().map(LogLevel::from);
         }
         let set = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
-        Some(set.map_or(LogLevel::Debug, ours))
+        Some(set.map_or(LogLevel::Debug, LogLevel::from))
     }
 
     /// Who answers the server's questions during this call: the client, as far as it said it
