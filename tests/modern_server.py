@@ -2,7 +2,7 @@
 for the tests: questions asked by multi-round requests (`input_required`, the answer and the
 sealed `requestState` checked on the retry), a long call run as a task (the
 `io.modelcontextprotocol/tasks` extension, written here on the SDK's extension API: tasks/get,
-tasks/update, tasks/cancel), a tool list that changes (told on `subscriptions/listen`), a
+tasks/update, tasks/cancel), a tool list that changes and resource updates (told on `subscriptions/listen`), a
 listen stream ended on request, a template resource and a prompt that ask first, and a tool that
 reports the `_meta` it was sent, and one whose result carries every kind of content
 (`rich_result`, from `rich_result.json`).
@@ -248,6 +248,13 @@ async def end_listen() -> str:
     handler.close()
     log(event="listen-closed")
     return "closed"
+
+
+@mcp.tool(description="Says the resource at URI was updated, on subscriptions/listen")
+async def touch(uri: str, ctx: Context) -> str:
+    await ctx.notify_resource_updated(uri)
+    log(event="touched", uri=uri)
+    return f"touched {uri}"
 
 
 @mcp.resource("notes://{topic}", description="A note on a topic")

@@ -3,7 +3,8 @@
 //! gate and the call is retried with the answer and the server's sealed `requestState`; a call
 //! the server runs as a task is polled with its progress shown, its in-task question asked, and
 //! cancelled with `tasks/cancel`; tool lists stay live on `subscriptions/listen`, also after the
-//! server ends the stream; tool context reaches the server in `_meta`.
+//! server ends the stream; a subscribed resource's updates arrive on a listen stream of their
+//! own, which follows the subscribers; tool context reaches the server in `_meta`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,9 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Decision, Gate, MemoryPolicy, PendingCall, RequestKind};
 use toolgate_history::{AuditDecision, AuditFilter, History};
-use toolgate_mcp::{CallOptions, CallProgress, McpError, ServerManager, ServerSnapshot};
+use toolgate_mcp::{
+    CallOptions, CallProgress, McpError, ServerEvent, ServerManager, ServerSnapshot,
+};
 use toolgate_policy::PolicySettings;
 use toolgate_settings::ServerConfig;
 use toolgate_tests::{json_lines, modern_server, temp_dir, TestDir};
@@ -340,6 +343,91 @@ async fn tool_lists_stay_live_on_subscriptions_listen_and_a_dropped_stream_is_op
         .expect("added");
     let snap = s.wait_for_tool("second_added").await;
     assert!(snap.tools.iter().any(|t| t.name == "first_added"));
+    s.servers.stop_all().await;
+}
+
+/// The next resource update `events` carries, within 10 s.
+async fn next_update(events: &mut tokio::sync::broadcast::Receiver<ServerEvent>) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(ServerEvent::ResourceUpdated { server, uri })) => {
+                assert_eq!(server, "m");
+                return uri;
+            }
+            Ok(Ok(_)) => continue,
+            Ok(Err(e)) => panic!("the events ended: {e}"),
+            Err(_) => panic!("no resource update within 10 s"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn subscribed_resources_are_watched_on_a_listen_stream_that_follows_the_subscribers() {
+    let s = setup("resource-updates", |_| {}).await;
+    assert!(s.servers.offers_subscriptions("m").await);
+    let mut events = s.servers.events();
+    let touch = |uri: &'static str| {
+        let servers = s.servers.clone();
+        async move {
+            servers
+                .call_tool("m", "touch", json!({ "uri": uri }))
+                .await
+                .expect("touched");
+        }
+    };
+
+    // Two subscribers to one resource, one to another: only those are told.
+    s.servers
+        .subscribe_resource("m", "notes://rust")
+        .await
+        .expect("subscribed");
+    s.servers
+        .subscribe_resource("m", "notes://rust")
+        .await
+        .expect("again");
+    s.servers
+        .subscribe_resource("m", "notes://go")
+        .await
+        .expect("subscribed");
+    touch("notes://unwatched").await;
+    touch("notes://rust").await;
+    assert_eq!(next_update(&mut events).await, "notes://rust");
+    touch("notes://go").await;
+    assert_eq!(next_update(&mut events).await, "notes://go");
+
+    // One of rust's two subscribers leaves: still watched. go's only one leaves: not.
+    s.servers
+        .unsubscribe_resource("m", "notes://rust")
+        .await
+        .expect("one left");
+    s.servers
+        .unsubscribe_resource("m", "notes://go")
+        .await
+        .expect("left");
+    touch("notes://go").await;
+    touch("notes://rust").await;
+    assert_eq!(next_update(&mut events).await, "notes://rust");
+
+    // The last one leaves: nothing more, until a new subscription.
+    s.servers
+        .unsubscribe_resource("m", "notes://rust")
+        .await
+        .expect("left");
+    touch("notes://rust").await;
+    s.servers
+        .subscribe_resource("m", "notes://new")
+        .await
+        .expect("subscribed");
+    touch("notes://new").await;
+    assert_eq!(next_update(&mut events).await, "notes://new");
+    let opened = s
+        .wait_logged("touched")
+        .await
+        .iter()
+        .filter(|e| e["uri"] == "notes://rust")
+        .count();
+    assert_eq!(opened, 3, "every touch of rust reached the server");
     s.servers.stop_all().await;
 }
 

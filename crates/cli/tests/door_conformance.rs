@@ -8,7 +8,8 @@
 //! `toolgate door token add` (the suite cannot send a header, so `tests/conformance/bearer.mjs`
 //! adds it to every request the suite makes to the door, as a configured client would). What is
 //! expected is what happened directly: every scenario that passes against the server must pass
-//! through the door, except the known gaps listed below with their reasons.
+//! through the door, also where the two legs speak different eras (an older client's
+//! `resources/subscribe` becomes the 2026-07-28 server's `subscriptions/listen` filter).
 //!
 //! A gate that refused every call would still pass two scenarios (they only look for an error
 //! result with text), so the test also checks that the server behind the door ran each call the
@@ -37,13 +38,6 @@ use toolgate_settings::{ServerConfig, Settings};
 use toolgate_tests::{free_port, python_server_bin, repo_root, temp_dir};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-
-/// Why a scenario that passes directly may fail through the door, when the two legs speak
-/// different eras.
-const NO_SUBSCRIBE_AT_2026: &str = "Toolgate speaks 2026-07-28 to the server, where \
-    resources/subscribe is gone (a resource's updates come on the server's subscriptions/listen \
-    stream, which Toolgate does not yet ask for resources), so the door answers that the server \
-    sends no updates rather than promise some";
 
 /// The tool calls the scenarios make that must reach the server through the door, run: the two
 /// a refusal would pass falsely first.
@@ -256,8 +250,8 @@ fn server_log(log: &Path) -> Vec<Value> {
 
 /// Runs the suite at `revision` directly and through the door (Toolgate speaking `upstream` to
 /// the server: a revision, or `None` for its usual choice), and compares: every scenario that
-/// passes directly passes through the door, but those in `gaps`, each with its reason.
-fn compare(revision: &str, upstream: Option<&str>, calls: &[&str], gaps: &[(&str, &str)]) {
+/// passes directly passes through the door.
+fn compare(revision: &str, upstream: Option<&str>, calls: &[&str]) {
     let tag = format!("{revision}-{}", upstream.unwrap_or("auto"));
     let dir = temp_dir(&format!("door-conformance-{tag}"));
     let direct_log = dir.join("direct.jsonl");
@@ -289,12 +283,8 @@ fn compare(revision: &str, upstream: Option<&str>, calls: &[&str], gaps: &[(&str
             mark(Some(*passed)),
             mark(at_door)
         ));
-        let gap = gaps.iter().find(|(name, _)| name == scenario);
         if *passed && at_door != Some(true) {
-            match gap {
-                Some((_, why)) => eprintln!("known gap: {scenario}: {why}"),
-                None => lost.push(scenario.clone()),
-            }
+            lost.push(scenario.clone());
         }
     }
     eprintln!(
@@ -341,7 +331,7 @@ fn compare(revision: &str, upstream: Option<&str>, calls: &[&str], gaps: &[(&str
 
 #[test]
 fn the_door_passes_every_2025_scenario_the_server_passes() {
-    compare("2025-11-25", Some("2025-11-25"), CALLS_2025, &[]);
+    compare("2025-11-25", Some("2025-11-25"), CALLS_2025);
 }
 
 #[test]
@@ -357,21 +347,12 @@ fn the_door_passes_every_2026_scenario_the_server_passes() {
             "test_input_required_result_elicitation",
             "test_input_required_result_multi_round",
         ],
-        &[],
     );
 }
 
 #[test]
 fn an_older_client_through_the_door_to_a_2026_server_gets_its_questions_and_logs() {
-    compare(
-        "2025-11-25",
-        None,
-        CALLS_2025,
-        &[
-            ("resources-subscribe", NO_SUBSCRIBE_AT_2026),
-            ("resources-unsubscribe", NO_SUBSCRIBE_AT_2026),
-        ],
-    );
+    compare("2025-11-25", None, CALLS_2025);
 }
 
 /// One POST `initialize` to the door, with these extra header lines; the status and body.

@@ -1,7 +1,8 @@
 //! A 2026-07-28 server's questions inside a call (`input_required`) and its tasks, on the CLI's
 //! and the gateway's paths: `toolgate call` asks them at the terminal (a form answered in
 //! `$EDITOR`, a page to open answered no), and another host's call through the gateway has its
-//! question held at the host's gate and its task followed to the end. The server is
+//! question held at the host's gate and its task followed to the end, and a 2026-07-28 host
+//! (the Python SDK) that listens for a resource's updates is told of them. The server is
 //! `tests/modern_server.py` on the official Python SDK.
 
 use std::path::Path;
@@ -15,7 +16,9 @@ use toolgate_host::{Host, HostOptions};
 use toolgate_mcp::{HostEnv, ServerStatus};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 use toolgate_settings::Settings;
-use toolgate_tests::{at_a_terminal, json_lines, modern_server, temp_dir, TestDir};
+use toolgate_tests::{
+    at_a_terminal, example_servers_dir, json_lines, modern_server, repo_root, temp_dir, TestDir,
+};
 
 /// Toolgate's data folder in the test's folder. The server's log sits in a folder of its own
 /// beside it: the sandbox rightly keeps a server out of Toolgate's own folder and out of any
@@ -239,6 +242,53 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
     assert!(asked
         .iter()
         .all(|c| c.request == RequestKind::Elicitation && c.server_id == "m"));
+
+    // A 2026-07-28 host listens for a resource's updates; the server says it changed.
+    let mut listener = std::process::Command::new(example_servers_dir().join(".venv/bin/python"))
+        .arg(repo_root().join("tests/clients/gateway_listen.py"))
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(data(&dir))
+        .arg("notes://rust")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the Python client starts");
+    let stdout = listener.stdout.take().expect("stdout");
+    let heard = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let listening = lines.next().and_then(Result::ok).unwrap_or_default();
+        let event = lines.next().and_then(Result::ok).unwrap_or_default();
+        (listening, event)
+    });
+    // Told once the subscription reached the server: until then, touch again.
+    let servers = host.servers.clone();
+    let toucher = tokio::spawn(async move {
+        loop {
+            let _ = servers
+                .call_tool("m", "touch", json!({"uri": "notes://other"}))
+                .await;
+            let _ = servers
+                .call_tool("m", "touch", json!({"uri": "notes://rust"}))
+                .await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    });
+    let (listening, event) = tokio::time::timeout(Duration::from_secs(60), heard)
+        .await
+        .expect("in time")
+        .expect("joins");
+    toucher.abort();
+    let status = listener.wait().expect("ends");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut listener.stderr.take().expect("stderr"), &mut err)
+        .expect("read");
+    assert_eq!(listening, "listening", "{err}");
+    let event: Value = serde_json::from_str(&event).unwrap_or_else(|_| panic!("{event}\n{err}"));
+    assert_eq!(event["event"], "ResourceUpdated", "{event}");
+    assert_eq!(event["uri"], "notes://rust", "{event}");
+    assert!(status.success(), "{err}");
     stop.cancel();
     host.servers.stop_all().await;
 }

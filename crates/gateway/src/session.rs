@@ -280,20 +280,25 @@ impl ServerHandler for Session {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // List changes, as asked; per-resource updates are passed on to older-era sessions
-        // that subscribe (`resources/subscribe`), not yet on a listen stream.
-        let mut accepted = SubscriptionFilter::new();
-        accepted.tools_list_changed = requested.tools_list_changed;
-        accepted.prompts_list_changed = requested.prompts_list_changed;
-        accepted.resources_list_changed = requested.resources_list_changed;
-        Some(accepted)
+        // All of it, as asked: a resource no server of this client has, or whose server sends
+        // no updates, is watched and never fires (as a server itself does with an unknown URI).
+        Some(requested.clone())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let client = self.client_of(context.request_context())?;
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let watched = self.watch(&client.name, &uris).await;
         tokio::select! {
-            () = self.follow_subscription(&client.name, context.sink().clone()) => {}
+            () = self.follow_subscription(&client.name, context.sink().clone(), &watched) => {}
             () = context.cancelled() => {}
+        }
+        for (server, uri) in watched {
+            let _ = self.host.servers.unsubscribe_resource(&server, &uri).await;
         }
         Ok(())
     }
@@ -530,6 +535,27 @@ impl Session {
         self.template_owner(client, uri)
             .await
             .ok_or_else(|| not_found(uri))
+    }
+
+    /// Subscribes, for one listen stream, to those of `uris` a server of this client has and
+    /// sends updates of; what it got, to give back when the stream ends.
+    async fn watch(&self, client: &str, uris: &[String]) -> BTreeSet<(String, String)> {
+        let mut watched = BTreeSet::new();
+        for uri in uris {
+            let Ok(owner) = self.owner_of(client, uri).await else {
+                continue;
+            };
+            if !self.host.servers.offers_subscriptions(&owner).await {
+                continue;
+            }
+            match self.host.servers.subscribe_resource(&owner, uri).await {
+                Ok(()) => {
+                    watched.insert((owner, uri.clone()));
+                }
+                Err(e) => tracing::info!(client, uri, "could not watch the resource: {e}"),
+            }
+        }
+        watched
     }
 
     /// Gives back this client's subscriptions, when its session ends.

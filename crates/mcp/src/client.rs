@@ -183,8 +183,17 @@ impl ClientHandler for Client {
     async fn on_resource_updated(
         &self,
         params: rmcp::model::ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
+        // A 2026-07-28 server sends updates only on listen streams, and a live stream's reach
+        // its own subscription (`manager/updates.rs`): one that arrives here is from a stream
+        // already replaced or closed, whose subscriber has left (or the newer stream tells).
+        let modern = context.peer.peer_info().is_some_and(|info| {
+            info.protocol_version >= rmcp::model::ProtocolVersion::V_2026_07_28
+        });
+        if modern {
+            return;
+        }
         let _ = self.events.send(ServerEvent::ResourceUpdated {
             server: self.server.clone(),
             uri: params.uri,

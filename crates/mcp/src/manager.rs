@@ -30,6 +30,7 @@ mod registry;
 mod sign_in;
 mod supervision;
 mod tasks;
+mod updates;
 
 pub use lifecycle::RootsChange;
 pub use registry::{ManagerOptions, ServerManager};

@@ -1,6 +1,7 @@
 //! What a client sees: its profile's tools (the catalog a turn builds), resources, resource
 //! templates and prompts; the wait before its first list; and telling it when they change.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -17,9 +18,13 @@ const STILL_THERE: Duration = Duration::from_secs(10);
 
 /// Where list changes go: an older-era session's peer, or a 2026-07-28 `subscriptions/listen`
 /// stream (which rmcp filters to what the client asked for).
-enum Listener {
+enum Listener<'a> {
     Session(rmcp::Peer<RoleServer>),
-    Subscription(rmcp::service::SubscriptionSink),
+    /// A listen stream, with the (server, URI) it watches.
+    Subscription(
+        rmcp::service::SubscriptionSink,
+        &'a BTreeSet<(String, String)>,
+    ),
 }
 
 #[derive(Clone, Copy)]
@@ -29,7 +34,7 @@ enum ListKind {
     Prompts,
 }
 
-impl Listener {
+impl Listener<'_> {
     /// Tells the client; false once it cannot be told any more.
     async fn changed(&self, kind: ListKind) -> bool {
         match (self, kind) {
@@ -42,7 +47,7 @@ impl Listener {
             (Listener::Session(peer), ListKind::Prompts) => {
                 peer.notify_prompt_list_changed().await.is_ok()
             }
-            (Listener::Subscription(sink), kind) => {
+            (Listener::Subscription(sink, _), kind) => {
                 let sent = match kind {
                     ListKind::Tools => sink.notify_tool_list_changed().await,
                     ListKind::Resources => sink.notify_resource_list_changed().await,
@@ -60,7 +65,7 @@ impl Listener {
     fn gone(&self) -> bool {
         match self {
             Listener::Session(peer) => peer.is_transport_closed(),
-            Listener::Subscription(_) => false,
+            Listener::Subscription(..) => false,
         }
     }
 }
@@ -304,17 +309,19 @@ impl Session {
         self.follow_lists(client, Listener::Session(peer)).await;
     }
 
-    /// Tells a 2026-07-28 client's `subscriptions/listen` stream whenever its lists change.
+    /// Tells a 2026-07-28 client's `subscriptions/listen` stream whenever its lists change, and
+    /// when a resource it `watched` (server, URI) was updated.
     pub(super) async fn follow_subscription(
         &self,
         client: &str,
         sink: rmcp::service::SubscriptionSink,
+        watched: &BTreeSet<(String, String)>,
     ) {
-        self.follow_lists(client, Listener::Subscription(sink))
+        self.follow_lists(client, Listener::Subscription(sink, watched))
             .await;
     }
 
-    async fn follow_lists(&self, client: &str, to: Listener) {
+    async fn follow_lists(&self, client: &str, to: Listener<'_>) {
         let mut changes = self.host.servers.subscribe();
         let mut events = self.host.servers.events();
         let mut seen = self.lists(client).await;
@@ -328,12 +335,24 @@ impl Session {
                 event = events.recv() => {
                     match event {
                         Ok(ServerEvent::ResourceUpdated { server, uri }) => {
-                            let wanted = self.lock_subscribed().contains(&(server, uri.clone()));
-                            if let (true, Listener::Session(peer)) = (wanted, &to) {
-                                let update = ResourceUpdatedNotificationParam::new(uri);
-                                if peer.notify_resource_updated(update).await.is_err() {
-                                    return;
+                            let key = (server, uri);
+                            let told = match &to {
+                                Listener::Session(peer) => {
+                                    if !self.lock_subscribed().contains(&key) {
+                                        continue;
+                                    }
+                                    let update = ResourceUpdatedNotificationParam::new(key.1);
+                                    peer.notify_resource_updated(update).await.is_ok()
                                 }
+                                Listener::Subscription(sink, watched) => {
+                                    if !watched.contains(&key) {
+                                        continue;
+                                    }
+                                    sink.notify_resource_updated(key.1).await.is_ok()
+                                }
+                            };
+                            if !told {
+                                return;
                             }
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,

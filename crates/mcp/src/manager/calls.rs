@@ -41,7 +41,7 @@ const STUCK_GRACE: Duration = Duration::from_secs(5);
 pub(super) const MAX_ROUNDS: usize = 10;
 
 /// A server's entry and its connection, or why it has none.
-fn running<'a>(
+pub(super) fn running<'a>(
     entries: &'a std::collections::BTreeMap<String, Entry>,
     server: &str,
 ) -> Result<(&'a Entry, Peer<RoleClient>), McpError> {

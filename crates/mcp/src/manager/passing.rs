@@ -2,7 +2,8 @@
 //! argument completions, and subscriptions to a resource's updates.
 //!
 //! Subscriptions are counted per server and resource: the server is asked once however many
-//! clients subscribe, and told to stop when the last one unsubscribes. Its updates reach every
+//! clients subscribe, and told to stop when the last one unsubscribes (a 2026-07-28 server by
+//! its resource stream's filter, `updates.rs`). Its updates reach every
 //! subscriber as [`ServerEvent::ResourceUpdated`]. A server that restarts forgets them; its
 //! subscribers are not told (nor do they miss an update they could not have had).
 //!
@@ -13,7 +14,13 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 
+use std::time::Duration;
+
+use rmcp::{Peer, RoleClient};
+
+use super::calls::running;
 use super::registry::ServerManager;
+use super::updates::watched_by_listen;
 use crate::McpError;
 
 impl ServerManager {
@@ -54,12 +61,16 @@ impl ServerManager {
         if !first {
             return Ok(());
         }
-        let params = SubscribeRequestParams::new(uri);
-        let asked = self
-            .ask(server, "subscribe to the resource", |peer| async move {
-                peer.subscribe(params).await
-            })
-            .await;
+        let asked = match self.by_listen(server).await {
+            Some((peer, timeout)) => self.watch_resources(server, peer, timeout).await,
+            None => {
+                let params = SubscribeRequestParams::new(uri);
+                self.ask(server, "subscribe to the resource", |peer| async move {
+                    peer.subscribe(params).await
+                })
+                .await
+            }
+        };
         if asked.is_err() {
             self.forget(&key);
         }
@@ -72,11 +83,24 @@ impl ServerManager {
         if !self.forget(&key) {
             return Ok(());
         }
+        if let Some((peer, timeout)) = self.by_listen(server).await {
+            return self.watch_resources(server, peer, timeout).await;
+        }
         let params = UnsubscribeRequestParams::new(uri);
         self.ask(server, "unsubscribe from the resource", |peer| async move {
             peer.unsubscribe(params).await
         })
         .await
+    }
+
+    /// The connection and its time-out when `server` is running and watches resources on a
+    /// listen stream (2026-07-28); `None` for an older server (or one not running, which the
+    /// request then reports).
+    async fn by_listen(&self, server: &str) -> Option<(Peer<RoleClient>, Duration)> {
+        let entries = self.entries.lock().await;
+        let (entry, peer) = running(&entries, server).ok()?;
+        watched_by_listen(&peer)
+            .then(|| (peer, Duration::from_secs(entry.config.call_timeout_secs)))
     }
 
     /// Counts one subscriber out; true when it was the last.

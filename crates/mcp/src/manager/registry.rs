@@ -85,6 +85,9 @@ pub struct ServerManager {
     pub(super) in_flight: Arc<InFlight>,
     /// Subscribers to each (server, resource URI), for `passing.rs`.
     pub(super) subscriptions: StdMutex<std::collections::HashMap<(String, String), usize>>,
+    /// Each 2026-07-28 server's stream of resource updates, for `updates.rs`.
+    pub(super) resource_watches:
+        Mutex<std::collections::HashMap<String, super::calls::AbortOnDrop>>,
 }
 
 impl ServerManager {
@@ -116,6 +119,7 @@ impl ServerManager {
             me: me.clone(),
             in_flight: Arc::default(),
             subscriptions: StdMutex::default(),
+            resource_watches: Mutex::default(),
         });
         // Found now, while the caller sets up the rest, rather than when the first server
         // starts: kept from the last start this is a few file checks; the first time ever it
