@@ -95,6 +95,7 @@ fn allow_server(id: &str) -> Rule {
         expires_at: None,
         note: None,
         client: None,
+        managed: false,
     }
 }
 

@@ -102,20 +102,14 @@ fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<R
             }
         }
         for entry in matching {
+            let target = Target::Tool {
+                server_id: entry.server_id.clone(),
+                tool: entry.tool.name.clone(),
+            };
+            let id = format!("cli-approve-{}", rules.len());
             rules.push(Rule {
-                id: format!("cli-approve-{}", rules.len()),
-                effect: Effect::Allow,
-                scope: Scope::Always,
-                target: Target::Tool {
-                    server_id: entry.server_id.clone(),
-                    tool: entry.tool.name.clone(),
-                },
-                conditions: Vec::new(),
-                bound_to: None,
-                created_at: 0,
-                expires_at: None,
                 note: Some(format!("--approve {glob}, for this run")),
-                client: None,
+                ..Rule::new(id, Effect::Allow, target, Scope::Always, 0)
             });
         }
     }

@@ -17,6 +17,7 @@
 
 mod agent;
 mod door;
+mod managed;
 mod policy;
 mod sign_in;
 pub use agent::{Caller, ClientView, Connection};
@@ -24,7 +25,9 @@ pub use door::{
     check_client_name, door_url, DoorSettingsError, DoorTokenError, DoorTokens, DoorView,
     IssuedToken,
 };
+pub use managed::{ManagedOrigin, ManagedView};
 pub use sign_in::SIGN_IN_WAIT;
+pub use toolgate_managed::Source as ManagedSource;
 pub use toolgate_oauth::SignedInInfo;
 
 use std::path::{Path, PathBuf};
@@ -99,6 +102,10 @@ pub struct HostOptions {
     /// only edits settings (most CLI commands) skips it; servers' requests then go unaudited,
     /// which is why a front end that runs servers must not.
     pub open_history: bool,
+    /// Where the organisation's managed policy is read from: this OS's places
+    /// ([`ManagedSource::system`]); tests name a folder of their own. Never taken from the
+    /// environment or the settings, which the user controls.
+    pub managed: ManagedSource,
 }
 
 impl HostOptions {
@@ -115,6 +122,7 @@ impl HostOptions {
             save_first_run: false,
             unattended: None,
             open_history: true,
+            managed: ManagedSource::system(),
         }
     }
 }
@@ -191,6 +199,9 @@ pub struct Host {
     policy: RwLock<Option<Arc<PolicySettings>>>,
     /// The HTTP door's tokens (`door.rs`).
     door_tokens: door::DoorTokens,
+    /// The organisation's managed policy in force, and where it is read from (`managed.rs`).
+    managed: RwLock<Arc<toolgate_managed::Managed>>,
+    managed_source: ManagedSource,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -228,6 +239,10 @@ impl Host {
                 first_run()?
             }
         };
+        let managed = managed::load(&options.managed, &options.data_dir);
+        notices.extend(managed.warnings.iter().cloned());
+        let mut settings = settings;
+        toolgate_managed::locks::apply(&managed.document, &mut settings);
         let history = if options.open_history {
             open_history(&options.data_dir.join(HISTORY_FILE), &mut notices)
         } else {
@@ -262,6 +277,16 @@ impl Host {
                 server_data: Some(options.data_dir.join(SERVER_DATA)),
                 protected: vec![options.data_dir.clone()],
                 env: options.env.clone(),
+                // Every start asks the organisation's policy first.
+                admit: Some({
+                    let host = host.clone();
+                    Arc::new(
+                        move |config: &toolgate_settings::ServerConfig| match host.upgrade() {
+                            Some(host) => host.managed().admit(config),
+                            None => Ok(()),
+                        },
+                    )
+                }),
                 ..ManagerOptions::default()
             });
             requests.attach(&servers);
@@ -280,6 +305,8 @@ impl Host {
                 exposures: Mutex::default(),
                 policy: RwLock::default(),
                 door_tokens: door::DoorTokens::new(options.secrets.clone()),
+                managed: RwLock::new(Arc::new(managed)),
+                managed_source: options.managed.clone(),
             }
         }))
     }
@@ -326,7 +353,7 @@ impl Host {
         change: impl FnOnce(&mut Settings),
     ) -> Result<Settings, FileError> {
         let mut current = self.settings();
-        let mut next = match toolgate_settings::file::load(&self.settings_path) {
+        let next = match toolgate_settings::file::load(&self.settings_path) {
             Ok(Loaded::Found(on_disk)) => on_disk,
             Ok(other) => {
                 if let Some(notice) = other.notice() {
@@ -339,12 +366,15 @@ impl Host {
                 current.clone()
             }
         };
+        // Changed as the organisation has them, so a change that loosens a lock is seen.
+        let mut next = self.as_managed(next);
         change(&mut next);
+        self.keep_managed(&mut next)?;
         // Validates first; the file is replaced whole or not at all.
         toolgate_settings::file::save(&self.settings_path, &next)?;
-        *current = next.clone();
+        *current = self.as_managed(next.clone());
         self.policy_changed();
-        Ok(next)
+        Ok(current.clone())
     }
 
     /// [`Self::update_settings`] on the blocking pool: the file is read, written and synced
@@ -366,9 +396,16 @@ impl Host {
 
     /// Starts every enabled server of the settings, each in its own task; returns at once.
     /// The one start of the app, `toolgate serve` and the CLI's commands that run servers.
-    pub fn run(&self) -> tokio::task::JoinHandle<()> {
-        let (servers, configs) = (self.servers.clone(), self.settings().servers.clone());
-        tokio::spawn(async move { servers.start_all(&configs).await })
+    /// Watches the organisation's policy from then on.
+    pub fn run(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let host = self.clone();
+        tokio::spawn(async move {
+            // A remote policy never fetched yet is waited for (briefly) before any start.
+            host.first_remote_policy().await;
+            tokio::spawn(Host::watch_managed(Arc::downgrade(&host)));
+            let configs = host.settings().servers.clone();
+            host.servers.start_all(&configs).await
+        })
     }
 
     /// The one stop: every request still waiting is refused with `why`, every server process
@@ -585,20 +622,10 @@ mod tests {
     }
 
     fn rule(id: &str) -> Rule {
-        Rule {
-            id: id.into(),
-            effect: Effect::Allow,
-            scope: Scope::Always,
-            target: Target::Server {
-                server_id: "s".into(),
-            },
-            conditions: Vec::new(),
-            bound_to: None,
-            created_at: 0,
-            expires_at: None,
-            note: None,
-            client: None,
-        }
+        let target = Target::Server {
+            server_id: "s".into(),
+        };
+        Rule::new(id, Effect::Allow, target, Scope::Always, 0)
     }
 
     #[tokio::test]

@@ -43,6 +43,8 @@ impl Host {
         // Made under the write lock: a change that lands meanwhile clears it after.
         let mut policy = self.settings().policy.clone();
         policy.rules.extend(lock(&self.grants).iter().cloned());
+        // The organisation's rules, ranked with the user's by the same precedence.
+        policy.rules.extend(self.managed().rules());
         slot.get_or_insert_with(|| Arc::new(policy)).clone()
     }
 

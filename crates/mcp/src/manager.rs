@@ -33,4 +33,4 @@ mod tasks;
 mod updates;
 
 pub use lifecycle::RootsChange;
-pub use registry::{ManagerOptions, ServerManager};
+pub use registry::{Admission, ManagerOptions, ServerManager};

@@ -98,6 +98,10 @@ pub struct Changed {
 /// subject and all its conditions hold. Among deny and ask rules specificity does not matter:
 /// any one of them is enough, because a narrower allow must never undo a restriction.
 ///
+/// Rules of the organisation's managed policy ([`Rule::managed`]) take part in the same steps:
+/// since any deny beats any ask and any ask beats any allow, a managed deny or ask is never
+/// undone by the user's allow, and the user's deny or ask still narrows a managed allow.
+///
 /// This is the decision for Toolgate's own chat and the CLI, where no connected client asks:
 /// rules limited to a client ([`Rule::client`]) do not apply. See [`decide_for_client`].
 pub fn decide(
@@ -282,7 +286,10 @@ fn by_rule(decision: Decision, lead: &str, rule: &Rule, changed: Vec<Changed>) -
     Verdict {
         decision,
         basis: Basis::Rule,
-        reason: format!("{lead} your rule “{}” ({})", rule.label(), rule.scope),
+        reason: match rule.managed {
+            true => format!("{lead} your organisation's rule “{}”", rule.label()),
+            false => format!("{lead} your rule “{}” ({})", rule.label(), rule.scope),
+        },
         rule_id: Some(rule.id.clone()),
         changed,
     }

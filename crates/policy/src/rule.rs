@@ -37,6 +37,12 @@ pub struct Rule {
     /// profile or `clientInfo.name`); `None`: to every call, Toolgate's own chat included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// Set by the organisation's managed policy, never by the user: it ranks with the user's
+    /// own (so a managed deny or ask beats any allow, and the user may still deny or ask where
+    /// it allows), is named as the organisation's, and is never saved in the user's settings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub managed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
@@ -201,6 +207,7 @@ impl Rule {
             expires_at: None,
             note: None,
             client: None,
+            managed: false,
         }
     }
 

@@ -198,6 +198,8 @@ fn cases() -> Vec<Case> {
         vec![ArgCondition::equals("/parents", json!(true))],
     );
     let in_c1 = |rule: Rule| Rule { scope: conversation("c1"), ..rule };
+    // The organisation's managed policy: unbound, by name, ranked with the user's rules.
+    let org = |rule: Rule| Rule { managed: true, bound_to: None, ..rule };
     let rm = destructive(fs("delete_file", "/home/me/project/a.txt"));
     let read = read_only(fs("read_file", "/home/me/project/a.txt"));
     let server_moved = ToolCall { server_fingerprint: "shell-v2".into(), ..git_status.clone() };
@@ -269,6 +271,16 @@ fn cases() -> Vec<Case> {
         case("changed under deny-by-default: denied, still reported", server_moved.clone(), deny_by_default(settings(vec![allow_run()])), None, lapsed(by(Deny, Basis::Default), vec![changed("allow-run", ChangeKind::ServerChanged)])),
         case("server changed: a deny is not bound and still holds", server_moved.clone(), settings(vec![deny_run()]), None, by_rule(Deny, "deny-run")),
         case("an unbound grant applies whatever changed", server_moved.clone(), settings(vec![Rule { bound_to: None, ..allow_run() }]), None, by_rule(Allow, "allow-run")),
+        // The organisation's rules (managed policy) beside the user's.
+        case("managed deny beats the user's tool allow", git_status.clone(), settings(vec![allow_run(), org(Rule { id: "org-deny-shell".into(), ..deny_shell() })]), None, by_rule(Deny, "org-deny-shell")),
+        case("managed ask beats the user's narrowest allow", shell("git push"), settings(vec![allow_git_status(), allow_run(), org(ask_git_push())]), None, by_rule(Ask, "ask-git-push")),
+        case("managed ask beats the user's server allow", shell("git push x"), settings(vec![allow_shell(), org(ask_git_push())]), None, by_rule(Ask, "ask-git-push")),
+        case("managed allow: the user's deny narrows it", git_status.clone(), settings(vec![org(allow_shell()), deny_run()]), None, by_rule(Deny, "deny-run")),
+        case("managed allow: the user's ask narrows it", shell("git push"), settings(vec![org(allow_shell()), ask_git_push()]), None, by_rule(Ask, "ask-git-push")),
+        case("managed allow applies where the user said nothing", git_status.clone(), settings(vec![org(allow_run())]), None, by_rule(Allow, "allow-run")),
+        case("managed allow: pause still denies", git_status.clone(), paused(settings(vec![org(allow_run())])), None, by(Deny, Basis::Paused)),
+        case("managed deny beats the user's allow in a conversation", git_status.clone(), settings(vec![in_c1(allow_run()), org(deny_run())]), Some("c1"), by_rule(Deny, "deny-run")),
+        case("managed deny of a tool beats the user's allow of its server", write.clone(), settings(vec![allow_fs(), org(when(Rule::deny_tool("org-etc", &write, Scope::Always, NOW), vec![ArgCondition::glob("/path", "/home/me/**")]))]), None, by_rule(Deny, "org-etc")),
         // Requests a server makes of the client.
         case("sampling: the default asks", sampling("llm"), settings(vec![allow_shell()]), None, by(Ask, Basis::Default)),
         case("sampling: allowed by its rule", sampling("llm"), settings(vec![allow_sampling()]), None, by_rule(Allow, "sample")),
@@ -405,6 +417,21 @@ fn verdict_serializes_for_the_ui() {
         json!([{"ruleId": "r", "what": "toolChanged"}])
     );
     assert_eq!(value.get("ruleId"), None);
+}
+
+#[test]
+fn a_managed_rule_is_named_as_the_organisations() {
+    let c = shell("git push");
+    let rule = Rule {
+        managed: true,
+        note: Some("no pushes from agents".into()),
+        ..Rule::deny_tool("org-1", &c, Scope::Always, NOW)
+    };
+    let v = decide(&Subject::ToolCall(c), &settings(vec![rule]), None, NOW);
+    assert_eq!(
+        v.reason,
+        "denied by your organisation's rule “no pushes from agents”"
+    );
 }
 
 #[test]

@@ -100,22 +100,27 @@ fn rule() -> impl Strategy<Value = Rule> {
         prop::collection::vec(condition(), 0..3),
         any::<bool>(),
         any::<u32>(),
+        any::<bool>(),
     )
-        .prop_map(|(effect, scope, target, conditions, bound, id)| Rule {
-            id: format!("r{id}"),
-            effect,
-            scope,
-            target,
-            conditions,
-            bound_to: bound.then(|| Binding {
-                server_fingerprint: "s1".into(),
-                tool_fingerprint: Some("t1".into()),
-            }),
-            created_at: 0,
-            expires_at: None,
-            note: None,
-            client: None,
-        })
+        .prop_map(
+            |(effect, scope, target, conditions, bound, id, managed)| Rule {
+                id: format!("r{id}"),
+                effect,
+                scope,
+                target,
+                conditions,
+                bound_to: bound.then(|| Binding {
+                    server_fingerprint: "s1".into(),
+                    tool_fingerprint: Some("t1".into()),
+                }),
+                created_at: 0,
+                expires_at: None,
+                note: None,
+                client: None,
+                // The organisation's rules hold to the same properties as the user's.
+                managed,
+            },
+        )
 }
 
 fn settings() -> impl Strategy<Value = PolicySettings> {

@@ -99,6 +99,10 @@ pub enum FileError {
         #[source]
         source: io::Error,
     },
+    /// The change would loosen what the organisation's managed policy sets; nothing was
+    /// written. Each item names the settings key and what the organisation set.
+    #[error("not changed: {}", .0.join("; "))]
+    Managed(Vec<String>),
     /// The file could not be used, and could not be moved aside either (so it was left alone).
     #[error(
         "your settings file {} could not be read ({problem}), and could not be set aside: {source}",

@@ -39,6 +39,8 @@ pub(super) struct Entry {
     /// The scope a call was refused for (403 `insufficient_scope`), until the next start.
     pub(super) needs_scope: Option<String>,
     pub(super) refused: crate::http::Refused,
+    /// Refused by the manager's admission at its last start (not a failure of its own).
+    pub(super) blocked: bool,
 }
 
 pub(super) struct Conn {

@@ -108,6 +108,16 @@ impl ServerManager {
             if expected.is_some_and(|g| g != entry.generation) {
                 return;
             }
+            if let Err(reason) = self.admitted(&entry.config) {
+                tracing::warn!(server = id, %reason, "server not started");
+                let retired = entry.retire(self.next_generation(), ServerStatus::Failed { reason });
+                entry.blocked = true;
+                drop(entries);
+                self.changed(id);
+                retired.finish().await;
+                return;
+            }
+            entry.blocked = false;
             let generation = self.next_generation();
             let retired = entry.retire(generation, ServerStatus::Starting);
             entry.starting = Some(Starting {
@@ -230,6 +240,54 @@ impl ServerManager {
             Ok(())
         } else {
             self.stop(id).await
+        }
+    }
+
+    /// Whether the manager's admission lets `config` start.
+    fn admitted(&self, config: &ServerConfig) -> Result<(), String> {
+        match &self.options.admit {
+            Some(admit) => admit(config),
+            None => Ok(()),
+        }
+    }
+
+    /// Asks the admission again of every server, after the policy behind it changed: a
+    /// running or starting server it now refuses is stopped and shown as failed with the
+    /// reason; one it refused before and lets through now is started, if it is enabled.
+    pub async fn enforce_admission(&self) {
+        let (retired, to_start) = {
+            let mut entries = self.entries.lock().await;
+            let mut retired = Vec::new();
+            let mut to_start = Vec::new();
+            for (id, entry) in entries.iter_mut() {
+                match self.admitted(&entry.config) {
+                    Err(reason) => {
+                        let shown = matches!(&entry.status, ServerStatus::Failed { reason: r } if *r == reason);
+                        let live = entry.conn.is_some() || entry.starting.is_some();
+                        if live || (entry.config.enabled && !shown) {
+                            tracing::warn!(server = %id, %reason, "server stopped by the managed policy");
+                            retired.push(
+                                entry.retire(
+                                    self.next_generation(),
+                                    ServerStatus::Failed { reason },
+                                ),
+                            );
+                            entry.blocked = true;
+                        }
+                    }
+                    Ok(()) => {
+                        if entry.blocked && entry.config.enabled {
+                            to_start.push(id.clone());
+                        }
+                    }
+                }
+            }
+            (retired, to_start)
+        };
+        futures::future::join_all(retired.into_iter().map(Retired::finish)).await;
+        self.changed("");
+        for id in to_start {
+            self.start(&id).await;
         }
     }
 

@@ -21,6 +21,9 @@ use crate::orphans::{self, Registry};
 use crate::types::{ServerEvent, ServerSnapshot, ServerStatus};
 use crate::McpError;
 
+/// Says whether a server may start, and why not.
+pub type Admission = Arc<dyn Fn(&ServerConfig) -> Result<(), String> + Send + Sync>;
+
 /// How the manager is set up by the app or the CLI.
 pub struct ManagerOptions {
     /// Where each server's stderr goes, as `<id>.log`, rotated. None keeps it in memory only.
@@ -43,6 +46,9 @@ pub struct ManagerOptions {
     /// Where each local server gets a data folder of its own (`<this>/<id>`), the only place
     /// beside its roots its sandbox lets it write. None: a temporary folder for each start.
     pub server_data: Option<PathBuf>,
+    /// Whether a server may start, asked at every start (the organisation's managed policy);
+    /// a refused server is shown as failed with the reason, and not retried. None: all may.
+    pub admit: Option<Admission>,
     /// Folders no sandbox grant Toolgate derives may contain (its own data folder), on top of
     /// the home folder's private places; a grant the user makes that opens one is warned about.
     pub protected: Vec<PathBuf>,
@@ -59,6 +65,7 @@ impl Default for ManagerOptions {
             stop_grace: Duration::from_secs(2),
             restart_delay: Duration::from_secs(1),
             server_data: None,
+            admit: None,
             protected: Vec::new(),
         }
     }
@@ -216,6 +223,7 @@ impl ServerManager {
             session: None,
             needs_scope: None,
             refused: Default::default(),
+            blocked: false,
         }
     }
 

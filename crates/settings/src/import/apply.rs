@@ -291,6 +291,7 @@ impl ImportPlan {
                     imported.tool, imported.server_id
                 )),
                 client: None,
+                managed: false,
             };
             out.policy
                 .add_rule(rule)

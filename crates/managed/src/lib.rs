@@ -1,0 +1,132 @@
+//! The organisation's managed policy: what an administrator sets once for every desktop, which
+//! the user cannot loosen.
+//!
+//! - `source.rs`: where each OS's management tools put it, and who may have written it;
+//! - `document.rs`: what it says, and how several files merge;
+//! - `remote.rs`: its signed remote form, fetched and kept for offline starts;
+//! - `servers.rs`: which servers may run (checked at every start);
+//! - `locks.rs`: the settings as the organisation has them, and what a change would loosen.
+//!
+//! Its rules reach the gate as [`toolgate_policy::Rule`]s marked `managed`, ranked by the same
+//! precedence as the user's (see `toolgate_policy::decide`). The host (`crates/host`) reads it
+//! at start, reads it again when a file changes or the remote document is fetched, and applies
+//! it to everything: settings changes, server starts, rules.
+
+mod document;
+pub mod locks;
+pub mod remote;
+mod servers;
+pub mod source;
+
+use std::path::Path;
+use std::time::SystemTime;
+
+pub use document::{
+    Document, Invalid, Locks, ManagedRule, RegistryPolicy, RemotePolicy, ServerMatch, ServerPolicy,
+};
+pub use locks::Violation;
+pub use servers::{admit, Runs};
+pub use source::{Origin, Source};
+use toolgate_policy::Rule;
+use toolgate_settings::ServerConfig;
+
+/// The managed policy in force: the merged document and where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Managed {
+    pub document: Document,
+    /// Each place that contributed, in the order merged.
+    pub origins: Vec<Origin>,
+    /// Places refused (a file the user could write, a document that does not read), and the
+    /// remote document's troubles: for the doctor and the window, never silently dropped.
+    pub warnings: Vec<String>,
+    /// When it was read.
+    pub read_at: Option<SystemTime>,
+}
+
+impl Managed {
+    /// Reads every place of `source` and, when they name a remote document, the last good copy
+    /// of it kept in `cache`. Never fails: what cannot be used is a warning.
+    pub fn load(source: &Source, cache: Option<&Path>) -> Self {
+        let read = source.read();
+        let mut warnings = read.warnings;
+        let mut origins = Vec::new();
+        let mut merged = serde_json::json!({});
+        for (origin, value) in read.documents {
+            document::merge(&mut merged, value);
+            origins.push(origin);
+        }
+        let mut document = match Document::parse(merged.clone()) {
+            Ok(document) => document,
+            Err(e) => {
+                // Each file read on its own; together they can still clash (two rules of one
+                // id). Nothing of them is applied then.
+                warnings.push(format!(
+                    "the managed policy files do not fit together and none was applied: {e}"
+                ));
+                return Managed {
+                    warnings,
+                    read_at: Some(SystemTime::now()),
+                    ..Managed::default()
+                };
+            }
+        };
+        if let (Some(remote), Some(cache)) = (document.remote.clone(), cache) {
+            match std::fs::read(cache) {
+                Ok(bytes) => match remote::verify(&remote, &bytes) {
+                    Ok(value) => {
+                        let mut with_remote = merged.clone();
+                        document::merge(&mut with_remote, value);
+                        match Document::parse(with_remote) {
+                            Ok(d) => {
+                                document = d;
+                                origins.push(Origin {
+                                    place: remote.url.clone(),
+                                    modified: std::fs::metadata(cache)
+                                        .and_then(|m| m.modified())
+                                        .ok(),
+                                });
+                            }
+                            Err(e) => warnings.push(format!(
+                                "the organisation's remote policy from {} does not fit the local one and was not applied: {e}",
+                                remote.url
+                            )),
+                        }
+                    }
+                    Err(e) => warnings.push(format!(
+                        "the kept copy of the organisation's remote policy from {} was not applied: {e}",
+                        remote.url
+                    )),
+                },
+                Err(_) => warnings.push(format!(
+                    "the organisation's remote policy from {} has not been fetched yet",
+                    remote.url
+                )),
+            }
+        }
+        Managed {
+            document,
+            origins,
+            warnings,
+            read_at: Some(SystemTime::now()),
+        }
+    }
+
+    /// Whether any place set a policy.
+    pub fn is_active(&self) -> bool {
+        !self.origins.is_empty()
+    }
+
+    /// The organisation's rules, as the gate reads them.
+    pub fn rules(&self) -> Vec<Rule> {
+        self.document
+            .rules
+            .iter()
+            .map(ManagedRule::to_rule)
+            .collect()
+    }
+
+    /// Whether `server` may run.
+    pub fn admit(&self, server: &ServerConfig) -> Result<(), String> {
+        servers::admit(&self.document.servers, server)
+    }
+}

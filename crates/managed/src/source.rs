@@ -1,0 +1,348 @@
+//! Where the managed policy is read from, and who may have written it.
+//!
+//! Each OS's management tools write to their own place: Linux `/etc/toolgate/managed.json` and
+//! `/etc/toolgate/managed.d/*.json`; macOS the managed preferences of the app's id and
+//! `/Library/Application Support/Toolgate/managed.json`; Windows
+//! `HKLM\SOFTWARE\Policies\Toolgate` and `%ProgramData%\Toolgate\managed.json`. Nothing the
+//! user controls (no environment variable, no setting) moves or hides them: only the code that
+//! makes the host chooses a [`Source`], which is how tests point it at a folder of their own.
+//!
+//! On Unix a file, and the folder it is in, must belong to the owner the source names (root)
+//! and be writable by nobody else; a file the user could have written is refused whole, with a
+//! warning, never half-applied. The macOS and Windows readers are unit-tested on fixtures here
+//! but have not been run on those systems.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+/// The places a host reads its managed policy from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// Files read in this order; then every `*.json` of each folder of `drop_ins`, by name.
+    pub files: Vec<PathBuf>,
+    pub drop_ins: Vec<PathBuf>,
+    /// A macOS managed-preferences property list.
+    pub preferences: Option<PathBuf>,
+    /// Read `HKLM\SOFTWARE\Policies\Toolgate` (Windows).
+    pub registry: bool,
+    /// The owner (uid) files and their folders must have on Unix: root (0), or in tests the
+    /// test's own user.
+    pub owner: u32,
+}
+
+/// One place a policy came from, for the doctor and the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub place: String,
+    pub modified: Option<SystemTime>,
+}
+
+/// What the places held: each usable document as JSON with its origin, and why others were
+/// refused.
+#[derive(Debug, Default)]
+pub struct Read {
+    pub documents: Vec<(Origin, Value)>,
+    pub warnings: Vec<String>,
+}
+
+impl Source {
+    /// This OS's places, as its management tools write them.
+    pub fn system() -> Self {
+        let mut source = Source::none();
+        if cfg!(target_os = "macos") {
+            source.preferences = Some(PathBuf::from(
+                "/Library/Managed Preferences/dev.toolgate.desktop.plist",
+            ));
+            source.files = vec![PathBuf::from(
+                "/Library/Application Support/Toolgate/managed.json",
+            )];
+        } else if cfg!(windows) {
+            source.registry = true;
+            let data = std::env::var_os("ProgramData")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(r"C:\ProgramData"));
+            source.files = vec![data.join("Toolgate").join("managed.json")];
+        } else {
+            source.files = vec![PathBuf::from("/etc/toolgate/managed.json")];
+            source.drop_ins = vec![PathBuf::from("/etc/toolgate/managed.d")];
+        }
+        source
+    }
+
+    /// No managed policy at all.
+    pub fn none() -> Self {
+        Source {
+            files: Vec::new(),
+            drop_ins: Vec::new(),
+            preferences: None,
+            registry: false,
+            owner: 0,
+        }
+    }
+
+    /// `dir/managed.json` and `dir/managed.d/*.json`, owned by `owner`: the Linux layout in a
+    /// folder of the caller's choosing (tests).
+    pub fn at(dir: &Path, owner: u32) -> Self {
+        Source {
+            files: vec![dir.join("managed.json")],
+            drop_ins: vec![dir.join("managed.d")],
+            owner,
+            ..Source::none()
+        }
+    }
+
+    /// Every file this source would read, in order.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = self.files.clone();
+        for dir in &self.drop_ins {
+            let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            names.sort();
+            paths.extend(names);
+        }
+        paths.extend(self.preferences.clone());
+        paths
+    }
+
+    /// What the files look like now (modification time and size of each that exists): a
+    /// change here means the policy is read again.
+    pub fn stamp(&self) -> Vec<(PathBuf, Option<(SystemTime, u64)>)> {
+        let mut paths = self.paths();
+        paths.extend(self.drop_ins.iter().cloned());
+        paths
+            .into_iter()
+            .map(|p| {
+                let seen = std::fs::metadata(&p)
+                    .ok()
+                    .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+                (p, seen)
+            })
+            .collect()
+    }
+
+    /// Reads every place, in order.
+    pub fn read(&self) -> Read {
+        let mut read = Read::default();
+        for path in self.paths() {
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            let origin = Origin {
+                place: path.display().to_string(),
+                modified: meta.modified().ok(),
+            };
+            if let Err(why) = self.trusted(&path) {
+                read.warnings.push(format!(
+                    "the managed policy {} was not applied: {why}; it must be owned by root and writable by no one else",
+                    path.display()
+                ));
+                continue;
+            }
+            let parsed = std::fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| {
+                    if Some(&path) == self.preferences.as_ref() {
+                        from_plist(&bytes)
+                    } else {
+                        serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+                    }
+                })
+                .and_then(|value| {
+                    crate::Document::parse(value.clone())
+                        .map(|_| value)
+                        .map_err(|e| e.0)
+                });
+            match parsed {
+                Ok(value) => read.documents.push((origin, value)),
+                Err(why) => read.warnings.push(format!(
+                    "the managed policy {} was not applied: {why}",
+                    path.display()
+                )),
+            }
+        }
+        if self.registry {
+            match registry::read() {
+                Ok(Some(value)) => match crate::Document::parse(value.clone()) {
+                    Ok(_) => read.documents.push((
+                        Origin {
+                            place: registry::PLACE.to_owned(),
+                            modified: None,
+                        },
+                        value,
+                    )),
+                    Err(e) => read.warnings.push(format!(
+                        "the managed policy in {} was not applied: {e}",
+                        registry::PLACE
+                    )),
+                },
+                Ok(None) => {}
+                Err(e) => read.warnings.push(format!(
+                    "the managed policy in {} could not be read: {e}",
+                    registry::PLACE
+                )),
+            }
+        }
+        read
+    }
+
+    /// Whether `path` and its folder could only have been written by the owner.
+    #[cfg(unix)]
+    fn trusted(&self, path: &Path) -> Result<(), String> {
+        use std::os::unix::fs::MetadataExt;
+        let folder = path.parent().unwrap_or(Path::new("/"));
+        let mut checked = vec![path.to_path_buf(), folder.to_path_buf()];
+        // A drop-in's folder sits in the main folder: that one too.
+        if self.drop_ins.iter().any(|d| d == folder) {
+            checked.extend(folder.parent().map(Path::to_path_buf));
+        }
+        for place in checked {
+            let meta =
+                std::fs::metadata(&place).map_err(|e| format!("{}: {e}", place.display()))?;
+            if meta.uid() != self.owner {
+                return Err(format!(
+                    "{} belongs to user {}, not {}",
+                    place.display(),
+                    meta.uid(),
+                    self.owner
+                ));
+            }
+            if meta.mode() & 0o022 != 0 {
+                return Err(format!(
+                    "{} can be changed by other users (mode {:o})",
+                    place.display(),
+                    meta.mode() & 0o777
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Windows: `%ProgramData%` and `HKLM` are writable by administrators only; the file's
+    /// access list is not checked here (not verified on Windows).
+    #[cfg(not(unix))]
+    fn trusted(&self, _path: &Path) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A managed-preferences property list as the policy document: a dictionary whose keys are the
+/// document's (`servers`, `rules`, `settings`, …), or one key `ManagedPolicy` holding the
+/// document as a JSON string (how some MDM tools can only deliver it).
+pub fn from_plist(bytes: &[u8]) -> Result<Value, String> {
+    let value: plist::Value =
+        plist::from_bytes(bytes).map_err(|e| format!("not a property list: {e}"))?;
+    let json = serde_json::to_value(&value).map_err(|e| e.to_string())?;
+    match json.get("ManagedPolicy") {
+        Some(Value::String(text)) => {
+            serde_json::from_str(text).map_err(|e| format!("ManagedPolicy is not JSON: {e}"))
+        }
+        _ => Ok(json),
+    }
+}
+
+/// The registry's values under the policy key as the policy document: a `Policy` value holding
+/// the whole document as JSON, or one value per top-level key, each holding that key's JSON.
+pub fn from_registry_values(values: &[(String, String)]) -> Result<Option<Value>, String> {
+    if values.is_empty() {
+        return Ok(None);
+    }
+    if let Some((_, text)) = values.iter().find(|(name, _)| name == "Policy") {
+        return serde_json::from_str(text)
+            .map(Some)
+            .map_err(|e| format!("the value Policy is not JSON: {e}"));
+    }
+    let mut document = serde_json::Map::new();
+    for (name, text) in values {
+        let value =
+            serde_json::from_str(text).map_err(|e| format!("the value {name} is not JSON: {e}"))?;
+        document.insert(name.clone(), value);
+    }
+    Ok(Some(Value::Object(document)))
+}
+
+mod registry {
+    pub const PLACE: &str = r"HKLM\SOFTWARE\Policies\Toolgate";
+
+    #[cfg(windows)]
+    pub fn read() -> Result<Option<serde_json::Value>, String> {
+        use winreg::enums::HKEY_LOCAL_MACHINE;
+        let key = match winreg::RegKey::predef(HKEY_LOCAL_MACHINE)
+            .open_subkey(r"SOFTWARE\Policies\Toolgate")
+        {
+            Ok(key) => key,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        let values: Vec<(String, String)> = key
+            .enum_values()
+            .flatten()
+            .filter_map(|(name, value)| {
+                key.get_value::<String, _>(&name).ok().map(|text| {
+                    let _ = value;
+                    (name, text)
+                })
+            })
+            .collect();
+        super::from_registry_values(&values)
+    }
+
+    #[cfg(not(windows))]
+    pub fn read() -> Result<Option<serde_json::Value>, String> {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_property_list_reads_as_the_document() {
+        let plist = br#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict>
+  <key>settings</key><dict><key>sandbox</key><true/><key>approvalTimeoutSecs</key><integer>120</integer></dict>
+  <key>servers</key><dict><key>deny</key><array><dict><key>npm</key><string>bad-server</string></dict></array></dict>
+</dict></plist>"#;
+        let value = from_plist(plist).expect("reads");
+        let d = crate::Document::parse(value).expect("valid");
+        assert_eq!(d.settings.sandbox, Some(true));
+        assert_eq!(d.settings.approval_timeout_secs, Some(120));
+        assert_eq!(d.servers.deny[0].npm.as_deref(), Some("bad-server"));
+
+        let wrapped = br#"<?xml version="1.0" encoding="UTF-8"?>
+<plist version="1.0"><dict><key>ManagedPolicy</key><string>{"settings": {"autoAllowReadOnly": false}}</string></dict></plist>"#;
+        let d = crate::Document::parse(from_plist(wrapped).expect("reads")).expect("valid");
+        assert_eq!(d.settings.auto_allow_read_only, Some(false));
+    }
+
+    #[test]
+    fn registry_values_read_as_the_document() {
+        let one = vec![(
+            "Policy".to_owned(),
+            r#"{"servers": {"allowUserServers": false}}"#.to_owned(),
+        )];
+        let d = crate::Document::parse(from_registry_values(&one).unwrap().unwrap()).unwrap();
+        assert!(!d.servers.allow_user_servers);
+        let per_key = vec![
+            ("settings".to_owned(), r#"{"sandbox": true}"#.to_owned()),
+            (
+                "registry".to_owned(),
+                r#"{"url": "https://r.example", "registryOnly": true}"#.to_owned(),
+            ),
+        ];
+        let value = from_registry_values(&per_key).unwrap().unwrap();
+        assert_eq!(value["registry"]["registryOnly"], json!(true));
+        assert!(crate::Document::parse(value).is_ok());
+        assert_eq!(from_registry_values(&[]), Ok(None));
+        assert!(from_registry_values(&[("settings".into(), "{".into())]).is_err());
+    }
+}
