@@ -45,6 +45,7 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_host::HostView>();
     collect.visit::<toolgate_host::HostPreview>();
     collect.visit::<toolgate_host::DoorView>();
+    collect.visit::<toolgate_host::ManagedView>();
     collect.visit::<toolgate_host::IssuedToken>();
     collect.visit::<toolgate_host::RulePreview>();
     collect.visit::<toolgate_settings::ServerConfig>();

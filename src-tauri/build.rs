@@ -15,6 +15,7 @@ fn main() {
         "tool_catalog",
         "stop_turn",
         "approval_rules",
+        "managed_policy",
         "revoke_rule",
         "set_paused",
         "answer_all",

@@ -150,6 +150,7 @@ pub fn run() {
             commands::approvals::answer_approval,
             commands::approvals::pending_approvals,
             commands::approvals::approval_rules,
+            commands::approvals::managed_policy,
             commands::approvals::revoke_rule,
             commands::approvals::set_paused,
             commands::approvals::answer_all,

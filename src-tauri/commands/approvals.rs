@@ -29,6 +29,12 @@ pub async fn answer_all(state: State<'_, AppState>, decision: Decision) -> Resul
     Ok(state.gate.answer_all(&decision))
 }
 
+/// What the organisation's managed policy sets: its locks, servers and rules, and where from.
+#[tauri::command]
+pub async fn managed_policy(state: State<'_, AppState>) -> Result<toolgate_host::ManagedView> {
+    Ok(state.managed_view())
+}
+
 /// The approval settings: pause-all, the defaults, and every rule.
 #[tauri::command]
 pub async fn approval_rules(state: State<'_, AppState>) -> Result<PolicySettings> {

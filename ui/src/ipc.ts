@@ -24,6 +24,7 @@ import type {
   ImportSources,
   IssuedToken,
   LocalServer,
+  ManagedView,
   Message,
   PendingCall,
   PolicySettings,
@@ -241,6 +242,8 @@ export const deleteConversation = (id: string) => invoke<void>("delete_conversat
 export const currentConversation = () => invoke<string | null>("current_conversation");
 
 export const approvalRules = () => invoke<PolicySettings>("approval_rules");
+/** What the organisation's managed policy locks and adds; shown as "Set by your organisation". */
+export const managedPolicy = () => invoke<ManagedView>("managed_policy");
 
 export const revokeRule = (id: string) => invoke<PolicySettings>("revoke_rule", { id });
 

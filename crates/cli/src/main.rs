@@ -8,6 +8,7 @@ mod door;
 mod gateway;
 mod hosts;
 mod manage;
+mod policy;
 mod run;
 mod sign_in;
 
@@ -126,6 +127,16 @@ enum Command {
         /// Without it the door opens when the window's switch is on.
         #[arg(long, value_name = "ADDRESS")]
         http: Option<std::net::SocketAddr>,
+    },
+    /// What your organisation's managed policy sets (locked settings, its servers and rules,
+    /// which servers may run) and where it was read from.
+    Policy {
+        /// Print it as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Fetch the organisation's remote policy now (it is fetched every 15 minutes anyway).
+        #[arg(long)]
+        refresh: bool,
     },
     /// The HTTP door's tokens (`toolgate serve --http`, or the window's HTTP door): every client
     /// needs one, named after it.
@@ -362,6 +373,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             DoorToken::List { json } => door::token_list(&ctx, json),
             DoorToken::Revoke { name } => door::token_revoke(&ctx, &name),
         },
+        Command::Policy { json, refresh } => policy::show(&ctx, json, refresh).await,
         Command::Hosts(Hosts::List) => hosts::list(&ctx),
         Command::Hosts(Hosts::Connect {
             host,

@@ -367,9 +367,10 @@ impl Host {
             }
         };
         // Changed as the organisation has them, so a change that loosens a lock is seen.
-        let mut next = self.as_managed(next);
+        let before = self.as_managed(next);
+        let mut next = before.clone();
         change(&mut next);
-        self.keep_managed(&mut next)?;
+        self.keep_managed(&before, &mut next)?;
         // Validates first; the file is replaced whole or not at all.
         toolgate_settings::file::save(&self.settings_path, &next)?;
         *current = self.as_managed(next.clone());

@@ -43,6 +43,8 @@ pub struct ManagedView {
     pub allow_user_servers: bool,
     /// Whether servers may be added only from the organisation's registry.
     pub registry_only: bool,
+    /// The organisation's rules, ranked with the user's (a deny or ask here is never undone).
+    pub rules: Vec<toolgate_policy::Rule>,
     /// When it was last read, in Unix milliseconds.
     #[ts(type = "number | null")]
     pub read_at_ms: Option<u64>,
@@ -94,6 +96,7 @@ impl Host {
                 .collect(),
             allow_user_servers: document.servers.allow_user_servers,
             registry_only: document.registry.as_ref().is_some_and(|r| r.registry_only),
+            rules: managed.rules(),
             read_at_ms: ms(managed.read_at),
         }
     }
@@ -106,13 +109,39 @@ impl Host {
 
     /// Refuses a change (made to [`Self::as_managed`]'s settings) that loosens what the
     /// organisation set; otherwise takes its servers out again, for the user's file.
-    pub(crate) fn keep_managed(&self, next: &mut Settings) -> Result<(), FileError> {
+    /// A server the change adds must be one the organisation lets run (and, with
+    /// `registryOnly`, come from its registry), so it is refused here rather than at its start.
+    pub(crate) fn keep_managed(
+        &self,
+        before: &Settings,
+        next: &mut Settings,
+    ) -> Result<(), FileError> {
         let managed = self.managed();
-        let broken = locks::violations(&managed.document, next);
+        let mut broken: Vec<String> = locks::violations(&managed.document, next)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let registry_only = managed
+            .document
+            .registry
+            .as_ref()
+            .is_some_and(|r| r.registry_only);
+        for added in next
+            .servers
+            .iter()
+            .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
+        {
+            if registry_only {
+                broken.push(format!(
+                    "servers.{}: your organisation lets servers be added from its registry only",
+                    added.id
+                ));
+            } else if let Err(why) = managed.admit(added) {
+                broken.push(format!("servers.{}: {why}", added.id));
+            }
+        }
         if !broken.is_empty() {
-            return Err(FileError::Managed(
-                broken.iter().map(ToString::to_string).collect(),
-            ));
+            return Err(FileError::Managed(broken));
         }
         locks::strip(&managed.document, next);
         Ok(())
@@ -171,7 +200,12 @@ impl Host {
         if cache.exists() {
             return;
         }
-        match tokio::time::timeout(FIRST_FETCH, remote::refresh(&remote, &cache)).await {
+        match tokio::time::timeout(
+            FIRST_FETCH,
+            toolgate_managed::refresh_remote(&remote, &cache),
+        )
+        .await
+        {
             Ok(Ok(())) => self.reload_managed().await,
             Ok(Err(e)) => self.note_remote_failure(e).await,
             Err(_) => {
@@ -187,7 +221,7 @@ impl Host {
         let Some(remote) = self.managed().document.remote.clone() else {
             return Err("the managed policy names no remote document".to_owned());
         };
-        match remote::refresh(&remote, &cache_path(self.data_dir())).await {
+        match toolgate_managed::refresh_remote(&remote, &cache_path(self.data_dir())).await {
             Ok(()) => {
                 self.reload_managed().await;
                 Ok(())

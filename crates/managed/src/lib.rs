@@ -21,11 +21,11 @@ pub mod source;
 use std::path::Path;
 use std::time::SystemTime;
 
-pub use document::{
-    Document, Invalid, Locks, ManagedRule, RegistryPolicy, RemotePolicy, ServerMatch, ServerPolicy,
-};
+pub use document::{Document, Invalid, Locks, ManagedRule, RegistryPolicy};
 pub use locks::Violation;
+pub use remote::RemotePolicy;
 pub use servers::{admit, Runs};
+pub use servers::{ServerMatch, ServerPolicy};
 pub use source::{Origin, Source};
 use toolgate_policy::Rule;
 use toolgate_settings::ServerConfig;
@@ -72,7 +72,7 @@ impl Managed {
         };
         if let (Some(remote), Some(cache)) = (document.remote.clone(), cache) {
             match std::fs::read(cache) {
-                Ok(bytes) => match remote::verify(&remote, &bytes) {
+                Ok(bytes) => match remote::verify(&remote, &bytes).and_then(checked) {
                     Ok(value) => {
                         let mut with_remote = merged.clone();
                         document::merge(&mut with_remote, value);
@@ -129,4 +129,22 @@ impl Managed {
     pub fn admit(&self, server: &ServerConfig) -> Result<(), String> {
         servers::admit(&self.document.servers, server)
     }
+}
+
+/// A remote document's JSON when it reads as a policy document.
+fn checked(value: serde_json::Value) -> Result<serde_json::Value, String> {
+    Document::parse(value.clone())
+        .map(|_| value)
+        .map_err(|e| e.0)
+}
+
+/// Fetches the organisation's remote document, checks its signature and that it reads as a
+/// policy, and keeps it in `cache` as the last good copy. On any failure the cache is left as
+/// it was, and the error says what went wrong.
+pub async fn refresh_remote(remote: &RemotePolicy, cache: &Path) -> Result<(), String> {
+    let body = remote::fetch(remote).await?;
+    remote::verify(remote, &body)
+        .and_then(checked)
+        .map_err(|e| format!("the document at {}: {e}", remote.url))?;
+    remote::keep(cache, &body)
 }

@@ -15,10 +15,19 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::document::RemotePolicy;
+use serde::Serialize;
 
 /// How often the remote document is fetched again.
 pub const REFRESH: Duration = Duration::from_secs(15 * 60);
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemotePolicy {
+    /// Where the signed document is (https; `http` only on this computer's loopback).
+    pub url: String,
+    /// The Ed25519 public key it is signed with, base64 (32 bytes).
+    pub public_key: String,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,8 +66,9 @@ pub(crate) fn check(remote: &RemotePolicy) -> Result<(), String> {
     Ok(())
 }
 
-/// The policy inside `envelope` when its signature holds under the key; its own `remote` is
-/// ignored (a remote document cannot point elsewhere).
+/// The policy inside `envelope` when its signature holds under the key, as JSON (the caller
+/// reads it as a document); its own `remote` is ignored (a remote document cannot point
+/// elsewhere).
 pub fn verify(remote: &RemotePolicy, envelope: &[u8]) -> Result<Value, String> {
     let envelope: Envelope = serde_json::from_slice(envelope)
         .map_err(|e| format!("not a signed policy ({{\"payload\", \"signature\"}}): {e}"))?;
@@ -73,13 +83,11 @@ pub fn verify(remote: &RemotePolicy, envelope: &[u8]) -> Result<Value, String> {
     if let Some(object) = value.as_object_mut() {
         object.remove("remote");
     }
-    crate::Document::parse(value.clone()).map_err(|e| e.0)?;
     Ok(value)
 }
 
-/// Fetches the document, checks its signature, and keeps it in `cache` when it holds. The
-/// cache is left as it was on any failure.
-pub async fn refresh(remote: &RemotePolicy, cache: &Path) -> Result<(), String> {
+/// Fetches the document as served.
+pub(crate) async fn fetch(remote: &RemotePolicy) -> Result<Vec<u8>, String> {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(20))
         .build()
@@ -96,9 +104,13 @@ pub async fn refresh(remote: &RemotePolicy, cache: &Path) -> Result<(), String> 
         .bytes()
         .await
         .map_err(|e| format!("could not read {}: {e}", remote.url))?;
-    verify(remote, &body).map_err(|e| format!("the document at {}: {e}", remote.url))?;
+    Ok(body.to_vec())
+}
+
+/// Keeps a verified document as the last good copy (replaced whole or not at all).
+pub(crate) fn keep(cache: &Path, body: &[u8]) -> Result<(), String> {
     let temp = cache.with_extension("tmp");
-    std::fs::write(&temp, &body)
+    std::fs::write(&temp, body)
         .and_then(|()| std::fs::rename(&temp, cache))
         .map_err(|e| format!("could not keep it in {}: {e}", cache.display()))
 }

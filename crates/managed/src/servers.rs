@@ -8,7 +8,66 @@ use std::str::FromStr;
 use globset::{Glob, GlobMatcher};
 use toolgate_settings::{ServerConfig, Transport};
 
-use crate::document::{ServerMatch, ServerPolicy};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerPolicy {
+    /// Whether the user may run servers of their own (beside `required`); `false`: only the
+    /// organisation's servers run.
+    #[serde(default = "yes")]
+    pub allow_user_servers: bool,
+    /// When not empty, a server must match one of these to run.
+    #[serde(default)]
+    pub allow: Vec<ServerMatch>,
+    /// A server that matches one of these never runs, whatever `allow` says.
+    #[serde(default)]
+    pub deny: Vec<ServerMatch>,
+    /// Servers always present; the user cannot remove them or loosen their sandbox.
+    #[serde(default)]
+    pub required: Vec<ServerConfig>,
+}
+
+impl Default for ServerPolicy {
+    fn default() -> Self {
+        Self {
+            allow_user_servers: true,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            required: Vec::new(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What a server runs, as an allow or deny entry names it: exactly one of `npm`, `pypi`,
+/// `command`, `url`, `registry`; `version` only with `npm` or `pypi`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerMatch {
+    /// An npm package run by `npx`, `npm exec`, `pnpm dlx` or `bunx` (a `*` glob allowed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npm: Option<String>,
+    /// A PyPI package run by `uvx`, `uv tool run` or `pipx run` (a `*` glob allowed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pypi: Option<String>,
+    /// The versions allowed or denied: an npm range (`^1.2.0`) or PEP 440 specifiers
+    /// (`>=0.6,<1`). A server whose command pins no version matches no `version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The program, as the server's command names it (a glob: `/opt/mcp/*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// A remote server's address (a glob: `https://mcp.example.com/*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// A server's name in the MCP registry it was added from (a glob).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+}
 
 /// What a server runs, as far as an allow or deny entry can name it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -297,9 +356,11 @@ mod tests {
     }
 
     fn policy(value: serde_json::Value) -> ServerPolicy {
-        crate::Document::parse(json!({ "servers": value }))
-            .expect("valid")
-            .servers
+        let policy: ServerPolicy = serde_json::from_value(value).expect("reads");
+        for entry in policy.allow.iter().chain(&policy.deny) {
+            check_match(entry).expect("valid");
+        }
+        policy
     }
 
     #[test]

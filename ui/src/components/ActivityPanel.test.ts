@@ -224,4 +224,43 @@ describe("activity", () => {
     );
     app.unmount();
   });
+
+  it("lists the organisation's rules apart and disables what it locks, saying so", async () => {
+    const org: Rule = {
+      id: "org:no-push",
+      effect: "ask",
+      scope: { kind: "always" },
+      target: { kind: "server", serverId: "git" },
+      createdAt: 0,
+      note: "pushes are asked",
+      managed: true,
+    };
+    mockIPC(
+      (cmd) => {
+        if (cmd === "pending_approvals") return [];
+        if (cmd === "approval_rules") return { paused: false, autoAllowReadOnly: false, default: "ask", rules: [] };
+        if (cmd === "audit_log") return [];
+        if (cmd === "managed_policy")
+          return { active: true, locks: { autoAllowReadOnly: false }, rules: [org], origins: [], warnings: [] };
+      },
+      { shouldMockEvents: true },
+    );
+    const app = await mount(
+      createElement(ActivityPanel, { visible: true, servers, paused: false, onPause: () => undefined }),
+    );
+    await settle();
+    const listed = [...document.querySelectorAll("[data-testid=managed-rule]")].map((r) => r.textContent);
+    expect(listed).toEqual(["pushes are asked Ask before every tool of git (always)"]);
+    expect(document.querySelector("[data-testid='managed-rule-note-org:no-push']")?.textContent).toBe(
+      "Set by your organisation",
+    );
+    // Not among the user's own rules, which can be edited and revoked.
+    expect(document.querySelector("[data-testid=rules]")?.textContent).not.toContain("pushes are asked");
+    const readOnly = document.querySelector("[data-testid=auto-allow-read-only]") as HTMLInputElement;
+    expect(readOnly.disabled).toBe(true);
+    expect(document.querySelector("[data-testid=auto-allow-read-only-locked]")?.textContent).toBe(
+      "Set by your organisation",
+    );
+    app.unmount();
+  });
 });

@@ -17,6 +17,7 @@ import {
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
 import { ApprovalOptions, AuditLog, ruleLabel } from "./ApprovalsPanel";
+import { LockedNote, useManaged } from "./Managed";
 import RuleEditor from "./RuleEditor";
 
 interface Props {
@@ -44,6 +45,7 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
   const [error, setError] = useState<string | null>(null);
   // Bumped whenever the gate changes, so the log below follows it.
   const [changes, setChanges] = useState(0);
+  const managed = useManaged(changes);
 
   const refresh = useCallback(() => {
     pendingApprovals().then(
@@ -136,6 +138,24 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             onCancel={() => setEditing(null)}
           />
         )}
+        {managed && managed.rules.length > 0 && (
+          <ul data-testid="managed-rules" className="rules" aria-label="Your organisation's rules">
+            {managed.rules.map((r) => (
+              <li key={r.id} className="row spread">
+                <span data-testid="managed-rule">
+                  {r.note ? (
+                    <>
+                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r)}</span>
+                    </>
+                  ) : (
+                    ruleLabel(r)
+                  )}
+                </span>
+                <LockedNote testId={`managed-rule-note-${r.id}`} />
+              </li>
+            ))}
+          </ul>
+        )}
         <ul data-testid="rules" className="rules">
           {policy?.rules.map((r) => (
             <li key={r.id}>
@@ -178,7 +198,7 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             </li>
           ))}
         </ul>
-        <ApprovalOptions policy={policy} onPolicy={(op) => void act(op)} />
+        <ApprovalOptions policy={policy} onPolicy={(op) => void act(op)} locks={managed?.locks} />
       </section>
 
       <AuditLog refreshKey={changes} />

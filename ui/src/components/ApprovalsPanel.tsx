@@ -7,10 +7,12 @@ import {
   exportAudit,
   setApprovalOptions,
   type AuditFilter,
+  type Locks,
   type AuditRow,
   type PolicySettings,
   type Rule,
 } from "../ipc";
+import { LockedNote } from "./Managed";
 
 /** Words for a rule: what it does, to what, for how long. */
 export function ruleLabel(rule: Rule): string {
@@ -46,10 +48,15 @@ export function requestFrom(row: AuditRow): string {
 export function ApprovalOptions({
   policy,
   onPolicy,
+  locks,
 }: {
   policy: PolicySettings | null;
   onPolicy: (op: Promise<PolicySettings>) => void;
+  /** What the organisation locks: those controls are disabled and say so. */
+  locks?: Locks | null;
 }) {
+  const readOnlyLocked = locks?.autoAllowReadOnly != null;
+  const timeoutLocked = locks?.approvalTimeoutSecs != null;
   return (
     <div className="approval-options">
       <label className="row check">
@@ -57,9 +64,11 @@ export function ApprovalOptions({
           type="checkbox"
           data-testid="auto-allow-read-only"
           checked={policy?.autoAllowReadOnly ?? false}
+          disabled={readOnlyLocked}
           onChange={(e) => onPolicy(setApprovalOptions(e.target.checked, policy?.approvalTimeoutSecs ?? 600))}
         />
         Allow tools their server marks read-only without asking (the mark is the server&apos;s claim)
+        {readOnlyLocked && <LockedNote testId="auto-allow-read-only-locked" />}
       </label>
       <label className="row check">
         Deny a request nobody answers after
@@ -69,11 +78,13 @@ export function ApprovalOptions({
           max={86400}
           aria-label="Seconds to wait for an answer"
           value={policy?.approvalTimeoutSecs ?? 600}
+          disabled={timeoutLocked}
           onChange={(e) =>
             onPolicy(setApprovalOptions(policy?.autoAllowReadOnly ?? false, Number(e.target.value) || 600))
           }
         />
         seconds
+        {timeoutLocked && <LockedNote testId="approval-timeout-locked" />}
       </label>
     </div>
   );

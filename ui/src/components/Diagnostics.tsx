@@ -1,5 +1,38 @@
 import { useCallback, useEffect, useState } from "react";
-import { diagnostics, errorMessage, openLogFolder, type Diagnostics as Report } from "../ipc";
+import { diagnostics, errorMessage, openLogFolder, type Diagnostics as Report, type ManagedView } from "../ipc";
+import { useManaged } from "./Managed";
+
+/** Where the organisation's managed policy came from and what was refused, or that there is none. */
+export function ManagedSummary({ view }: { view: ManagedView | null }) {
+  if (!view) return null;
+  return (
+    <section data-testid="managed-summary" aria-label="Managed policy">
+      <h3>Managed policy</h3>
+      {view.active ? (
+        <>
+          <p>Your organisation's policy is in force, read from:</p>
+          <ul>
+            {view.origins.map((o) => (
+              <li key={o.place}>
+                <code>{o.place}</code>
+                {o.modifiedMs != null && (
+                  <span className="muted small"> (changed {new Date(o.modifiedMs).toLocaleString()})</span>
+                )}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p className="muted">None: your own settings decide.</p>
+      )}
+      {view.warnings.map((w) => (
+        <p key={w} className="error" role="alert">
+          {w}
+        </p>
+      ))}
+    </section>
+  );
+}
 
 /**
  * Versions, folders, and a doctor that says what servers need (launchers, the PATH they get, the
@@ -24,6 +57,7 @@ export default function Diagnostics() {
     run();
   };
 
+  const managed = useManaged();
   const failing = report?.checks.filter((c) => !c.ok).length ?? 0;
   return (
     <div className="diagnostics">
@@ -38,6 +72,7 @@ export default function Diagnostics() {
           {problem}
         </p>
       )}
+      <ManagedSummary view={managed} />
       {running && !report && (
         <p className="muted" role="status">
           Checking this computer…

@@ -215,15 +215,32 @@ describe("diagnostics", () => {
           ],
         };
       if (cmd === "open_log_folder") return "/d/logs";
+      if (cmd === "managed_policy")
+        return {
+          active: true,
+          origins: [{ place: "/etc/toolgate/managed.json", modifiedMs: null }],
+          warnings: ["the managed policy /etc/toolgate/managed.d/9.json was not applied: mode 666"],
+          locks: {},
+          requiredServers: [],
+          allowUserServers: true,
+          registryOnly: false,
+          rules: [],
+          readAtMs: null,
+        };
     });
+    const doctor = () => asked.filter((c) => c !== "managed_policy");
     const app = await mount(createElement(Diagnostics));
-    expect(asked).toEqual(["diagnostics"]);
+    expect(doctor()).toEqual(["diagnostics"]);
+    // Where the organisation's policy came from, and what was refused.
+    const managed = document.querySelector("[data-testid=managed-summary]")?.textContent ?? "";
+    expect(managed).toContain("/etc/toolgate/managed.json");
+    expect(managed).toContain("9.json was not applied");
     expect(document.querySelector("[data-testid=doctor-summary]")?.textContent).toBe("1 check needs attention.");
     expect(document.querySelector("[data-testid=check-keychain]")?.textContent).toContain("How to fix: Unlock it");
     expect(document.querySelector("[data-testid=versions]")?.textContent).toContain("Web view2.50.6");
     await click(document.querySelector("[data-testid=open-log-folder]"));
     await settle();
-    expect(asked).toEqual(["diagnostics", "open_log_folder"]);
+    expect(doctor()).toEqual(["diagnostics", "open_log_folder"]);
     expect(document.body.textContent).toContain("Opened /d/logs.");
     app.unmount();
   });

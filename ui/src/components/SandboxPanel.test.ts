@@ -62,11 +62,12 @@ const stored: ServerConfig = {
   trust: { sendsOut: false },
 };
 
-function backend() {
+function backend(locks: Record<string, unknown> = {}) {
   const calls: { cmd: string; args: unknown }[] = [];
   mockIPC((cmd, args) => {
     calls.push({ cmd, args });
     if (cmd === "server_config") return stored;
+    if (cmd === "managed_policy") return { active: Object.keys(locks).length > 0, locks, rules: [] };
     if (cmd === "set_server_sandbox") return "files was restarted: a sandbox applies from a start";
     return null;
   });
@@ -140,6 +141,31 @@ describe("a server's sandbox", () => {
       serverId: "files",
       trust: { readsUntrusted: true, sendsOut: false, reviewResults: ["read_file", "search"] },
     });
+    app.unmount();
+  });
+
+  it("shows what the organisation locks as disabled and says so", async () => {
+    backend({ sandbox: true, networkAtMost: "loopback" });
+    const app = await mount(createElement(SandboxPanel, { server: server(report) }));
+    await open(app.host);
+    const confine = app.host.querySelector("[data-testid=sandbox-enabled]") as HTMLInputElement;
+    expect(confine.checked).toBe(true);
+    expect(confine.disabled).toBe(true);
+    expect(app.host.querySelector("[data-testid=sandbox-locked]")?.textContent).toBe("Set by your organisation");
+    const any = app.host.querySelector("[data-testid=sandbox-network] option[value=any]") as HTMLOptionElement;
+    expect(any.disabled).toBe(true);
+    expect(any.textContent).toContain("not allowed by your organisation");
+    const loopback = app.host.querySelector("[data-testid=sandbox-network] option[value=loopback]") as HTMLOptionElement;
+    expect(loopback.disabled).toBe(false);
+    app.unmount();
+  });
+
+  it("leaves every control to the user without a managed policy", async () => {
+    backend();
+    const app = await mount(createElement(SandboxPanel, { server: server(report) }));
+    await open(app.host);
+    expect((app.host.querySelector("[data-testid=sandbox-enabled]") as HTMLInputElement).disabled).toBe(false);
+    expect(app.host.querySelector("[data-testid=sandbox-locked]")).toBeNull();
     app.unmount();
   });
 

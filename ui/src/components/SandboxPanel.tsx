@@ -9,6 +9,7 @@ import {
   type ServerSnapshot,
   type TrustMarks,
 } from "../ipc";
+import { LockedNote, beyondNetwork, useManaged } from "./Managed";
 
 const NETWORK: { value: NetworkAccess; label: string }[] = [
   { value: "none", label: "None: no sockets at all" },
@@ -38,6 +39,8 @@ export function sandboxBadge(report: SandboxReport | null | undefined): { text: 
 export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
   const report = server.sandbox ?? null;
   const [problem, setProblem] = useState<string | null>(null);
+  const managed = useManaged();
+  const sandboxLocked = managed?.locks.sandbox === true;
   const [notice, setNotice] = useState<string | null>(null);
   const [enabled, setEnabled] = useState(report?.enabled ?? true);
   const [network, setNetwork] = useState<NetworkAccess>(report?.network ?? "none");
@@ -137,9 +140,11 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
                 type="checkbox"
                 data-testid="sandbox-enabled"
                 checked={enabled}
+                disabled={sandboxLocked && enabled}
                 onChange={(e) => setEnabled(e.target.checked)}
               />
               Confine this server
+              {sandboxLocked && <LockedNote testId="sandbox-locked" />}
             </label>
             <label htmlFor={`network-${id}`} className="small">
               Network
@@ -152,8 +157,9 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
               onChange={(e) => setNetwork(e.target.value as NetworkAccess)}
             >
               {NETWORK.map((n) => (
-                <option key={n.value} value={n.value}>
+                <option key={n.value} value={n.value} disabled={beyondNetwork(managed, n.value)}>
                   {n.label}
+                  {beyondNetwork(managed, n.value) ? " (not allowed by your organisation)" : ""}
                 </option>
               ))}
             </select>

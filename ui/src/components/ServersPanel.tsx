@@ -1,6 +1,7 @@
 import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
 import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
+import { LockedNote, useManaged } from "./Managed";
 import SignIn from "./SignIn";
 import ServerLog from "./ServerLog";
 import { Prompts, Resources } from "./ServerContents";
@@ -254,6 +255,8 @@ function ServerCard({
   const [showLog, setShowLog] = useState(false);
   const [editing, setEditing] = useState(false);
   const [removing, setRemoving] = useState(false);
+  // The organisation's own servers cannot be removed or switched off here.
+  const required = useManaged()?.requiredServers.includes(server.id) ?? false;
   const [problem, setProblem] = useState<string | null>(null);
   const [roots, setRoots] = useState(server.roots.join("\n"));
   const [rootsNotice, setRootsNotice] = useState<string | null>(null);
@@ -298,6 +301,7 @@ function ServerCard({
             type="checkbox"
             data-testid="server-enabled"
             checked={server.enabled}
+            disabled={required}
             onChange={(e) => act(() => setServerEnabled(server.id, e.target.checked))}
           />
           Enabled
@@ -323,7 +327,9 @@ function ServerCard({
         >
           {showLog ? "Hide log" : "Log"}
         </button>
-        {removing ? (
+        {required ? (
+          <LockedNote testId="server-required" />
+        ) : removing ? (
           <>
             <button
               type="button"

@@ -501,6 +501,80 @@ baseUrl: string,
 models: Array<string>, };
 
 /**
+ * Settings the organisation fixes. Each key present is locked to its value; absent keys
+ * stay the user's.
+ */
+export type Locks = {
+/**
+ * Allow tools their server marks read-only without asking (usually locked off).
+ */
+autoAllowReadOnly?: boolean,
+/**
+ * What happens when no rule decides.
+ */
+defaultDecision?: DefaultDecision,
+/**
+ * How long a call waits for the user's answer.
+ */
+approvalTimeoutSecs?: number,
+/**
+ * `true`: every local server runs in its sandbox; the user cannot switch it off.
+ */
+sandbox?: boolean,
+/**
+ * The most network a local server's sandbox may give it.
+ */
+networkAtMost?: NetworkAccess,
+/**
+ * Per server id, tools whose results the user reviews before the model sees them (`*`:
+ * all of them).
+ */
+reviewResults?: { [key in string]: Array<string> }, };
+
+export type ManagedOrigin = { place: string, modifiedMs: number | null, };
+
+/**
+ * What the window, the CLI and the doctor show of the managed policy.
+ */
+export type ManagedView = {
+/**
+ * Whether any place set a policy.
+ */
+active: boolean,
+/**
+ * Where it came from, in the order merged, with when each was last changed.
+ */
+origins: Array<ManagedOrigin>,
+/**
+ * What was refused or could not be fetched.
+ */
+warnings: Array<string>,
+/**
+ * The locked settings, each key present locked to its value.
+ */
+locks: Locks,
+/**
+ * The servers the organisation adds, by id: they cannot be removed or loosened.
+ */
+requiredServers: Array<string>,
+/**
+ * Whether the user may add servers of their own.
+ */
+allowUserServers: boolean,
+/**
+ * Whether servers may be added only from the organisation's registry.
+ */
+registryOnly: boolean,
+/**
+ * The organisation's rules, ranked with the user's (a deny or ask here is never undone).
+ */
+rules: Array<Rule>,
+/**
+ * When it was last read, in Unix milliseconds.
+ */
+readAtMs: number | null, };
+
+/**
  * How a condition compares the value it points at.
  */
 export type Matcher = { "kind": "glob", "value": string } | { "kind": "prefix", "value": string } | { "kind": "equals", "value": JsonValue };
@@ -747,7 +821,13 @@ note?: string | null,
  * Applies only to calls from this connected client (a host such as Claude Code, by its
  * profile or `clientInfo.name`); `None`: to every call, Toolgate's own chat included.
  */
-client?: string | null, };
+client?: string | null,
+/**
+ * Set by the organisation's managed policy, never by the user: it ranks with the user's
+ * own (so a managed deny or ask beats any allow, and the user may still deny or ask where
+ * it allows), is named as the organisation's, and is never saved in the user's settings.
+ */
+managed?: boolean, };
 
 /**
  * Which of the recent requests a rule would have matched.

@@ -573,20 +573,6 @@ pub(super) fn too_many_rounds(server: &str, what: &'static str) -> McpError {
     }
 }
 
-pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl AbortOnDrop {
-    pub fn new(task: tokio::task::JoinHandle<()>) -> Self {
-        Self(task)
-    }
-}
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// Sends `notifications/cancelled` for a request whose caller went away before it finished (a
 /// turn stopped, a window closed), so the server can stop working on it.
 struct CancelOnDrop {

@@ -94,7 +94,7 @@ pub struct ServerManager {
     pub(super) subscriptions: StdMutex<std::collections::HashMap<(String, String), usize>>,
     /// Each 2026-07-28 server's stream of resource updates, for `updates.rs`.
     pub(super) resource_watches:
-        Mutex<std::collections::HashMap<String, super::calls::AbortOnDrop>>,
+        Mutex<std::collections::HashMap<String, tokio_util::task::AbortOnDropHandle<()>>>,
 }
 
 impl ServerManager {

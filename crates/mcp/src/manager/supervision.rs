@@ -10,7 +10,6 @@ use rmcp::RoleClient;
 use tokio::sync::oneshot;
 
 use super::backoff::{Action, Event, Policy, MAX_RESTARTS};
-use super::calls::AbortOnDrop;
 use super::connect::Connected;
 use super::entry::Entry;
 use super::listen;
@@ -42,7 +41,7 @@ pub(super) async fn supervise(
     // 2026-07-28 servers tell of list changes only on a stream we open; it lives as long as
     // this connection.
     let _listening = listening.map(|(filter, first)| {
-        AbortOnDrop::new(tokio::spawn(listen::listen_for_changes(
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(listen::listen_for_changes(
             id.clone(),
             peer.clone(),
             filter,

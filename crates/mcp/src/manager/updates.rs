@@ -16,7 +16,6 @@ use rmcp::service::Subscription;
 use rmcp::{Peer, RoleClient};
 use tokio::sync::broadcast;
 
-use super::calls::AbortOnDrop;
 use super::registry::ServerManager;
 use crate::types::ServerEvent;
 use crate::McpError;
@@ -70,7 +69,10 @@ impl ServerManager {
             subscription,
             self.events.clone(),
         ));
-        watches.insert(server.to_owned(), AbortOnDrop::new(task));
+        watches.insert(
+            server.to_owned(),
+            tokio_util::task::AbortOnDropHandle::new(task),
+        );
         Ok(())
     }
 }
