@@ -9,28 +9,32 @@
 //! answer; and so on through every screen (`shell.rs` has the shell's own steps). Screenshots are
 //! saved in `artifacts/`.
 
+#[path = "common/webdriver.rs"]
+mod webdriver;
+pub(crate) use webdriver::{
+    app_binary, click, fill, open_session, save_screenshot, start_driver, wait_text,
+};
+
 #[path = "app_webdriver/shell.rs"]
 mod shell;
 
 #[path = "app_webdriver/apps.rs"]
 mod apps;
 
-use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use serde_json::json;
 #[path = "app_webdriver/sign_in.rs"]
 mod sign_in;
 use sign_in::signs_in_to_a_remote_server;
 
 use toolgate_tests::{
-    fixtures::anthropic, fixtures::anthropic_stream, fixtures::openai_stream, free_port,
-    processes_with, repo_root, wait_until_none, ProcField, Scripted, ScriptedProvider,
+    fixtures::anthropic, fixtures::anthropic_stream, fixtures::openai_stream, processes_with,
+    repo_root, wait_until_none, ProcField, Scripted, ScriptedProvider,
 };
 
 const KEY: &str = "sk-ant-e2e-0000-1111-2222";
@@ -38,74 +42,6 @@ const KEY: &str = "sk-ant-e2e-0000-1111-2222";
 const IMPORTED_TOKEN: &str = "imported-canary-token-5a5a5a";
 /// A server secret set afterwards in the Secrets section.
 const SERVER_SECRET: &str = "server-canary-secret-7b7b7b";
-
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        // tauri-driver runs WebKitWebDriver, which outlives it unless its process group goes too.
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn app_binary() -> PathBuf {
-    let path = std::env::var_os("TOOLGATE_APP")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
-    assert!(
-        path.is_file(),
-        "{} is missing: the README's test command builds it with `tauri build --debug --no-bundle`",
-        path.display()
-    );
-    path
-}
-
-fn start_driver(data_home: &std::path::Path, ollama: &str) -> Result<(Driver, u16)> {
-    assert!(
-        std::env::var_os("DISPLAY").is_some(),
-        "no DISPLAY: run this test through the README's test command (it starts Xvfb)"
-    );
-    let (port, native) = (free_port(), free_port());
-    let child = Command::new("tauri-driver")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native.to_string(),
-        ])
-        // A fresh data folder makes this the app's first run; the keyring daemon is unaffected.
-        .env("XDG_DATA_HOME", data_home.join("data"))
-        .env("XDG_CONFIG_HOME", data_home.join("config"))
-        .env("XDG_CACHE_HOME", data_home.join("cache"))
-        // A home of its own too: the autostart entry goes to $HOME/.config/autostart.
-        .env("HOME", data_home.join("home"))
-        // The stand-in browser first, so a sign-in opens it.
-        .env("PATH", toolgate_tests::oauth::path_with_browser())
-        // The scripted provider is where Ollama would be: the first run looks there.
-        .env("OLLAMA_HOST", ollama)
-        // Servers started without a folder of their own run here, where the set-up installed
-        // the pinned npm servers: `npx -y @modelcontextprotocol/server-filesystem` (a
-        // well-known server added in the test) then finds it without downloading it.
-        .current_dir(toolgate_tests::example_servers_dir())
-        .stdout(Stdio::null())
-        // The app's own log goes here, to be scanned for secrets with its other files.
-        .stderr(std::fs::File::create(data_home.join("app-stderr.log"))?)
-        .process_group(0)
-        .spawn()
-        .context("starting tauri-driver (cargo install tauri-driver --locked)")?;
-    let driver = Driver(child);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if Instant::now() > deadline {
-            bail!("tauri-driver did not listen on port {port}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok((driver, port))
-}
 
 /// The app and MCP server processes of this test. They are told apart from other runs by their
 /// environment, inherited from tauri-driver, which names this test's data folder.
@@ -117,79 +53,6 @@ fn app_processes(marker: &str) -> Vec<u32> {
         .chain(processes_with("server-basic-vanillajs", ProcField::Cmdline))
         .filter(|pid| of_this_test.contains(pid))
         .collect()
-}
-
-pub(crate) async fn click(c: &Client, css: &str) -> Result<()> {
-    let element = c
-        .wait()
-        .at_most(Duration::from_secs(20))
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("waiting for {css}"))?;
-    // Panes scroll on their own (the server list beside its detail): bring it into view first.
-    c.execute(
-        "arguments[0].scrollIntoView({block: 'center'})",
-        vec![serde_json::to_value(&element)?],
-    )
-    .await
-    .with_context(|| format!("scrolling to {css}"))?;
-    element
-        .click()
-        .await
-        .with_context(|| format!("clicking {css}"))?;
-    Ok(())
-}
-
-pub(crate) async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
-    let element = c
-        .wait()
-        .at_most(Duration::from_secs(20))
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("waiting for {css}"))?;
-    element
-        .clear()
-        .await
-        .with_context(|| format!("clearing {css}"))?;
-    element
-        .send_keys(text)
-        .await
-        .with_context(|| format!("typing into {css}"))?;
-    Ok(())
-}
-
-/// Waits until the element's text contains `needle`, and returns the text.
-pub(crate) async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<String> {
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        if let Ok(elements) = c.find_all(Locator::Css(css)).await {
-            for element in elements {
-                last = element.text().await.unwrap_or_default();
-                if last.contains(needle) {
-                    return Ok(last);
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-    bail!("{css} never contained {needle:?}; last text: {last:?}")
-}
-
-pub(crate) async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
-    let dir = repo_root().join("artifacts");
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(name);
-    // Two animation frames first, so what was just rendered has been painted.
-    c.execute_async(
-        "const done = arguments[arguments.length - 1];\n\
-         requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
-        vec![],
-    )
-    .await
-    .context("waiting for a frame")?;
-    std::fs::write(&path, c.screenshot().await?)?;
-    Ok(path)
 }
 
 async fn scenario(
@@ -952,21 +815,6 @@ fn assert_no_secret_in_files(dir: &std::path::Path, secrets: &[&str]) -> Result<
         "settings, history and logs were scanned ({checked} files)"
     );
     Ok(())
-}
-
-/// A WebDriver session on the app, which starts it.
-async fn open_session(port: u16) -> Result<Client> {
-    let mut caps = serde_json::Map::new();
-    caps.insert("browserName".into(), json!("wry"));
-    caps.insert(
-        "tauri:options".into(),
-        json!({"application": app_binary().to_string_lossy()}),
-    );
-    ClientBuilder::rustls()?
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{port}"))
-        .await
-        .context("opening a WebDriver session on the app")
 }
 
 fn echo_call(id: &str, message: &str) -> Scripted {

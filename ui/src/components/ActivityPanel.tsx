@@ -126,7 +126,13 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             New rule
           </button>
         </div>
-        {policy && policy.rules.length === 0 && <p className="muted">No rules yet: every request is asked.</p>}
+        {policy && policy.rules.length === 0 && (
+          <p className="muted">
+            {managed?.rules.length
+              ? "No rules of your own yet."
+              : "No rules yet: every request is asked."}
+          </p>
+        )}
         {editing === "new" && (
           <RuleEditor
             rule={null}

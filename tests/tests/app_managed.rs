@@ -1,0 +1,101 @@
+//! The real app in WebKit under an organisation's managed policy: run by a program that binds
+//! the test's policy folder over `/etc/toolgate` in a mount namespace of its own (needs root, as
+//! CI runs), so the installed app reads the real place. The locked controls are disabled and
+//! say "Set by your organisation", the organisation's rules are listed apart from the user's,
+//! and Diagnostics names where the policy came from. A screenshot is saved in `artifacts/`.
+
+#[path = "common/webdriver.rs"]
+mod webdriver;
+
+use std::os::unix::fs::PermissionsExt;
+
+use anyhow::{ensure, Context, Result};
+use fantoccini::Locator;
+use serde_json::json;
+use toolgate_tests::temp_dir;
+use webdriver::{app_binary, click, open_session_of, save_screenshot, start_driver, wait_text};
+
+#[tokio::test]
+async fn the_window_disables_what_the_organisation_locks_and_says_so() -> Result<()> {
+    let dir = temp_dir("app-managed");
+    let policy = dir.join("policy");
+    std::fs::create_dir_all(&policy)?;
+    std::fs::set_permissions(&policy, std::fs::Permissions::from_mode(0o755))?;
+    std::fs::write(
+        policy.join("managed.json"),
+        serde_json::to_vec_pretty(&json!({
+            "settings": {"autoAllowReadOnly": false, "approvalTimeoutSecs": 120},
+            "rules": [{"id": "no-clock", "effect": "deny", "note": "no clocks for agents",
+                       "target": {"kind": "tool", "serverId": "time", "tool": "get_current_time"}}],
+        }))?,
+    )?;
+    std::fs::set_permissions(
+        policy.join("managed.json"),
+        std::fs::Permissions::from_mode(0o644),
+    )?;
+    std::fs::create_dir_all("/etc/toolgate").context(
+        "/etc/toolgate could not be made: this test binds a policy folder there and needs root, as CI runs",
+    )?;
+    // The program tauri-driver starts as the app: the app itself, in a namespace of its own
+    // where /etc/toolgate is the test's folder.
+    let wrapper = dir.join("toolgate-app-managed");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec unshare --mount --propagation private sh -c 'mount --bind \"$0\" /etc/toolgate && shift && exec \"$@\"' '{}' -- '{}' \"$@\"\n",
+            policy.display(),
+            app_binary().display()
+        ),
+    )?;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))?;
+
+    let (_driver, port) = start_driver(&dir, "http://127.0.0.1:9")?;
+    let c = open_session_of(port, &wrapper).await?;
+    let checked = async {
+        click(&c, "[data-testid=tab-activity]").await?;
+        wait_text(
+            &c,
+            "[data-testid=auto-allow-read-only-locked]",
+            "Set by your organisation",
+            20,
+        )
+        .await?;
+        let read_only = c
+            .find(Locator::Css("[data-testid=auto-allow-read-only]"))
+            .await?;
+        ensure!(
+            !read_only.is_enabled().await?,
+            "the locked checkbox can still be changed"
+        );
+        ensure!(
+            !read_only.is_selected().await?,
+            "it shows the organisation's value, off"
+        );
+        let timeout = c
+            .find(Locator::Css("[aria-label='Seconds to wait for an answer']"))
+            .await?;
+        ensure!(
+            !timeout.is_enabled().await?,
+            "the locked time-out can still be changed"
+        );
+        ensure!(
+            timeout.prop("value").await?.as_deref() == Some("120"),
+            "the organisation's time-out"
+        );
+        wait_text(&c, "[data-testid=managed-rule]", "no clocks for agents", 10).await?;
+        save_screenshot(&c, "managed-policy.png").await?;
+        click(&c, "[data-testid=tab-settings]").await?;
+        click(&c, "[data-testid=settings-diagnostics]").await?;
+        wait_text(
+            &c,
+            "[data-testid=managed-summary]",
+            "/etc/toolgate/managed.json",
+            20,
+        )
+        .await?;
+        Ok::<_, anyhow::Error>(())
+    }
+    .await;
+    c.close().await.ok();
+    checked
+}
