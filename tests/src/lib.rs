@@ -791,3 +791,41 @@ pub fn agent_parts(
         system: Some(toolgate_agent::SYSTEM_PROMPT.to_owned()),
     }
 }
+
+/// An organisation's policy folder in `dir` as an administrator leaves it (`policy/`, with
+/// `managed.json` holding `document` and an empty `managed.d/`, writable by their owner only).
+pub fn managed_policy_folder(dir: &Path, document: &Value) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let policy = dir.join("policy");
+    std::fs::create_dir_all(policy.join("managed.d")).expect("policy folder");
+    for folder in [&policy, &policy.join("managed.d")] {
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).expect("mode");
+    }
+    write_policy_file(&policy.join("managed.json"), document, 0o644);
+    policy
+}
+
+/// Writes one policy file with `mode` (0o644 as it should be; 0o666 to see it refused).
+pub fn write_policy_file(path: &Path, document: &Value, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, serde_json::to_vec_pretty(document).expect("json")).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("mode");
+}
+
+/// `program` run as on a managed desktop: in a mount namespace of its own where `policy` is
+/// bound over `/etc/toolgate`, the place Toolgate reads its organisation's policy from on Linux,
+/// so the real binary reads the real path and no other test sees the policy. Needs root (CI
+/// runs as root) to make the mount point and mount.
+pub fn under_managed_policy(policy: &Path, program: &Path) -> std::process::Command {
+    std::fs::create_dir_all("/etc/toolgate").unwrap_or_else(|e| {
+        panic!("/etc/toolgate could not be made ({e}): this test binds a policy folder there and needs root, as CI runs")
+    });
+    let mut command = std::process::Command::new("unshare");
+    command
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(r#"mount --bind "$0" /etc/toolgate && shift && exec "$@""#)
+        .arg(policy)
+        .arg("--")
+        .arg(program);
+    command
+}

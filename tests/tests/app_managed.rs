@@ -12,27 +12,20 @@ use std::os::unix::fs::PermissionsExt;
 use anyhow::{ensure, Context, Result};
 use fantoccini::Locator;
 use serde_json::json;
-use toolgate_tests::temp_dir;
+use toolgate_tests::{managed_policy_folder, temp_dir};
 use webdriver::{app_binary, click, open_session_of, save_screenshot, start_driver, wait_text};
 
 #[tokio::test]
 async fn the_window_disables_what_the_organisation_locks_and_says_so() -> Result<()> {
     let dir = temp_dir("app-managed");
-    let policy = dir.join("policy");
-    std::fs::create_dir_all(&policy)?;
-    std::fs::set_permissions(&policy, std::fs::Permissions::from_mode(0o755))?;
-    std::fs::write(
-        policy.join("managed.json"),
-        serde_json::to_vec_pretty(&json!({
+    let policy = managed_policy_folder(
+        &dir,
+        &json!({
             "settings": {"autoAllowReadOnly": false, "approvalTimeoutSecs": 120},
             "rules": [{"id": "no-clock", "effect": "deny", "note": "no clocks for agents",
                        "target": {"kind": "tool", "serverId": "time", "tool": "get_current_time"}}],
-        }))?,
-    )?;
-    std::fs::set_permissions(
-        policy.join("managed.json"),
-        std::fs::Permissions::from_mode(0o644),
-    )?;
+        }),
+    );
     std::fs::create_dir_all("/etc/toolgate").context(
         "/etc/toolgate could not be made: this test binds a policy folder there and needs root, as CI runs",
     )?;

@@ -4,7 +4,7 @@
 //! a server denied while running stopped and refused when started again, a file the user could
 //! write refused, and the signed remote form (good, forged, gone) with its kept copy.
 
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +17,8 @@ use toolgate_mcp::{HostEnv, ServerStatus};
 use toolgate_policy::{decide, Annotations, Decision, Subject, ToolCall};
 use toolgate_secrets::MemoryStore;
 use toolgate_settings::{ServerConfig, Settings};
-use toolgate_tests::{python_server_bin, temp_dir, web_page, TestDir};
+use toolgate_tests::write_policy_file as write;
+use toolgate_tests::{managed_policy_folder, python_server_bin, temp_dir, web_page, TestDir};
 
 fn time_server(id: &str) -> ServerConfig {
     ServerConfig::stdio(
@@ -27,19 +28,9 @@ fn time_server(id: &str) -> ServerConfig {
     )
 }
 
-/// The policy folder, as an administrator leaves it: writable by its owner only.
+/// The policy folder, as an administrator leaves it, its managed.json written by the test.
 fn policy_folder(dir: &Path) -> PathBuf {
-    let policy = dir.join("policy");
-    std::fs::create_dir_all(policy.join("managed.d")).expect("policy folder");
-    for folder in [&policy, &policy.join("managed.d")] {
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).expect("mode");
-    }
-    policy
-}
-
-fn write(path: &Path, value: &Value, mode: u32) {
-    std::fs::write(path, serde_json::to_vec_pretty(value).expect("test data")).expect("write");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("mode");
+    managed_policy_folder(dir, &json!({}))
 }
 
 fn open(dir: &Path, policy: &Path, user: &Settings) -> Arc<Host> {

@@ -9,6 +9,7 @@ mod gateway;
 mod hosts;
 mod manage;
 mod policy;
+mod registry;
 mod run;
 mod sign_in;
 
@@ -162,8 +163,25 @@ enum Servers {
         #[arg(long)]
         json: bool,
     },
-    /// Add a server: `toolgate servers add files -- npx -y @modelcontextprotocol/server-filesystem ~/notes`
-    /// or `toolgate servers add remote --url https://example.com/mcp`.
+    /// Search the MCP registry (the organisation's, the settings' `registry.url`, or the
+    /// official one) by name or description; the latest version of each server.
+    Search {
+        /// Words in the name or description; none: every server.
+        query: Option<String>,
+        /// The page after the one that printed this cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Servers a page (1 to 100; default 20).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+        limit: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `toolgate servers add files -- npx -y @modelcontextprotocol/server-filesystem ~/notes`,
+    /// `toolgate servers add remote --url https://example.com/mcp`, or from the registry:
+    /// `toolgate servers add time --registry io.github.modelcontextprotocol/time[@VERSION]`
+    /// (pinned to that version; each secret it needs is asked without echo, one line each
+    /// from stdin when it is not a terminal, and kept in the keychain).
     Add {
         id: String,
         #[arg(long)]
@@ -171,6 +189,13 @@ enum Servers {
         /// A Streamable HTTP server's address.
         #[arg(long, conflicts_with = "command")]
         url: Option<String>,
+        /// A server of the MCP registry, NAME or NAME@VERSION (default: its latest version).
+        #[arg(long, value_name = "NAME[@VERSION]", conflicts_with_all = ["command", "url"])]
+        registry: Option<String>,
+        /// A registry server's value that is not secret, KEY=VALUE (the key as `servers add`
+        /// lists it, such as env:TZ); asked at the terminal otherwise.
+        #[arg(long = "set", value_name = "KEY=VALUE", requires = "registry")]
+        values: Vec<String>,
         /// An environment variable, NAME=value; the value may be ${secret:NAME} or ${env:NAME}.
         #[arg(long, value_name = "NAME=VALUE")]
         env: Vec<String>,
@@ -327,12 +352,25 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Servers(command) => match command {
             Servers::List { json } => manage::servers_list(&ctx, json),
+            Servers::Search {
+                query,
+                cursor,
+                limit,
+                json,
+            } => registry::search(&ctx, query.as_deref().unwrap_or(""), cursor, limit, json).await,
+            Servers::Add {
+                id,
+                registry: Some(entry),
+                values,
+                ..
+            } => registry::add(&mut ctx, &id, &entry, &values).await,
             Servers::Add {
                 id,
                 name,
                 url,
                 env,
                 command,
+                ..
             } => manage::servers_add(&mut ctx, &id, name, url, command, env),
             Servers::Remove { id } => manage::servers_remove(&mut ctx, &id),
             Servers::Enable { id } => manage::servers_enable(&mut ctx, &id, true),

@@ -318,7 +318,7 @@ pub async fn call(ctx: &Context, tool: &str, arguments: &str, json: bool) -> Res
 
 /// Reads a secret's value without echoing it on a terminal, or as the whole piped input (a
 /// PEM private key is several lines; `toolgate secrets set KEY < key.pem`).
-fn read_secret(prompt: &str) -> Result<String> {
+pub(crate) fn read_secret(prompt: &str) -> Result<String> {
     let value = if std::io::stdin().is_terminal() {
         rpassword::prompt_password(prompt)?
     } else {

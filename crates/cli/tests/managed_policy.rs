@@ -3,28 +3,18 @@
 //! test's policy folder is bound over `/etc/toolgate`, so the binary reads the path it reads on
 //! a managed desktop and other tests never see it. Needs root (CI runs as root) for the mount.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 use toolgate_settings::{ServerConfig, Settings};
-use toolgate_tests::temp_dir;
+use toolgate_tests::{managed_policy_folder, temp_dir, under_managed_policy, write_policy_file};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-const PLACE: &str = "/etc/toolgate";
 
 /// `toolgate --data-dir DATA ARGS…` with `policy` bound over /etc/toolgate.
 fn toolgate(policy: &Path, data: &Path, args: &[&str]) -> Output {
-    std::fs::create_dir_all(PLACE).unwrap_or_else(|e| {
-        panic!("{PLACE} could not be made ({e}): this test binds a policy folder there and needs root, as CI runs")
-    });
-    Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg(r#"mount --bind "$0" /etc/toolgate && shift && exec "$@""#)
-        .arg(policy)
-        .arg("--")
-        .arg(TOOLGATE)
+    under_managed_policy(policy, Path::new(TOOLGATE))
         .arg("--data-dir")
         .arg(data)
         .args(args)
@@ -39,21 +29,11 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
-fn write(path: &Path, value: &Value, mode: u32) {
-    std::fs::write(path, serde_json::to_vec_pretty(value).expect("json")).expect("write");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("mode");
-}
-
 #[test]
 fn the_cli_shows_the_policy_and_refuses_what_it_locks() {
     let dir = temp_dir("cli-managed");
-    let policy = dir.join("policy");
-    std::fs::create_dir_all(policy.join("managed.d")).expect("policy");
-    for folder in [&policy, &policy.join("managed.d")] {
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).expect("mode");
-    }
-    write(
-        &policy.join("managed.json"),
+    let policy = managed_policy_folder(
+        &dir,
         &json!({
             "settings": {"autoAllowReadOnly": false, "sandbox": true},
             "rules": [{"id": "no-push", "effect": "ask", "note": "pushes are asked",
@@ -64,7 +44,6 @@ fn the_cli_shows_the_policy_and_refuses_what_it_locks() {
                               "command": "/opt/org/mcp", "enabled": false}],
             },
         }),
-        0o644,
     );
     let data = dir.join("data");
     std::fs::create_dir_all(&data).expect("data");
@@ -138,7 +117,7 @@ fn the_cli_shows_the_policy_and_refuses_what_it_locks() {
     );
 
     // A drop-in file others can write is refused whole, with a warning.
-    write(
+    write_policy_file(
         &policy.join("managed.d/50-loose.json"),
         &json!({"settings": {"sandbox": false}}),
         0o666,

@@ -19,6 +19,7 @@ mod agent;
 mod door;
 mod managed;
 mod policy;
+mod registry;
 mod sign_in;
 pub use agent::{Caller, ClientView, Connection};
 pub use door::{
@@ -26,6 +27,7 @@ pub use door::{
     IssuedToken,
 };
 pub use managed::{ManagedOrigin, ManagedView};
+pub use registry::RegistryAddError;
 pub use sign_in::SIGN_IN_WAIT;
 pub use toolgate_managed::Source as ManagedSource;
 pub use toolgate_oauth::SignedInInfo;

@@ -125,13 +125,23 @@ impl Host {
             .document
             .registry
             .as_ref()
-            .is_some_and(|r| r.registry_only);
+            .filter(|r| r.registry_only)
+            .map(|r| r.url.clone().unwrap_or_default());
         for added in next
             .servers
             .iter()
             .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
         {
-            if registry_only {
+            let from_registry = |url: &str| {
+                added
+                    .registry
+                    .as_ref()
+                    .is_some_and(|r| r.url.trim_end_matches('/') == url.trim_end_matches('/'))
+            };
+            if registry_only
+                .as_deref()
+                .is_some_and(|url| !from_registry(url))
+            {
                 broken.push(format!(
                     "servers.{}: your organisation lets servers be added from its registry only",
                     added.id

@@ -322,7 +322,7 @@ pub fn admit(policy: &ServerPolicy, server: &ServerConfig) -> Result<(), String>
         return Ok(());
     }
     let runs = Runs::of(server);
-    let registry = None;
+    let registry = server.registry.as_ref().map(|r| r.name.as_str());
     if policy.deny.iter().any(|e| matches(e, &runs, registry)) {
         return Err(format!(
             "your organisation does not allow {}: it is on the organisation's deny list",

@@ -49,8 +49,8 @@ pub use provider::{ProviderKind, ProviderSettings};
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use sandbox::{NetworkAccess, SandboxSettings, TrustMarks};
 pub use server::{
-    example_server, OAuthGrant, OAuthSettings, ServerConfig, EXAMPLE_SERVER_VERSION,
-    PROTOCOL_VERSIONS, SIGNING_ALGORITHMS,
+    example_server, OAuthGrant, OAuthSettings, RegistryOrigin, ServerConfig,
+    EXAMPLE_SERVER_VERSION, PROTOCOL_VERSIONS, SIGNING_ALGORITHMS,
 };
 pub use server_kind::ServerKind;
 pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
@@ -80,6 +80,25 @@ pub struct Settings {
     /// What other hosts connected to Toolgate's gateway see (see `toolgate-gateway`).
     #[serde(default, skip_serializing_if = "GatewaySettings::is_empty")]
     pub gateway: GatewaySettings,
+    /// The MCP registry servers are added from (absent: the official one).
+    #[serde(default, skip_serializing_if = "RegistrySettings::is_default")]
+    pub registry: RegistrySettings,
+}
+
+/// Where the Add server dialog and `toolgate servers search` look for servers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegistrySettings {
+    /// The registry API's address; absent: the official registry. The organisation's managed
+    /// policy, when it names one, wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl RegistrySettings {
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
 }
 
 impl Settings {
@@ -92,6 +111,7 @@ impl Settings {
             tools: CatalogSettings::default(),
             policy: PolicySettings::default(),
             gateway: GatewaySettings::default(),
+            registry: RegistrySettings::default(),
         }
     }
 
@@ -124,6 +144,7 @@ impl Settings {
         let tools = section::<CatalogSettings>(&mut value, "tools")?;
         let policy = section::<PolicySettings>(&mut value, "policy")?;
         let gateway = section::<GatewaySettings>(&mut value, "gateway")?;
+        let registry = section::<RegistrySettings>(&mut value, "registry")?;
         let mut servers = servers;
         migrate::after_reading(&mut servers, found);
         let settings = Settings {
@@ -133,6 +154,7 @@ impl Settings {
             tools,
             policy,
             gateway,
+            registry,
         };
         settings.validate()?;
         Ok(settings)

@@ -66,6 +66,22 @@ pub struct ServerConfig {
     /// live in the keychain only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<OAuthSettings>,
+    /// Where the server was added from, when from an MCP registry: the version it is pinned to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub registry: Option<RegistryOrigin>,
+}
+
+/// The MCP registry entry a server was added from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegistryOrigin {
+    /// The registry's address (its API base).
+    pub url: String,
+    /// The server's name there (`io.github.owner/server`).
+    pub name: String,
+    /// The version it was added at, and is pinned to.
+    pub version: String,
 }
 
 /// A remote server's sign-in choices. Tokens and registrations are never here.
@@ -199,6 +215,7 @@ impl ServerConfig {
             trust: TrustMarks::default(),
             tool_context: ToolContext::default(),
             oauth: None,
+            registry: None,
         }
     }
 
