@@ -46,6 +46,8 @@ command_error! {
     toolgate_host::ApplyImportError => "import",
     toolgate_host::RuleEditError => "approval",
     toolgate_hosts::HostError => "hosts",
+    toolgate_registry::RegistryError => "registry",
+    toolgate_host::RegistryAddError => "registry",
     tauri::Error => "internal",
     tokio::task::JoinError => "internal",
     serde_json::Error => "internal",

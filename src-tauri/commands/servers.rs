@@ -138,3 +138,42 @@ pub async fn set_tool_enabled<R: Runtime>(
     let _ = app.emit(crate::events::SERVERS_CHANGED, ());
     Ok(())
 }
+
+/// One page of the MCP registry's servers whose name or description holds `search`.
+#[tauri::command]
+pub async fn registry_search(
+    state: State<'_, AppState>,
+    search: String,
+    cursor: Option<String>,
+) -> Result<toolgate_registry::Page> {
+    Ok(state
+        .registry_search(&search, cursor.as_deref(), None)
+        .await?)
+}
+
+/// What adding a registry server would run, and what it asks for.
+#[tauri::command]
+pub async fn registry_plan(
+    state: State<'_, AppState>,
+    name: String,
+    version: String,
+) -> Result<toolgate_registry::Plan> {
+    Ok(state.registry_plan(&name, &version).await?)
+}
+
+/// Adds a registry server, pinned, its secrets to the keychain, and starts it.
+#[tauri::command]
+pub async fn add_from_registry(
+    state: State<'_, AppState>,
+    name: String,
+    version: String,
+    id: String,
+    answers: std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    let added = state
+        .host
+        .add_from_registry(&name, &version, &id, &answers)
+        .await?;
+    state.servers.add(std::slice::from_ref(&added)).await;
+    Ok(())
+}

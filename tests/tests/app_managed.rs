@@ -2,7 +2,9 @@
 //! the test's policy folder over `/etc/toolgate` in a mount namespace of its own (needs root, as
 //! CI runs), so the installed app reads the real place. The locked controls are disabled and
 //! say "Set by your organisation", the organisation's rules are listed apart from the user's,
-//! and Diagnostics names where the policy came from. A screenshot is saved in `artifacts/`.
+//! Diagnostics names where the policy came from, and a server is added from the organisation's
+//! registry (`tests/registry/server.py`) in the Add server dialog: found by a search, shown
+//! pinned before it is added, and running. Screenshots are saved in `artifacts/`.
 
 #[path = "common/webdriver.rs"]
 mod webdriver;
@@ -12,15 +14,55 @@ use std::os::unix::fs::PermissionsExt;
 use anyhow::{ensure, Context, Result};
 use fantoccini::Locator;
 use serde_json::json;
-use toolgate_tests::{managed_policy_folder, temp_dir};
-use webdriver::{app_binary, click, open_session_of, save_screenshot, start_driver, wait_text};
+use toolgate_tests::{managed_policy_folder, repo_root, temp_dir};
+use webdriver::{
+    app_binary, click, fill, open_session_of, save_screenshot, start_driver, wait_text,
+};
+
+/// The test registry (`tests/registry/server.py` with its fixture), stopped when dropped.
+struct LocalRegistry {
+    child: std::process::Child,
+    url: String,
+}
+
+impl LocalRegistry {
+    fn start(dir: &std::path::Path) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .arg(repo_root().join("tests/registry/server.py"))
+            .arg("0")
+            .arg(repo_root().join("tests/registry/fixture.json"))
+            .arg(dir.join("registry.jsonl"))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the test registry starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("it says where it listens");
+        let address = line.trim().trim_start_matches("listening on ").to_owned();
+        LocalRegistry {
+            child,
+            url: format!("http://{address}"),
+        }
+    }
+}
+
+impl Drop for LocalRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 #[tokio::test]
 async fn the_window_disables_what_the_organisation_locks_and_says_so() -> Result<()> {
     let dir = temp_dir("app-managed");
+    let registry = LocalRegistry::start(&dir);
     let policy = managed_policy_folder(
         &dir,
         &json!({
+            "registry": {"url": registry.url, "registryOnly": true},
             "settings": {"autoAllowReadOnly": false, "approvalTimeoutSecs": 120},
             "rules": [{"id": "no-clock", "effect": "deny", "note": "no clocks for agents",
                        "target": {"kind": "tool", "serverId": "time", "tool": "get_current_time"}}],
@@ -84,6 +126,31 @@ async fn the_window_disables_what_the_organisation_locks_and_says_so() -> Result
             "[data-testid=managed-summary]",
             "/etc/toolgate/managed.json",
             20,
+        )
+        .await?;
+
+        // A server from the organisation's registry: searched, seen pinned, added, running.
+        click(&c, "[data-testid=tab-servers]").await?;
+        click(&c, "[data-testid=add-server-button]").await?;
+        click(&c, "[data-testid=add-tab-registry]").await?;
+        fill(&c, "[data-testid=registry-query]", "everything").await?;
+        click(&c, "[data-testid=registry-search]").await?;
+        wait_text(&c, "[data-testid=registry-result]", "server-everything", 20).await?;
+        click(&c, "[data-testid=registry-result] button").await?;
+        wait_text(
+            &c,
+            "[data-testid=registry-runs]",
+            "npx -y @modelcontextprotocol/server-everything@2026.8.31",
+            20,
+        )
+        .await?;
+        save_screenshot(&c, "registry-add.png").await?;
+        click(&c, "[data-testid=registry-add]").await?;
+        wait_text(
+            &c,
+            "[data-testid=server-row-server-everything]",
+            "ready",
+            60,
         )
         .await?;
         Ok::<_, anyhow::Error>(())

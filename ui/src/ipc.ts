@@ -26,6 +26,8 @@ import type {
   LocalServer,
   ManagedView,
   Message,
+  Page,
+  Plan,
   PendingCall,
   PolicySettings,
   PresetView,
@@ -242,6 +244,14 @@ export const deleteConversation = (id: string) => invoke<void>("delete_conversat
 export const currentConversation = () => invoke<string | null>("current_conversation");
 
 export const approvalRules = () => invoke<PolicySettings>("approval_rules");
+/** One page of the MCP registry's servers whose name or description holds `search`. */
+export const registrySearch = (search: string, cursor: string | null) =>
+  invoke<Page>("registry_search", { search, cursor });
+/** What adding a registry server would run, and the values it asks for. */
+export const registryPlan = (name: string, version: string) => invoke<Plan>("registry_plan", { name, version });
+/** Adds a registry server pinned to `version` (answers by each ask's key; secrets go to the keychain). */
+export const addFromRegistry = (name: string, version: string, id: string, answers: Record<string, string>) =>
+  invoke<void>("add_from_registry", { name, version, id, answers });
 /** What the organisation's managed policy locks and adds; shown as "Set by your organisation". */
 export const managedPolicy = () => invoke<ManagedView>("managed_policy");
 

@@ -249,7 +249,7 @@ fn servers_are_found_paged_added_pinned_and_started_from_a_registry() {
         .expect("runs");
     assert_eq!(by_hand.status.code(), Some(1), "{}", out(&by_hand));
     assert!(
-        out(&by_hand).contains("from its registry only"),
+        out(&by_hand).contains("runs only servers added from its registry"),
         "{}",
         out(&by_hand)
     );

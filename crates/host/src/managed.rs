@@ -109,8 +109,8 @@ impl Host {
 
     /// Refuses a change (made to [`Self::as_managed`]'s settings) that loosens what the
     /// organisation set; otherwise takes its servers out again, for the user's file.
-    /// A server the change adds must be one the organisation lets run (and, with
-    /// `registryOnly`, come from its registry), so it is refused here rather than at its start.
+    /// A server the change adds must be one the organisation lets run (with `registryOnly`,
+    /// one from its registry), so it is refused here rather than at its start.
     pub(crate) fn keep_managed(
         &self,
         before: &Settings,
@@ -121,32 +121,12 @@ impl Host {
             .iter()
             .map(ToString::to_string)
             .collect();
-        let registry_only = managed
-            .document
-            .registry
-            .as_ref()
-            .filter(|r| r.registry_only)
-            .map(|r| r.url.clone().unwrap_or_default());
         for added in next
             .servers
             .iter()
             .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
         {
-            let from_registry = |url: &str| {
-                added
-                    .registry
-                    .as_ref()
-                    .is_some_and(|r| r.url.trim_end_matches('/') == url.trim_end_matches('/'))
-            };
-            if registry_only
-                .as_deref()
-                .is_some_and(|url| !from_registry(url))
-            {
-                broken.push(format!(
-                    "servers.{}: your organisation lets servers be added from its registry only",
-                    added.id
-                ));
-            } else if let Err(why) = managed.admit(added) {
+            if let Err(why) = managed.admit(added) {
                 broken.push(format!("servers.{}: {why}", added.id));
             }
         }

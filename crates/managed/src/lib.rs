@@ -125,9 +125,35 @@ impl Managed {
             .collect()
     }
 
-    /// Whether `server` may run.
+    /// Whether `server` may run. With `registryOnly` the organisation's registry is its
+    /// allowlist: a server not added from it does not run (its own `required` ones do).
     pub fn admit(&self, server: &ServerConfig) -> Result<(), String> {
-        servers::admit(&self.document.servers, server)
+        servers::admit(&self.document.servers, server)?;
+        let Some(registry) = self.document.registry.as_ref().filter(|r| r.registry_only) else {
+            return Ok(());
+        };
+        let required = self
+            .document
+            .servers
+            .required
+            .iter()
+            .any(|r| r.id == server.id);
+        let url = registry
+            .url
+            .as_deref()
+            .unwrap_or_default()
+            .trim_end_matches('/');
+        let from_it = server
+            .registry
+            .as_ref()
+            .is_some_and(|r| r.url.trim_end_matches('/') == url);
+        if required || from_it {
+            return Ok(());
+        }
+        Err(format!(
+            "your organisation runs only servers added from its registry ({url}), and {} was not",
+            Runs::of(server).describe()
+        ))
     }
 }
 
@@ -147,4 +173,41 @@ pub async fn refresh_remote(remote: &RemotePolicy, cache: &Path) -> Result<(), S
         .and_then(checked)
         .map_err(|e| format!("the document at {}: {e}", remote.url))?;
     remote::keep(cache, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn with_registry_only_the_registry_is_the_allowlist() {
+        let managed = Managed {
+            document: Document::parse(json!({
+                "registry": {"url": "https://registry.example.com/", "registryOnly": true},
+                "servers": {"required": [{"id": "org", "name": "Org", "transport": "stdio", "command": "/opt/org"}]},
+            }))
+            .expect("valid"),
+            ..Managed::default()
+        };
+        let mut own = ServerConfig::stdio("own", "npx", ["-y", "x@1.0.0"]);
+        let refused = managed.admit(&own).expect_err("not from the registry");
+        assert!(
+            refused.contains("https://registry.example.com"),
+            "{refused}"
+        );
+        own.registry = Some(toolgate_settings::RegistryOrigin {
+            url: "https://registry.example.com".into(),
+            name: "io.x/x".into(),
+            version: "1.0.0".into(),
+        });
+        assert_eq!(managed.admit(&own), Ok(()));
+        own.registry.as_mut().expect("origin").url = "https://elsewhere.example".into();
+        assert!(
+            managed.admit(&own).is_err(),
+            "another registry is not the organisation's"
+        );
+        let org = managed.document.servers.required[0].clone();
+        assert_eq!(managed.admit(&org), Ok(()));
+    }
 }

@@ -1,17 +1,19 @@
 // *Add server*, as a dialog: a well-known server (which fills the form for the user to check),
-// the form, or JSON pasted or read from a file. Every way ends in the same preview, which shows
+// a server from an MCP registry, the form, or JSON pasted or read from a file. Every way ends in the same preview, which shows
 // the exact command or address before anything runs.
 import { useEffect, useRef, useState } from "react";
 import AddServer, { type AddServerDraft } from "./AddServer";
 import ImportServers from "./ImportServers";
+import RegistryTab from "./RegistryTab";
 import { WELL_KNOWN } from "../wellKnown";
 
-export type AddTab = "wellKnown" | "form" | "json";
+export type AddTab = "wellKnown" | "registry" | "form" | "json";
 
 const TABS: { id: AddTab; label: string }[] = [
   { id: "wellKnown", label: "Well-known servers" },
   { id: "form", label: "Form" },
   { id: "json", label: "JSON or a file" },
+  { id: "registry", label: "From a registry" },
 ];
 
 interface Props {
@@ -144,6 +146,7 @@ export default function AddServerDialog({ tab, onTab, onClose, onAdded }: Props)
               </ul>
             </>
           )}
+          {tab === "registry" && <RegistryTab onAdded={(id) => onAdded(id)} />}
           {tab === "form" && <AddServer key={draft.key} initial={draft.value} onAdded={added} />}
           {tab === "json" && <ImportServers onImported={added} />}
         </div>

@@ -35,6 +35,23 @@ export type ArgCondition = {
 pointer: string, matcher: Matcher, };
 
 /**
+ * One value the user is asked for before the server is added.
+ */
+export type Ask = {
+/**
+ * What the answer is keyed by (`env:NAME`, `header:NAME`, `url:NAME`, `arg:N`).
+ */
+key: string,
+/**
+ * The variable, header or argument, as the server names it.
+ */
+label: string, description: string | null,
+/**
+ * Kept in the keychain, never in the settings; asked without echo.
+ */
+secret: boolean, required: boolean, default: string | null, choices: Array<string>, };
+
+/**
  * A resource to attach to a message.
  */
 export type Attachment = { serverId: string, uri: string, };
@@ -484,6 +501,19 @@ export type ListedTool = { serverId: string, serverName: string, tool: SourceToo
 imitates?: string, };
 
 /**
+ * One entry as a search shows it.
+ */
+export type Listing = { name: string, title: string | null, description: string, version: string,
+/**
+ * How it runs: `npm`, `pypi`, `oci`, `mcpb`, `remote`, or several.
+ */
+kinds: Array<string>,
+/**
+ * The registry's message when the entry is deprecated.
+ */
+deprecated: string | null, };
+
+/**
  * A model server that answered.
  */
 export type LocalServer = {
@@ -644,6 +674,12 @@ privateKey?: string | null,
  */
 signingAlgorithm?: string | null, };
 
+export type Page = { servers: Array<Listing>,
+/**
+ * Give it back for the next page; `None` at the end.
+ */
+nextCursor: string | null, };
+
 /**
  * A request held for the user's decision: usually a tool call, or a server's request.
  */
@@ -686,6 +722,23 @@ client?: string,
  * in the browser, and only that does.
  */
 link?: Link, };
+
+/**
+ * What adding an entry would do, for the user to see first.
+ */
+export type Plan = { name: string, version: string,
+/**
+ * An id for the settings, from the name (`io.github.x/time` → `time`).
+ */
+suggestedId: string,
+/**
+ * What will run, in words (`npx -y @scope/server@1.2.3`, `https://…`).
+ */
+runs: string, asks: Array<Ask>,
+/**
+ * `deprecated`, with the registry's message, when it is.
+ */
+warning: string | null, };
 
 /**
  * Everything the gate decides by, apart from the request itself.
@@ -760,6 +813,23 @@ export type Reach = "tool" | "server";
  * A tool a server offered that Toolgate will not call, and why.
  */
 export type RefusedTool = { name: string, reason: string, };
+
+/**
+ * The MCP registry entry a server was added from.
+ */
+export type RegistryOrigin = {
+/**
+ * The registry's address (its API base).
+ */
+url: string,
+/**
+ * The server's name there (`io.github.owner/server`).
+ */
+name: string,
+/**
+ * The version it was added at, and is pinned to.
+ */
+version: string, };
 
 export type RenamedServer = { name: string,
 /**
@@ -994,7 +1064,11 @@ toolContext?: ToolContext,
  * registration, the scopes the server names) are not enough. Never holds a token: those
  * live in the keychain only.
  */
-oauth?: OAuthSettings | null, } & ({ "transport": "stdio", command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, } | { "transport": "http", url: string, headers: { [key in string]: string }, } | { "transport": "sse", url: string, headers: { [key in string]: string }, });
+oauth?: OAuthSettings | null,
+/**
+ * Where the server was added from, when from an MCP registry: the version it is pinned to.
+ */
+registry?: RegistryOrigin, } & ({ "transport": "stdio", command: string, args: Array<string>, env: { [key in string]: string }, cwd: string | null, } | { "transport": "http", url: string, headers: { [key in string]: string }, } | { "transport": "sse", url: string, headers: { [key in string]: string }, });
 
 /**
  * What the UI and the loop see of one server.
