@@ -829,3 +829,42 @@ pub fn under_managed_policy(policy: &Path, program: &Path) -> std::process::Comm
         .arg(program);
     command
 }
+
+/// The test MCP registry (`tests/registry/server.py`, answering as the Registry API's OpenAPI
+/// document says, with `tests/registry/fixture.json`), logging each request to `log`; stopped
+/// when dropped.
+pub struct LocalRegistry {
+    child: std::process::Child,
+    /// Its address, `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl LocalRegistry {
+    pub fn start(log: &Path) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .arg(repo_root().join("tests/registry/server.py"))
+            .arg("0")
+            .arg(repo_root().join("tests/registry/fixture.json"))
+            .arg(log)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the test registry starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("it says where it listens");
+        let address = line.trim().trim_start_matches("listening on ").to_owned();
+        LocalRegistry {
+            child,
+            url: format!("http://{address}"),
+        }
+    }
+}
+
+impl Drop for LocalRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

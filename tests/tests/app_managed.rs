@@ -14,51 +14,15 @@ use std::os::unix::fs::PermissionsExt;
 use anyhow::{ensure, Context, Result};
 use fantoccini::Locator;
 use serde_json::json;
-use toolgate_tests::{managed_policy_folder, repo_root, temp_dir};
+use toolgate_tests::{managed_policy_folder, temp_dir, LocalRegistry};
 use webdriver::{
     app_binary, click, fill, open_session_of, save_screenshot, start_driver, wait_text,
 };
 
-/// The test registry (`tests/registry/server.py` with its fixture), stopped when dropped.
-struct LocalRegistry {
-    child: std::process::Child,
-    url: String,
-}
-
-impl LocalRegistry {
-    fn start(dir: &std::path::Path) -> Self {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new("python3")
-            .arg(repo_root().join("tests/registry/server.py"))
-            .arg("0")
-            .arg(repo_root().join("tests/registry/fixture.json"))
-            .arg(dir.join("registry.jsonl"))
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("the test registry starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("it says where it listens");
-        let address = line.trim().trim_start_matches("listening on ").to_owned();
-        LocalRegistry {
-            child,
-            url: format!("http://{address}"),
-        }
-    }
-}
-
-impl Drop for LocalRegistry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[tokio::test]
 async fn the_window_disables_what_the_organisation_locks_and_says_so() -> Result<()> {
     let dir = temp_dir("app-managed");
-    let registry = LocalRegistry::start(&dir);
+    let registry = LocalRegistry::start(&dir.join("registry.jsonl"));
     let policy = managed_policy_folder(
         &dir,
         &json!({

@@ -6,49 +6,18 @@
 //! organisation's managed policy) refusing a server added by hand. Needs a keychain session
 //! and, for the policy, root (both as the README's test command runs).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 use toolgate_secrets::SecretStore;
 use toolgate_settings::{ServerConfig, Settings, Transport};
 use toolgate_tests::{
-    example_servers_dir, managed_policy_folder, repo_root, temp_dir, under_managed_policy,
+    example_servers_dir, managed_policy_folder, temp_dir, under_managed_policy, LocalRegistry,
 };
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-
-/// The test registry, stopped when dropped.
-struct LocalRegistry(Child, String);
-
-impl Drop for LocalRegistry {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn registry(log: &Path) -> LocalRegistry {
-    let mut child = Command::new("python3")
-        .arg(repo_root().join("tests/registry/server.py"))
-        .arg("0")
-        .arg(repo_root().join("tests/registry/fixture.json"))
-        .arg(log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the test registry starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("it says where it listens");
-    let address = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("address")
-        .to_owned();
-    LocalRegistry(child, format!("http://{address}"))
-}
 
 fn toolgate(data: &Path, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(TOOLGATE)
@@ -87,7 +56,7 @@ fn settings_of(data: &Path) -> Value {
 #[test]
 fn servers_are_found_paged_added_pinned_and_started_from_a_registry() {
     let dir = temp_dir("cli-registry");
-    let local = registry(&dir.join("registry.jsonl"));
+    let local = LocalRegistry::start(&dir.join("registry.jsonl"));
     let data = dir.join("data");
     std::fs::create_dir_all(&data).expect("data");
     let mut user = Settings::first_run(ServerConfig::stdio(
@@ -95,7 +64,7 @@ fn servers_are_found_paged_added_pinned_and_started_from_a_registry() {
         "/bin/true",
         Vec::<String>::new(),
     ));
-    user.registry.url = Some(local.1.clone());
+    user.registry.url = Some(local.url.clone());
     toolgate_settings::file::save(&data.join("settings.json"), &user).expect("settings");
 
     // Paging by cursor through the latest version of each server; the deleted one never shows.
@@ -239,7 +208,7 @@ fn servers_are_found_paged_added_pinned_and_started_from_a_registry() {
     // registryOnly: a server by hand is refused; one from the organisation's registry is not.
     let policy = managed_policy_folder(
         &dir,
-        &json!({"registry": {"url": local.1, "registryOnly": true}}),
+        &json!({"registry": {"url": local.url, "registryOnly": true}}),
     );
     let by_hand = under_managed_policy(&policy, Path::new(TOOLGATE))
         .arg("--data-dir")

@@ -86,13 +86,17 @@ pub(crate) fn start_driver(data_home: &Path, ollama: &str) -> Result<(Driver, u1
     Ok((driver, port))
 }
 
-pub(crate) async fn click(c: &Client, css: &str) -> Result<()> {
-    let element = c
-        .wait()
+/// The element `css` finds, waiting up to 20 s for it.
+async fn element(c: &Client, css: &str) -> Result<fantoccini::elements::Element> {
+    c.wait()
         .at_most(Duration::from_secs(20))
         .for_element(Locator::Css(css))
         .await
-        .with_context(|| format!("waiting for {css}"))?;
+        .with_context(|| format!("waiting for {css}"))
+}
+
+pub(crate) async fn click(c: &Client, css: &str) -> Result<()> {
+    let element = element(c, css).await?;
     // Panes scroll on their own (the server list beside its detail): bring it into view first.
     c.execute(
         "arguments[0].scrollIntoView({block: 'center'})",
@@ -108,12 +112,7 @@ pub(crate) async fn click(c: &Client, css: &str) -> Result<()> {
 }
 
 pub(crate) async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
-    let element = c
-        .wait()
-        .at_most(Duration::from_secs(20))
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("waiting for {css}"))?;
+    let element = element(c, css).await?;
     element
         .clear()
         .await
