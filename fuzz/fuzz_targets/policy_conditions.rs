@@ -34,6 +34,7 @@ fn verdict(effect: Effect, conditions: &[ArgCondition], subject: &Subject) -> Op
             expires_at: None,
             note: None,
             client: None,
+            managed: false,
         })
         .ok()?;
     Some(decide(subject, &settings, None, 0).decision)
