@@ -145,12 +145,16 @@ impl Host {
     }
 
     /// What servers need to start (the PATH's runtimes, the keychain…), checked off the async
-    /// workers.
+    /// workers, and whether the audit export keeps up.
     pub async fn doctor(&self) -> Result<Vec<toolgate_mcp::doctor::Check>, tokio::task::JoinError> {
         let env = self.servers.host_env().await.clone();
         let secrets = self.secrets.clone();
-        tokio::task::spawn_blocking(move || toolgate_mcp::doctor::doctor(&env, secrets.as_ref()))
-            .await
+        let mut checks = tokio::task::spawn_blocking(move || {
+            toolgate_mcp::doctor::doctor(&env, secrets.as_ref())
+        })
+        .await?;
+        checks.extend(self.telemetry_checks());
+        Ok(checks)
     }
 }
 

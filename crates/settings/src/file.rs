@@ -38,6 +38,9 @@ const KEY: &str = "settings";
 const STALE_TEMP_AGE: Duration = Duration::from_secs(60 * 60);
 
 /// What [`load`] found.
+// Made once per read of the file and matched at once: boxing the settings would cost every
+// caller a `*` for no measurable gain.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Loaded {
     /// There is no settings file (or it holds no settings yet): a first run. Save the defaults.

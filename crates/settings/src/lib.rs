@@ -33,6 +33,7 @@ mod gateway;
 mod migrate;
 mod provider;
 mod server;
+mod telemetry;
 mod tool_context;
 mod transport;
 
@@ -53,6 +54,7 @@ pub use server::{
     PROTOCOL_VERSIONS, SIGNING_ALGORITHMS,
 };
 pub use server_kind::ServerKind;
+pub use telemetry::{endpoint_problem, OtlpProtocol, OtlpSettings, TelemetrySettings};
 pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
@@ -80,6 +82,9 @@ pub struct Settings {
     /// What other hosts connected to Toolgate's gateway see (see `toolgate-gateway`).
     #[serde(default, skip_serializing_if = "GatewaySettings::is_empty")]
     pub gateway: GatewaySettings,
+    /// Where the audit log is streamed (OpenTelemetry); see `telemetry.rs`.
+    #[serde(default, skip_serializing_if = "TelemetrySettings::is_empty")]
+    pub telemetry: TelemetrySettings,
 }
 
 impl Settings {
@@ -92,6 +97,7 @@ impl Settings {
             tools: CatalogSettings::default(),
             policy: PolicySettings::default(),
             gateway: GatewaySettings::default(),
+            telemetry: TelemetrySettings::default(),
         }
     }
 
@@ -124,6 +130,7 @@ impl Settings {
         let tools = section::<CatalogSettings>(&mut value, "tools")?;
         let policy = section::<PolicySettings>(&mut value, "policy")?;
         let gateway = section::<GatewaySettings>(&mut value, "gateway")?;
+        let telemetry = section::<TelemetrySettings>(&mut value, "telemetry")?;
         let mut servers = servers;
         migrate::after_reading(&mut servers, found);
         let settings = Settings {
@@ -133,6 +140,7 @@ impl Settings {
             tools,
             policy,
             gateway,
+            telemetry,
         };
         settings.validate()?;
         Ok(settings)
@@ -158,6 +166,9 @@ impl Settings {
             .validate()
             .map_err(|e| invalid("policy", e.to_string()))?;
         self.gateway.validate()?;
+        if let Some(otlp) = &self.telemetry.otlp {
+            otlp.validate("telemetry.otlp")?;
+        }
         self.provider.validate()
     }
 }
