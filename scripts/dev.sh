@@ -80,12 +80,14 @@ npm_install_locked() {
   (cd "$1" && npm install --no-audit --no-fund)
 }
 
-# Python MCP servers the tests run (mcp-server-time), pinned in mcp-servers/requirements.txt, in a
-# virtual environment of their own so nothing touches the system's Python.
+# Python MCP servers the tests run (mcp-server-time) and the OTLP test collector's official protobuf
+# definitions (opentelemetry-proto, for tests/otlp_receiver.py), pinned in
+# mcp-servers/requirements.txt, in a virtual environment of their own so nothing touches the
+# system's Python. A changed requirements file installs again.
 python_servers() {
   local venv=mcp-servers/.venv
   if [ ! -x "$venv/bin/mcp-server-time" ] || ! cmp -s mcp-servers/requirements.txt "$venv/.installed"; then
-    step "Installing Python MCP servers into $venv"
+    step "Installing Python MCP servers and test packages into $venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r mcp-servers/requirements.txt
     cp mcp-servers/requirements.txt "$venv/.installed"
@@ -188,6 +190,8 @@ case "${1:-}" in
     exec target/debug/toolgate-app
     ;;
   test)
+    # One build from scratch (CI): incremental state would only double the target folder.
+    if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
     install_all
     install_test_servers
     install_tauri_driver

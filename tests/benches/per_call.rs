@@ -6,6 +6,9 @@
 //!   the catalog of the ready servers resolves the name, `toolgate_policy::decide` finds the
 //!   allow rule, the decision is written to the audit log in a real SQLite file before the call,
 //!   `ServerManager::call_tool_with` runs it, and the audit entry is completed;
+//! - the same path with the audit log streamed over OTLP (`toolgate-telemetry`'s exporter on the
+//!   same history, sending to a collector in this process that acknowledges at once), for the
+//!   export's cost per call (issue 28's target: at most +10 µs);
 //! - the same path with the audit log in memory, and `ServerManager::call_tool_with` alone (to
 //!   show where the time goes);
 //! - the `rmcp` crate used directly (`serve_client` over the child's pipes, `call_tool`);
@@ -93,8 +96,35 @@ async fn echo_manager() -> Arc<ServerManager> {
     servers
 }
 
-/// Toolgate's full path, the audit log in the SQLite file `audit_file` or (None) in memory.
-async fn toolgate(audit_file: Option<PathBuf>) -> Times {
+/// A collector that acknowledges every OTLP/HTTP request at once, counting them; its base URL.
+async fn collector() -> (String, Arc<AtomicUsize>) {
+    use axum::routing::post;
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let app = axum::Router::new().route(
+        "/v1/{signal}",
+        post(move |_body: axum::body::Bytes| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::Relaxed);
+                (
+                    [("content-type", "application/x-protobuf")],
+                    Vec::<u8>::new(),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), received)
+}
+
+/// Toolgate's full path, the audit log in the SQLite file `audit_file` or (None) in memory;
+/// with `collector`, the audit streamed to it while the calls run.
+async fn toolgate(audit_file: Option<PathBuf>, collector: Option<&str>) -> Times {
     let servers = echo_manager().await;
     let history = match &audit_file {
         Some(path) => History::open(path),
@@ -105,6 +135,20 @@ async fn toolgate(audit_file: Option<PathBuf>) -> Times {
         .create("per-call benchmark")
         .expect("conversation")
         .id;
+    let exporter = collector.map(|endpoint| {
+        let otlp = toolgate_settings::OtlpSettings {
+            endpoint: Some(endpoint.to_owned()),
+            ..Default::default()
+        };
+        match toolgate_telemetry::resolve(None, Some(&otlp), &|_| None) {
+            toolgate_telemetry::Resolution::On(config) => toolgate_telemetry::Exporter::start(
+                history.clone(),
+                config,
+                Box::new(|value: &str| Ok(value.to_owned())),
+            ),
+            other => panic!("export is not on: {other:?}"),
+        }
+    });
     let gate = Arc::new(Gate::default());
     let agent = Agent::new(AgentParts {
         policy: Arc::new(MemoryPolicy::default()),
@@ -160,6 +204,14 @@ async fn toolgate(audit_file: Option<PathBuf>) -> Times {
         })
         .expect("audit log");
     assert_eq!(audited.len(), 1 + WARM_UP + 2 * CALLS, "every call audited");
+    if let Some(exporter) = exporter {
+        let destination = exporter.config().destination().to_owned();
+        tokio::task::spawn_blocking(move || exporter.stop(Duration::from_secs(10)))
+            .await
+            .expect("stopped");
+        let backlog = history.export_backlog(&destination).expect("cursor");
+        assert_eq!(backlog.map(|b| b.waiting), Some(0), "every entry exported");
+    }
     servers.stop_all().await;
     times
 }
@@ -251,12 +303,15 @@ async fn main() {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("per-call-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut sdk = String::new();
-    let mut rounds: [Vec<Times>; 5] = Default::default();
+    let mut rounds: [Vec<Times>; 6] = Default::default();
+    let (endpoint, exported) = collector().await;
     for round in 0..ROUNDS {
         eprintln!("per_call: round {} of {ROUNDS}", round + 1);
         let file = dir.join(format!("history-{round}.sqlite3"));
-        rounds[0].push(toolgate(Some(file)).await);
-        rounds[1].push(toolgate(None).await);
+        rounds[0].push(toolgate(Some(file), None).await);
+        let file = dir.join(format!("history-{round}-exported.sqlite3"));
+        rounds[5].push(toolgate(Some(file), Some(&endpoint)).await);
+        rounds[1].push(toolgate(None, None).await);
         rounds[2].push(manager_only().await);
         rounds[3].push(raw_rmcp().await);
         let (times, version) = typescript().await;
@@ -271,7 +326,12 @@ async fn main() {
         "Toolgate, `ServerManager::call_tool_with` only".to_owned(),
         "rmcp 3.11.0 used directly".to_owned(),
         format!("TypeScript SDK {sdk} client (node {})", node_version()),
+        "Toolgate, full path, audit also streamed over OTLP".to_owned(),
     ];
+    assert!(
+        exported.load(Ordering::Relaxed) > 0,
+        "the collector was sent the audit"
+    );
     let medians: Vec<Times> = rounds
         .iter()
         .map(|r| Times {
@@ -300,7 +360,28 @@ async fn main() {
             t.in_flight.as_secs_f64() / ts.in_flight.as_secs_f64(),
         );
     }
-    let (full, rmcp) = (medians[0], medians[3]);
+    let (full, rmcp, streamed) = (medians[0], medians[3], medians[5]);
+    for (workload, off, on) in [
+        ("sequential", full.sequential, streamed.sequential),
+        ("32 in flight", full.in_flight, streamed.in_flight),
+    ] {
+        let added = per_call(on) - per_call(off);
+        let met = added <= 10.0;
+        println!(
+            "\nTarget, {workload}: the audit streamed over OTLP adds at most 10 µs a call: \
+             {added:+.1} µs ({:.2}x), {}",
+            on.as_secs_f64() / off.as_secs_f64(),
+            if met { "met" } else { "missed" }
+        );
+        summary(Summary {
+            benchmark: &format!("Audit streamed over OTLP, per call, {CALLS} calls, {workload}"),
+            result: format!("{:.0} µs a call ({added:+.1} µs)", per_call(on)),
+            compared_with: format!("export off {:.0} µs", per_call(off)),
+            ratio: format!("{:.2}x", on.as_secs_f64() / off.as_secs_f64()),
+            target: "≤ +10 µs a call",
+            met,
+        });
+    }
     for (workload, ours, direct, theirs, limit, target) in [
         (
             "sequential",

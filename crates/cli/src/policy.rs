@@ -82,6 +82,11 @@ fn words(view: &ManagedView, rules: &[toolgate_policy::Rule]) -> String {
         if view.registry_only {
             line("Servers are added from your organisation's registry only.".into());
         }
+        if let Some(endpoint) = &view.telemetry_endpoint {
+            line(format!(
+                "Every decision is sent to your organisation's collector at {endpoint}."
+            ));
+        }
         if !rules.is_empty() {
             line("Your organisation's rules (above your own):".into());
             for rule in rules {

@@ -109,7 +109,8 @@ pub struct AuditFilter {
 const EXPORT_PAGE: usize = 500;
 
 /// The columns [`raw_from_row`] reads, in its order.
-const AUDIT_COLUMNS: &str = "id, decided_at, conversation_id, server_id, tool, arguments,
+pub(crate) const AUDIT_COLUMNS: &str =
+    "id, decided_at, conversation_id, server_id, tool, arguments,
     original_arguments, decision, decided_by, rule_id, reason, duration_ms, result_bytes,
     is_error, error, client";
 
@@ -380,7 +381,7 @@ pub(crate) fn select(
 }
 
 /// A row as SQLite has it; [`RawRow::parse`] turns it into an [`AuditRow`].
-struct RawRow {
+pub(crate) struct RawRow {
     id: i64,
     decided_at: i64,
     conversation_id: Option<String>,
@@ -399,7 +400,7 @@ struct RawRow {
     client: Option<String>,
 }
 
-fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
+pub(crate) fn raw_from_row(row: &Row<'_>) -> rusqlite::Result<RawRow> {
     Ok(RawRow {
         id: row.get(0)?,
         decided_at: row.get(1)?,
@@ -431,7 +432,7 @@ fn unsigned_or_null(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> 
 impl RawRow {
     /// Fails with [`HistoryError::Corrupt`] on what this crate never writes: arguments that are
     /// not JSON, or a decision word it does not know (the file was edited by hand).
-    fn parse(self, path: &std::path::Path) -> Result<AuditRow, Failure> {
+    pub(crate) fn parse(self, path: &std::path::Path) -> Result<AuditRow, Failure> {
         let id = self.id;
         let corrupt = |what: String| -> Failure {
             HistoryError::Corrupt {

@@ -140,6 +140,11 @@ impl Journal {
         })
     }
 
+    /// This process's part of every key it gives, `<nonce>` of `<nonce>-<n>`.
+    pub(crate) fn nonce(&self) -> &str {
+        &self.nonce
+    }
+
     /// A key no other entry of any process has.
     pub(crate) fn key(&self) -> String {
         format!(
@@ -196,6 +201,19 @@ impl Journal {
                 let _ = std::fs::remove_file(path);
             }
         }
+    }
+}
+
+/// Whether the process that gave keys starting with `nonce` still has `db` open: its first
+/// journal file exists and its lock is held (a dead process's lock is gone with it, and the next
+/// open removes its files).
+pub(crate) fn alive(db: &Path, nonce: &str) -> bool {
+    let dir = db.parent().unwrap_or(Path::new("."));
+    let path = dir.join(format!("{}{nonce}-0.journal", prefix(db)));
+    match OpenOptions::new().read(true).open(path) {
+        // Taken for a moment only: dropping the file lets go of it.
+        Ok(file) => file.try_lock().is_err(),
+        Err(_) => false,
     }
 }
 

@@ -82,11 +82,15 @@
 //!   each line reads back with `serde_json::from_str::<AuditRow>` and `jq` reads the file. It
 //!   reads the log in pages of a few hundred entries and lets go of the connection in between,
 //!   so the app keeps recording during a long export.
+//! - **Streamed to a collector from the committed rows** (`export.rs`): the exporter reads
+//!   entries by id after a cursor kept here per destination, so what a collector has not
+//!   acknowledged is sent again after any outage or kill.
 
 mod audit;
 mod clock;
 mod entry;
 mod error;
+mod export;
 mod journal;
 mod recover;
 mod schema;
@@ -111,6 +115,7 @@ pub use crate::clock::{Clock, SystemClock};
 pub use crate::entry::{AuditDecision, AuditEntry, DecidedBy};
 use crate::error::Failure;
 pub use crate::error::HistoryError;
+pub use crate::export::{ExportBacklog, ExportRow, OPEN_LIMIT};
 pub use crate::schema::SCHEMA_VERSION;
 use crate::text::fold;
 use crate::writer::Writer;

@@ -133,6 +133,25 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
                 WHERE journal_key IS NOT NULL;
         ",
     },
+    Migration {
+        version: 7,
+        // Streaming the audit log to an OpenTelemetry collector (`export.rs`). Each destination
+        // keeps how far its collector has acknowledged (every entry up to `acknowledged` was
+        // received) and which process sends to it now (`holder`: its journal nonce), so two
+        // processes on one file do not both send. `history_identity` is one random id made
+        // here, so an entry's id (`<identity>-<audit id>`) stays the same wherever it is sent
+        // and a receiver can tell two computers' entry 17 apart.
+        sql: "
+            CREATE TABLE export_cursors (
+                destination  TEXT    NOT NULL PRIMARY KEY,
+                acknowledged INTEGER NOT NULL,
+                holder       TEXT,
+                updated_at   INTEGER NOT NULL
+            ) STRICT;
+            CREATE TABLE history_identity (id TEXT NOT NULL) STRICT;
+            INSERT INTO history_identity (id) VALUES (lower(hex(randomblob(16))));
+        ",
+    },
 ];
 
 /// The schema version this build writes.

@@ -18,17 +18,21 @@
 mod agent;
 mod door;
 mod managed;
+mod options;
 mod policy;
 mod registry;
 mod sign_in;
+mod telemetry;
 pub use agent::{Caller, ClientView, Connection};
 pub use door::{
     check_client_name, door_url, DoorSettingsError, DoorTokenError, DoorTokens, DoorView,
     IssuedToken,
 };
 pub use managed::{ManagedOrigin, ManagedView};
+pub use options::HostOptions;
 pub use registry::RegistryAddError;
 pub use sign_in::SIGN_IN_WAIT;
+pub use telemetry::STOP_GRACE;
 pub use toolgate_managed::Source as ManagedSource;
 pub use toolgate_oauth::SignedInInfo;
 
@@ -38,9 +42,9 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use toolgate_agent::{Exposure, Gate, ModelSource, Offers, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError, WireFormat};
-use toolgate_mcp::{HostEnv, ManagerOptions, ServerManager};
+use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_policy::{PolicySettings, Rule};
-use toolgate_secrets::{Keychain, SecretError, SecretStore};
+use toolgate_secrets::{SecretError, SecretStore};
 use toolgate_settings::file::{FileError, Loaded};
 use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
 
@@ -80,53 +84,6 @@ pub fn default_data_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
     Some(base.join(APP_IDENTIFIER))
-}
-
-/// What a front end decides about its host.
-pub struct HostOptions {
-    /// The settings, the history and the records of running servers.
-    pub data_dir: PathBuf,
-    /// Each server's stderr, as `<id>.log`, rotated.
-    pub log_dir: PathBuf,
-    /// The PATH servers are started with. `None`: the login shell's, read at the first start
-    /// (an app launched from a menu); a terminal's own is `Some(HostEnv::inherited())`.
-    pub env: Option<HostEnv>,
-    pub secrets: Arc<dyn SecretStore>,
-    /// Where the example server is installed, for the first-run settings.
-    pub example_servers: Option<PathBuf>,
-    /// Write the first-run settings when there is no usable file (the app shows and edits
-    /// them); otherwise they are only used until something is changed.
-    pub save_first_run: bool,
-    /// Why nobody can answer the gate, when nobody can (the CLI without a terminal): requests
-    /// the rules leave to the user are then refused at once and logged as unattended.
-    pub unattended: Option<String>,
-    /// Open the history and audit database. Opening checks the whole file, so a front end that
-    /// only edits settings (most CLI commands) skips it; servers' requests then go unaudited,
-    /// which is why a front end that runs servers must not.
-    pub open_history: bool,
-    /// Where the organisation's managed policy is read from: this OS's places
-    /// ([`ManagedSource::system`]); tests name a folder of their own. Never taken from the
-    /// environment or the settings, which the user controls.
-    pub managed: ManagedSource,
-}
-
-impl HostOptions {
-    /// A host on `data_dir` with the OS keychain, logs in `<data_dir>/logs/servers`, the login
-    /// shell's PATH, and nothing written until something changes.
-    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
-        let data_dir = data_dir.into();
-        Self {
-            log_dir: data_dir.join("logs").join("servers"),
-            data_dir,
-            env: None,
-            secrets: Arc::new(Keychain::default()),
-            example_servers: None,
-            save_first_run: false,
-            unattended: None,
-            open_history: true,
-            managed: ManagedSource::system(),
-        }
-    }
 }
 
 /// Why the user's provider cannot be used.
@@ -204,6 +161,8 @@ pub struct Host {
     /// The organisation's managed policy in force, and where it is read from (`managed.rs`).
     managed: RwLock<Arc<toolgate_managed::Managed>>,
     managed_source: ManagedSource,
+    /// The audit exporter (`telemetry.rs`).
+    telemetry: telemetry::Telemetry,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -254,63 +213,67 @@ impl Host {
             Some(why) => Gate::unattended(why.clone()),
             None => Gate::default(),
         });
-        Ok(Arc::new_cyclic(|host: &Weak<Host>| {
-            // Servers' sampling and elicitation requests wait at the same gate as tool calls,
-            // under the host's rules and with the user's model.
-            let mut requests = ServerRequestGate::new(
-                gate.clone(),
-                Arc::new(policy::HostPolicy(host.clone())),
-                Arc::new(HostModel(host.clone())),
-            );
-            if let Ok(history) = &history {
-                requests = requests.with_audit(history.clone());
-            }
-            let requests = Arc::new(requests);
-            let servers = ServerManager::new(ManagerOptions {
-                requests: requests.clone(),
-                // `${secret:NAME}` in a server's env and headers is read from here at each start.
-                secrets: Some(options.secrets.clone()),
-                log_dir: Some(options.log_dir.clone()),
-                // Running server processes, so a killed Toolgate's leftovers are stopped next
-                // time; shared by every front end on this folder, which never stop each other's.
-                state_dir: Some(options.data_dir.clone()),
-                // Each local server's own folder, the one place beside its roots its sandbox
-                // lets it write; the rest of Toolgate's folder is closed to every server.
-                server_data: Some(options.data_dir.join(SERVER_DATA)),
-                protected: vec![options.data_dir.clone()],
-                env: options.env.clone(),
-                // Every start asks the organisation's policy first.
-                admit: Some({
-                    let host = host.clone();
-                    Arc::new(
-                        move |config: &toolgate_settings::ServerConfig| match host.upgrade() {
-                            Some(host) => host.managed().admit(config),
-                            None => Ok(()),
-                        },
-                    )
-                }),
-                ..ManagerOptions::default()
-            });
-            requests.attach(&servers);
-            Host {
-                data_dir: options.data_dir.clone(),
-                log_dir: options.log_dir.clone(),
-                settings_path: settings_path.clone(),
-                settings: Mutex::new(settings),
-                secrets: options.secrets.clone(),
-                history,
-                gate,
-                servers,
-                offers: Arc::default(),
-                notices,
-                grants: Mutex::default(),
-                exposures: Mutex::default(),
-                policy: RwLock::default(),
-                door_tokens: door::DoorTokens::new(options.secrets.clone()),
-                managed: RwLock::new(Arc::new(managed)),
-                managed_source: options.managed.clone(),
-            }
-        }))
+        // Export starts with the host, for every front end that opens the history.
+        Ok(Host::with_telemetry(Arc::new_cyclic(
+            |host: &Weak<Host>| {
+                // Servers' sampling and elicitation requests wait at the same gate as tool calls,
+                // under the host's rules and with the user's model.
+                let mut requests = ServerRequestGate::new(
+                    gate.clone(),
+                    Arc::new(policy::HostPolicy(host.clone())),
+                    Arc::new(HostModel(host.clone())),
+                );
+                if let Ok(history) = &history {
+                    requests = requests.with_audit(history.clone());
+                }
+                let requests = Arc::new(requests);
+                let servers = ServerManager::new(ManagerOptions {
+                    requests: requests.clone(),
+                    // `${secret:NAME}` in a server's env and headers is read from here at each start.
+                    secrets: Some(options.secrets.clone()),
+                    log_dir: Some(options.log_dir.clone()),
+                    // Running server processes, so a killed Toolgate's leftovers are stopped next
+                    // time; shared by every front end on this folder, which never stop each other's.
+                    state_dir: Some(options.data_dir.clone()),
+                    // Each local server's own folder, the one place beside its roots its sandbox
+                    // lets it write; the rest of Toolgate's folder is closed to every server.
+                    server_data: Some(options.data_dir.join(SERVER_DATA)),
+                    protected: vec![options.data_dir.clone()],
+                    env: options.env.clone(),
+                    // Every start asks the organisation's policy first.
+                    admit: Some({
+                        let host = host.clone();
+                        Arc::new(move |config: &toolgate_settings::ServerConfig| {
+                            match host.upgrade() {
+                                Some(host) => host.managed().admit(config),
+                                None => Ok(()),
+                            }
+                        })
+                    }),
+                    ..ManagerOptions::default()
+                });
+                requests.attach(&servers);
+                Host {
+                    data_dir: options.data_dir.clone(),
+                    log_dir: options.log_dir.clone(),
+                    settings_path: settings_path.clone(),
+                    settings: Mutex::new(settings),
+                    secrets: options.secrets.clone(),
+                    history,
+                    gate,
+                    servers,
+                    offers: Arc::default(),
+                    notices,
+                    grants: Mutex::default(),
+                    exposures: Mutex::default(),
+                    policy: RwLock::default(),
+                    door_tokens: door::DoorTokens::new(options.secrets.clone()),
+                    managed: RwLock::new(Arc::new(managed)),
+                    managed_source: options.managed.clone(),
+                    telemetry: telemetry::Telemetry::default(),
+                }
+            },
+        )))
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -377,6 +340,7 @@ impl Host {
         toolgate_settings::file::save(&self.settings_path, &next)?;
         *current = self.as_managed(next.clone());
         self.policy_changed();
+        self.apply_telemetry_for(&current.telemetry);
         Ok(current.clone())
     }
 
@@ -421,6 +385,7 @@ impl Host {
                 .await
                 .ok();
         }
+        self.stop_telemetry(telemetry::STOP_GRACE).await;
     }
 
     /// Saves a local server's sandbox (`None`: the defaults for what it is) and, since a

@@ -45,6 +45,9 @@ pub struct ManagedView {
     pub registry_only: bool,
     /// The organisation's rules, ranked with the user's (a deny or ask here is never undone).
     pub rules: Vec<toolgate_policy::Rule>,
+    /// The collector the organisation streams the audit to, when it names one (never its
+    /// headers).
+    pub telemetry_endpoint: Option<String>,
     /// When it was last read, in Unix milliseconds.
     #[ts(type = "number | null")]
     pub read_at_ms: Option<u64>,
@@ -97,6 +100,11 @@ impl Host {
             allow_user_servers: document.servers.allow_user_servers,
             registry_only: document.registry.as_ref().is_some_and(|r| r.registry_only),
             rules: managed.rules(),
+            telemetry_endpoint: document
+                .telemetry
+                .as_ref()
+                .and_then(|t| t.otlp.as_ref())
+                .and_then(|o| o.endpoint.clone()),
             read_at_ms: ms(managed.read_at),
         }
     }
@@ -176,6 +184,7 @@ impl Host {
             .collect();
         *self.settings() = applied;
         self.policy_changed();
+        self.apply_telemetry();
         self.servers.add(&added).await;
         self.servers.enforce_admission().await;
     }

@@ -145,12 +145,24 @@ impl Host {
     }
 
     /// What servers need to start (the PATH's runtimes, the keychain…), checked off the async
-    /// workers.
+    /// workers, and whether the audit export keeps up.
     pub async fn doctor(&self) -> Result<Vec<toolgate_mcp::doctor::Check>, tokio::task::JoinError> {
         let env = self.servers.host_env().await.clone();
         let secrets = self.secrets.clone();
-        tokio::task::spawn_blocking(move || toolgate_mcp::doctor::doctor(&env, secrets.as_ref()))
-            .await
+        let (history, destination) = (self.history.clone().ok(), self.telemetry_destination());
+        let (mut checks, waiting) = tokio::task::spawn_blocking(move || {
+            let waiting = history
+                .zip(destination)
+                .and_then(|(h, d)| h.export_backlog(&d).ok().flatten())
+                .map(|b| b.waiting);
+            (
+                toolgate_mcp::doctor::doctor(&env, secrets.as_ref()),
+                waiting,
+            )
+        })
+        .await?;
+        checks.extend(self.telemetry_checks(waiting));
+        Ok(checks)
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_policy::{ArgCondition, DefaultDecision, Effect, Rule, Scope, Target};
-use toolgate_settings::NetworkAccess;
+use toolgate_settings::{NetworkAccess, TelemetrySettings};
 
 use crate::remote::RemotePolicy;
 use crate::servers::ServerPolicy;
@@ -30,7 +30,7 @@ pub struct Document {
     pub settings: Locks,
     /// Where the audit is streamed (OpenTelemetry); the user cannot turn it off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<Value>,
+    pub telemetry: Option<TelemetrySettings>,
     /// The registry servers are added from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry: Option<RegistryPolicy>,

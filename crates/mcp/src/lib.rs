@@ -39,7 +39,7 @@ mod types;
 pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
 pub use confine::SandboxReport;
 pub use host_env::HostEnv;
-pub use manager::{Admission, ManagerOptions, RootsChange, ServerManager};
+pub use manager::{lookup_reference, Admission, ManagerOptions, RootsChange, ServerManager};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_settings::NetworkAccess;

@@ -32,5 +32,6 @@ mod supervision;
 mod tasks;
 mod updates;
 
+pub use connect::lookup as lookup_reference;
 pub use lifecycle::RootsChange;
 pub use registry::{Admission, ManagerOptions, ServerManager};

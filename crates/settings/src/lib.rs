@@ -33,6 +33,7 @@ mod gateway;
 mod migrate;
 mod provider;
 mod server;
+mod telemetry;
 mod tool_context;
 mod transport;
 
@@ -53,6 +54,7 @@ pub use server::{
     EXAMPLE_SERVER_VERSION, PROTOCOL_VERSIONS, SIGNING_ALGORITHMS,
 };
 pub use server_kind::ServerKind;
+pub use telemetry::{endpoint_problem, OtlpProtocol, OtlpSettings, TelemetrySettings};
 pub use tool_context::{ToolContext, CONVERSATION_META_KEY};
 pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
@@ -83,6 +85,9 @@ pub struct Settings {
     /// The MCP registry servers are added from (absent: the official one).
     #[serde(default, skip_serializing_if = "RegistrySettings::is_default")]
     pub registry: RegistrySettings,
+    /// Where the audit log is streamed (OpenTelemetry); see `telemetry.rs`.
+    #[serde(default, skip_serializing_if = "TelemetrySettings::is_empty")]
+    pub telemetry: TelemetrySettings,
 }
 
 /// Where the Add server dialog and `toolgate servers search` look for servers.
@@ -112,6 +117,7 @@ impl Settings {
             policy: PolicySettings::default(),
             gateway: GatewaySettings::default(),
             registry: RegistrySettings::default(),
+            telemetry: TelemetrySettings::default(),
         }
     }
 
@@ -145,6 +151,7 @@ impl Settings {
         let policy = section::<PolicySettings>(&mut value, "policy")?;
         let gateway = section::<GatewaySettings>(&mut value, "gateway")?;
         let registry = section::<RegistrySettings>(&mut value, "registry")?;
+        let telemetry = section::<TelemetrySettings>(&mut value, "telemetry")?;
         let mut servers = servers;
         migrate::after_reading(&mut servers, found);
         let settings = Settings {
@@ -155,6 +162,7 @@ impl Settings {
             policy,
             gateway,
             registry,
+            telemetry,
         };
         settings.validate()?;
         Ok(settings)
@@ -180,6 +188,9 @@ impl Settings {
             .validate()
             .map_err(|e| invalid("policy", e.to_string()))?;
         self.gateway.validate()?;
+        if let Some(otlp) = &self.telemetry.otlp {
+            otlp.validate("telemetry.otlp")?;
+        }
         self.provider.validate()
     }
 }

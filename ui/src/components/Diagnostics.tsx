@@ -21,6 +21,11 @@ export function ManagedSummary({ view }: { view: ManagedView | null }) {
               </li>
             ))}
           </ul>
+          {view.telemetryEndpoint && (
+            <p data-testid="managed-telemetry">
+              Every decision is sent to your organisation's collector at <code>{view.telemetryEndpoint}</code>.
+            </p>
+          )}
         </>
       ) : (
         <p className="muted">None: your own settings decide.</p>

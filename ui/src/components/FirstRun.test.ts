@@ -225,6 +225,7 @@ describe("diagnostics", () => {
           allowUserServers: true,
           registryOnly: false,
           rules: [],
+          telemetryEndpoint: "https://otel.example.com:4318",
           readAtMs: null,
         };
     });
@@ -235,6 +236,7 @@ describe("diagnostics", () => {
     const managed = document.querySelector("[data-testid=managed-summary]")?.textContent ?? "";
     expect(managed).toContain("/etc/toolgate/managed.json");
     expect(managed).toContain("9.json was not applied");
+    expect(managed).toContain("organisation's collector at https://otel.example.com:4318");
     expect(document.querySelector("[data-testid=doctor-summary]")?.textContent).toBe("1 check needs attention.");
     expect(document.querySelector("[data-testid=check-keychain]")?.textContent).toContain("How to fix: Unlock it");
     expect(document.querySelector("[data-testid=versions]")?.textContent).toContain("Web view2.50.6");

@@ -32,6 +32,7 @@ function normalised(v: Partial<ManagedView> | null | undefined): ManagedView | n
     allowUserServers: v.allowUserServers ?? true,
     registryOnly: v.registryOnly ?? false,
     rules: v.rules ?? [],
+    telemetryEndpoint: v.telemetryEndpoint ?? null,
     readAtMs: v.readAtMs ?? null,
   };
 }

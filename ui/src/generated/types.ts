@@ -600,6 +600,11 @@ registryOnly: boolean,
  */
 rules: Array<Rule>,
 /**
+ * The collector the organisation streams the audit to, when it names one (never its
+ * headers).
+ */
+telemetryEndpoint: string | null,
+/**
  * When it was last read, in Unix milliseconds.
  */
 readAtMs: number | null, };

@@ -701,8 +701,12 @@ fn http_transport(
     ))
 }
 
-/// The value of one reference, or why there is none (never a secret's value).
-fn lookup(secrets: Option<&dyn SecretStore>, reference: Reference<'_>) -> Result<String, String> {
+/// The value of one reference, or why there is none (never a secret's value). Also what the
+/// audit exporter's `${secret:…}` headers are filled in with.
+pub fn lookup(
+    secrets: Option<&dyn SecretStore>,
+    reference: Reference<'_>,
+) -> Result<String, String> {
     match reference {
         Reference::Env(name) => std::env::var(name).map_err(|_| {
             format!("the environment variable {name} is not set in Toolgate's environment")
