@@ -9,12 +9,16 @@
 // Usage: node auth_server.mjs <mcp-servers dir> <port> <resource url> [access token seconds] [mode]
 // Modes (one configuration each, as providers differ):
 // - "" (default): dynamic registration, and the client `toolgate-by-hand` (client_secret_basic);
+//   in every mode, the machine client `toolgate-machine` (client credentials grant);
 // - "cimd": also Client ID Metadata Documents (`client_id_metadata_document_supported`), beside
 //   dynamic registration; documents are fetched over https, trusting NODE_EXTRA_CA_CERTS;
 // - "post": no registration, the token and revocation endpoints take client_secret_post only,
-//   and the client `toolgate-by-post` is registered by hand.
+//   and the client `toolgate-by-post` is registered by hand;
+// - "dpop": DPoP-bound tokens (RFC 9449) with a nonce required at the token endpoint
+//   (oidc-provider takes DPoP proofs in every mode; only here does it insist on nonces).
 // Prints "ready" when listening, one line "registered <client_id>" per registration and one
 // "fetched <url>" per client metadata document fetched.
+import crypto from "node:crypto";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -44,6 +48,15 @@ const byHand = mode === "post"
 const provider = new Provider(issuer, {
   clients: [
     { ...byHand, application_type: "native", grant_types: ["authorization_code", "refresh_token"] },
+    // A machine client (`toolgate serve` on a server): the client credentials grant only.
+    {
+      client_id: "toolgate-machine",
+      client_secret: "machine-secret-0123456789",
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: mode === "post" ? "client_secret_post" : "client_secret_basic",
+    },
   ],
   ...(mode === "post" ? { clientAuthMethods: ["client_secret_post"] } : {}),
   // oidc-provider refuses to fetch from special-use addresses such as 127.0.0.1 (its guard
@@ -59,6 +72,10 @@ const provider = new Provider(issuer, {
     registration: { enabled: mode !== "post" },
     clientIdMetadataDocument: { enabled: mode === "cimd", ack: "draft-02" },
     revocation: { enabled: true },
+    clientCredentials: { enabled: true },
+    ...(mode === "dpop"
+      ? { dPoP: { enabled: true, nonceSecret: crypto.randomBytes(32), requireNonce: () => true } }
+      : {}),
     resourceIndicators: {
       enabled: true,
       defaultResource: async () => resource,

@@ -23,16 +23,25 @@ if [ -n "$ctx" ]; then
   field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2],""))' "$ctx" "$1"; }
   id="$(field client_id)"; secret="$(field client_secret)"; key="$(field private_key_pem)"
   alg="$(field signing_algorithm)"
-  case "${MCP_CONFORMANCE_SCENARIO:-}" in auth/client-credentials-*) machine=1 ;; esac
+  case "${MCP_CONFORMANCE_SCENARIO:-}" in
+    auth/client-credentials-*) machine=1 ;;
+    auth/wif-jwt-bearer) machine=wif ;;
+    auth/enterprise-managed-authorization) machine=ema ;;
+  esac
   [ -n "$secret" ] && printf '%s\n' "$secret" | t secrets set conf-client-secret >&2
   # A PEM key is several lines: the keychain gets it whole from a file, as a user would paste it.
   [ -n "$key" ] && python3 - "$dir" "$key" <<'PY'
 import sys, pathlib
 pathlib.Path(sys.argv[1], "key.pem").write_text(sys.argv[2])
 PY
-  python3 - "$dir/settings.json" "$id" "$secret" "$key" "$machine" "$alg" <<'PY'
+  # Workload identity: the platform's token in a file, as Kubernetes or a cloud leaves it.
+  [ "$machine" = wif ] && field valid_jwt > "$dir/workload-token"
+  # Enterprise-managed: the user's ID token from the organisation's sign-in, in the keychain.
+  [ "$machine" = ema ] && field idp_id_token | t secrets set conf-idp-id-token >&2
+  python3 - "$dir/settings.json" "$id" "$secret" "$key" "$machine" "$alg" "$ctx" "$dir" <<'PY'
 import json, sys
-path, client_id, secret, key, machine, alg = sys.argv[1:7]
+path, client_id, secret, key, machine, alg, ctx, folder = sys.argv[1:9]
+ctx = json.loads(ctx)
 doc = json.load(open(path))
 s = doc.get("settings", doc)
 for server in s["servers"]:
@@ -45,8 +54,20 @@ for server in s["servers"]:
             oauth["privateKey"] = "${secret:conf-client-key}"
         if alg:
             oauth["signingAlgorithm"] = alg
-        if machine:
+        if machine == "1":
             oauth["grant"] = "clientCredentials"
+        if machine == "wif":
+            oauth["grant"] = "jwtBearer"
+            oauth["assertionFile"] = folder + "/workload-token"
+        if machine == "ema":
+            oauth["grant"] = "enterpriseManaged"
+if machine == "ema":
+    s["identityProvider"] = {
+        "issuer": ctx["idp_issuer"],
+        "tokenEndpoint": ctx["idp_token_endpoint"],
+        "clientId": ctx["idp_client_id"],
+        "idToken": "${secret:conf-idp-id-token}",
+    }
 json.dump(doc, open(path, "w"), indent=2)
 PY
   [ -n "$key" ] && t secrets set conf-client-key < "$dir/key.pem" >&2

@@ -11,6 +11,12 @@
 // A fault makes it a misconfigured server, for the tests of what the user is told:
 // `metadata-500` (its metadata answers 500), `bad-metadata` (metadata for another resource),
 // `wrong-issuer` (it names an authorization server here whose metadata claims another issuer).
+// `dpop` is no fault: it takes DPoP-bound tokens only (RFC 9449 §7): `Authorization: DPoP`, a
+// proof verified with the key in its header (method, address, the token's hash, a fresh jti,
+// its nonce), the token's `cnf.jkt` that key's thumbprint; its challenges name the DPoP scheme,
+// and it asks for a nonce of its own (printing "dpop <jti>" per proof it accepted and
+// "dpop refused <why>" per one it did not).
+import crypto from "node:crypto";
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -23,20 +29,61 @@ const resource = `http://127.0.0.1:${port}/mcp`;
 const metadataUrl = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
 const keys = jose.createRemoteJWKSet(new URL(`${issuer}/jwks`));
 
-function challenge(res, status, error, scope) {
+const dpop = fault === "dpop";
+const rsNonce = `rs-nonce-${crypto.randomUUID()}`;
+const jtis = new Set();
+
+function challenge(res, status, error, scope, extra = {}) {
   const parts = [`resource_metadata="${metadataUrl}"`, `scope="${scope}"`];
   if (error) parts.unshift(`error="${error}"`);
-  res.writeHead(status, { "WWW-Authenticate": `Bearer ${parts.join(", ")}` });
+  const scheme = dpop ? `DPoP algs="ES256"` : "Bearer";
+  res.writeHead(status, { "WWW-Authenticate": `${scheme} ${parts.join(", ")}`, ...extra });
   res.end();
 }
 
+// The token's claims, or null; with `dpop`, { nonce: true } when the proof lacks our nonce.
 async function verify(req) {
   const header = req.headers.authorization || "";
-  if (!header.startsWith("Bearer ")) return null;
+  const scheme = dpop ? "DPoP " : "Bearer ";
+  if (!header.startsWith(scheme)) {
+    if (dpop && header) console.log(`dpop refused ${header.split(" ")[0]} scheme`);
+    return null;
+  }
+  const token = header.slice(scheme.length);
+  let payload;
   try {
-    const { payload } = await jose.jwtVerify(header.slice(7), keys, { issuer, audience: resource });
-    return payload;
+    ({ payload } = await jose.jwtVerify(token, keys, { issuer, audience: resource }));
   } catch {
+    return null;
+  }
+  if (!dpop) return payload;
+  const proof = req.headers.dpop;
+  if (typeof proof !== "string") {
+    console.log("dpop refused no proof");
+    return null;
+  }
+  try {
+    const { jwk } = jose.decodeProtectedHeader(proof);
+    const key = await jose.importJWK(jwk, "ES256");
+    const { payload: claims } = await jose.jwtVerify(proof, key, { typ: "dpop+jwt", maxTokenAge: "5m" });
+    const ath = crypto.createHash("sha256").update(token).digest("base64url");
+    const why =
+      claims.htm !== req.method ? "htm"
+      : claims.htu !== resource ? `htu ${claims.htu}`
+      : claims.ath !== ath ? "ath"
+      : payload.cnf?.jkt !== (await jose.calculateJwkThumbprint(jwk)) ? "key"
+      : jtis.has(claims.jti) ? "replayed"
+      : null;
+    if (why) {
+      console.log(`dpop refused ${why}`);
+      return null;
+    }
+    if (claims.nonce !== rsNonce) return { nonce: true };
+    jtis.add(claims.jti);
+    console.log(`dpop ${claims.jti}`);
+    return payload;
+  } catch (e) {
+    console.log(`dpop refused ${e.code || e.message}`);
     return null;
   }
 }
@@ -72,6 +119,9 @@ const server = http.createServer(async (req, res) => {
   for await (const chunk of req) chunks.push(chunk);
   const body = Buffer.concat(chunks);
   const claims = await verify(req);
+  if (claims?.nonce === true) {
+    return challenge(res, 401, "use_dpop_nonce", "mcp:tools", { "DPoP-Nonce": rsNonce });
+  }
   if (!claims) return challenge(res, 401, req.headers.authorization ? "invalid_token" : null, "mcp:tools");
   const scopes = String(claims.scope || "").split(" ");
   if (!scopes.includes("mcp:tools")) return challenge(res, 403, "insufficient_scope", "mcp:tools");
@@ -87,6 +137,7 @@ const server = http.createServer(async (req, res) => {
   const headers = { ...req.headers };
   delete headers.host;
   delete headers.authorization;
+  delete headers.dpop;
   delete headers["content-length"];
   const upstreamResponse = await fetch(upstream, {
     method: req.method,

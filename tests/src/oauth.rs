@@ -156,6 +156,18 @@ impl OAuthServers {
             .collect()
     }
 
+    /// What the resource server said of the DPoP proofs it saw (in `dpop` mode): `dpop <jti>`
+    /// per proof accepted, `dpop refused <why>` per one refused.
+    pub fn proofs(&self) -> Vec<String> {
+        self.proxy_lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|l| l.starts_with("dpop "))
+            .cloned()
+            .collect()
+    }
+
     /// The tool calls the resource server passed on, as `call <tool> <subject>`.
     pub fn calls(&self) -> Vec<String> {
         self.proxy_lines

@@ -6,9 +6,10 @@
 //! when the suite records no failed check; the suite's own verdicts are read from its
 //! `checks.json`, never re-judged here.
 //!
-//! Of the extension scenarios, the machine client's (client credentials with a secret and with
-//! `private_key_jwt`) run too; DPoP, enterprise-managed authorization and workload identity are
-//! not supported yet and are not run.
+//! All six extension scenarios run too: the machine client's (client credentials with a secret
+//! and with `private_key_jwt`), DPoP-bound tokens (with and without the servers' nonces),
+//! enterprise-managed authorization (the identity provider's token exchange, then the JWT
+//! bearer grant) and workload identity (the JWT bearer grant with the workload's token).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,9 +19,9 @@ use toolgate_tests::{repo_root, temp_dir};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 
-/// The core scenarios of the suite's client authorization set (both spec eras), and the
-/// extension scenarios Toolgate supports.
-const CORE: [&str; 29] = [
+/// The core scenarios of the suite's client authorization set (both spec eras), and its
+/// extension scenarios.
+const CORE: [&str; 33] = [
     "auth/metadata-default",
     "auth/metadata-var1",
     "auth/metadata-var2",
@@ -50,6 +51,10 @@ const CORE: [&str; 29] = [
     "auth/metadata-issuer-mismatch",
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
+    "auth/wif-jwt-bearer",
 ];
 
 /// Warnings (a SHOULD not met) that are known and why: none fails a scenario, but a new one
@@ -93,7 +98,7 @@ fn checks_in(dir: &Path) -> Vec<Value> {
 }
 
 #[test]
-fn every_core_and_machine_client_sign_in_scenario_of_the_official_suite_passes_through_the_cli() {
+fn every_core_and_extension_sign_in_scenario_of_the_official_suite_passes_through_the_cli() {
     let bin = suite_bin();
     let client = repo_root().join("tests/oauth/conformance_client.sh");
     let path = format!(

@@ -535,3 +535,175 @@ fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_post() 
         .arg(format!("secret.{secret}"))
         .status();
 }
+
+/// The status a POST of `initialize` to `url` gets with `headers`: what a program holding a
+/// copied token would see.
+fn post_status(url: &str, headers: &[(&str, &str)]) -> u16 {
+    use std::io::{Read, Write};
+    let address = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+        .expect("an http URL");
+    let path = &url[url.find(address).expect("address") + address.len()..];
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"thief","version":"1"}}}"#;
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = std::net::TcpStream::connect(address).expect("the server answers");
+    stream.write_all(request.as_bytes()).expect("sent");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_dpop_bound_sign_in_proves_its_key_on_every_request_and_a_copied_token_is_refused() {
+    // oidc-provider binding tokens to the client's key and insisting on its nonce; the resource
+    // server taking DPoP-bound tokens only, with a nonce of its own. Access tokens live 2 s.
+    let remote = Remote::start_with(2, "dpop", "dpop", None);
+    let id = format!("dpop-{}", std::process::id());
+    let dir = data_dir("dpop", &id, &remote.url);
+
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let item = keychain_item(&id, &remote.issuer).expect("the sign-in is in the keychain");
+    assert_eq!(
+        item["credentials"]["token_response"]["token_type"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("dpop"),
+        "a DPoP-bound token: {}",
+        item["credentials"]["token_response"]["token_type"]
+    );
+    let access = token(&item, "access_token");
+    let key = Command::new("secret-tool")
+        .args(["lookup", "service", "toolgate", "username"])
+        .arg(format!("oauth-dpop:{id}"))
+        .output()
+        .expect("secret-tool runs");
+    assert!(!key.stdout.is_empty(), "the key is in the keychain");
+
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "proven"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("proven"));
+    let accepted = |proofs: &[String]| proofs.iter().filter(|p| !p.contains("refused")).count();
+    assert!(
+        accepted(&remote.proofs()) >= 2,
+        "every request proven: {:?}",
+        remote.proofs()
+    );
+    assert!(
+        remote
+            .proofs()
+            .iter()
+            .all(|p| !p.starts_with("dpop refused")),
+        "no proof refused (the nonce was asked for with a 401, not refused): {:?}",
+        remote.proofs()
+    );
+
+    // The token expires; the next command renews it with a proof of the same key.
+    std::thread::sleep(Duration::from_secs(3));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "renewed"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let renewed = keychain_item(&id, &remote.issuer).expect("still signed in");
+    assert_ne!(
+        token(&renewed, "access_token"),
+        access,
+        "a new access token"
+    );
+    assert_eq!(remote.calls().len(), 2, "{:?}", remote.calls());
+
+    // A copied token is no use without the key: as a bearer token, or under the DPoP scheme
+    // with no proof.
+    let fresh = token(&renewed, "access_token");
+    assert_eq!(
+        post_status(
+            &remote.url,
+            &[("Authorization", &format!("Bearer {fresh}"))]
+        ),
+        401
+    );
+    assert_eq!(
+        post_status(&remote.url, &[("Authorization", &format!("DPoP {fresh}"))]),
+        401
+    );
+    assert!(
+        remote.proofs().iter().any(|p| p == "dpop refused no proof"),
+        "{:?}",
+        remote.proofs()
+    );
+
+    // Signing out removes the key with the tokens.
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let key = Command::new("secret-tool")
+        .args(["lookup", "service", "toolgate", "username"])
+        .arg(format!("oauth-dpop:{id}"))
+        .output()
+        .expect("secret-tool runs");
+    assert!(key.stdout.is_empty(), "the key is gone");
+}
+
+#[test]
+fn a_machine_client_gets_its_token_by_client_credentials_with_no_browser() {
+    // oidc-provider knows `toolgate-machine` (client credentials only, client_secret_basic).
+    let remote = Remote::start(3600);
+    let id = format!("machine-{}", std::process::id());
+    let dir = temp_dir("remote-machine");
+    let secret = format!("MACHINE_{}", std::process::id());
+    let mut server = ServerConfig::http(&id, &remote.url);
+    server.startup_timeout_secs = 30;
+    server.oauth = Some(toolgate_settings::OAuthSettings {
+        grant: toolgate_settings::OAuthGrant::ClientCredentials,
+        client_id: Some("toolgate-machine".into()),
+        client_secret: Some(format!("${{secret:{secret}}}")),
+        scopes: vec!["mcp:tools".into()],
+        ..Default::default()
+    });
+    toolgate_settings::file::save(&dir.join("settings.json"), &Settings::first_run(server))
+        .expect("settings");
+    set_secret(&dir, &secret, "machine-secret-0123456789");
+
+    // No `servers login`, no browser on PATH: the first use gets the token.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["call", "echo", r#"{"message": "as a machine"}"#])
+        .env("PATH", dir.join("no-browser"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("toolgate runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("as a machine"));
+    assert_eq!(remote.calls().len(), 1, "{:?}", remote.calls());
+    assert_eq!(remote.registrations(), 0, "nothing registered");
+    let item = keychain_item(&id, &remote.issuer).expect("the token is in the keychain");
+    assert!(token(&item, "access_token").len() > 20, "{item}");
+    // A browser sign-in is not how this server gets its tokens, and it says what to do instead.
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("without a browser"), "{}", text(&out));
+
+    // A wrong secret is refused by the authorization server, and said so.
+    set_secret(&dir, &secret, "not-the-secret");
+    let out = toolgate(&dir, &["servers", "logout", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "refused"}"#]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out).contains("client credentials"), "{}", text(&out));
+    let _ = Command::new("secret-tool")
+        .args(["clear", "service", "toolgate", "username"])
+        .arg(format!("secret.{secret}"))
+        .status();
+}

@@ -250,6 +250,15 @@ impl Host {
                             }
                         })
                     }),
+                    // The settings' identity provider (the organisation's when its policy sets
+                    // one), read at each enterprise-managed sign-in.
+                    identity_provider: Some({
+                        let host = host.clone();
+                        Arc::new(move || {
+                            host.upgrade()
+                                .and_then(|host| host.settings().identity_provider.clone())
+                        })
+                    }),
                     ..ManagerOptions::default()
                 });
                 requests.attach(&servers);

@@ -45,6 +45,23 @@ impl Host {
         open: &(dyn Fn(&str) -> Result<(), String> + Send + Sync),
     ) -> Result<SignedInInfo, String> {
         let (server, url) = self.remote(id)?;
+        if let Some(grant) = server
+            .oauth
+            .as_ref()
+            .map(|o| o.grant)
+            .filter(|g| *g != toolgate_settings::OAuthGrant::AuthorizationCode)
+        {
+            use toolgate_settings::OAuthGrant::*;
+            let grant = match grant {
+                ClientCredentials => "clientCredentials",
+                JwtBearer => "jwtBearer",
+                EnterpriseManaged => "enterpriseManaged",
+                AuthorizationCode => "authorizationCode",
+            };
+            return Err(format!(
+                "{id} gets its tokens without a browser (its oauth.grant is {grant}): it signs in each time it connects. Restart it to sign in again (`toolgate servers restart {id}`, or Restart on its card)"
+            ));
+        }
         let mut settings = server.oauth.clone();
         if let Some(client_id) = client_id {
             settings.get_or_insert_with(Default::default).client_id = Some(client_id);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolgate_policy::{ArgCondition, DefaultDecision, Effect, Rule, Scope, Target};
-use toolgate_settings::{NetworkAccess, TelemetrySettings};
+use toolgate_settings::{IdentityProvider, NetworkAccess, TelemetrySettings};
 
 use crate::remote::RemotePolicy;
 use crate::servers::ServerPolicy;
@@ -34,6 +34,10 @@ pub struct Document {
     /// The registry servers are added from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry: Option<RegistryPolicy>,
+    /// The organisation's identity provider, for enterprise-managed sign-in; the user's own
+    /// `identityProvider` setting cannot replace it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_provider: Option<IdentityProvider>,
     /// A signed document fetched from the organisation, merged over the local files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemotePolicy>,

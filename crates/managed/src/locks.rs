@@ -51,6 +51,9 @@ pub fn apply(document: &Document, settings: &mut Settings) {
     if let Some(v) = locks.approval_timeout_secs {
         policy.approval_timeout_secs = Some(v);
     }
+    if let Some(idp) = &document.identity_provider {
+        settings.identity_provider = Some(idp.clone());
+    }
     for required in document.servers.required.iter().rev() {
         settings.servers.retain(|s| s.id != required.id);
         settings.servers.insert(0, required.clone());
@@ -117,6 +120,16 @@ pub fn violations(document: &Document, settings: &Settings) -> Vec<Violation> {
         say(
             "policy.approvalTimeoutSecs".into(),
             format!("a call waits {v} s for an answer"),
+        );
+    }
+    if let Some(idp) = document
+        .identity_provider
+        .as_ref()
+        .filter(|idp| settings.identity_provider.as_ref() != Some(*idp))
+    {
+        say(
+            "identityProvider".into(),
+            format!("sign-in goes through {}", idp.issuer),
         );
     }
     for required in &document.servers.required {
@@ -238,5 +251,38 @@ mod tests {
 
         strip(&d, &mut s);
         assert!(s.servers.iter().all(|x| x.id != "org"));
+    }
+
+    #[test]
+    fn the_organisations_identity_provider_replaces_the_users_and_cannot_be_changed() {
+        let idp = json!({"issuer": "https://idp.example.com",
+            "tokenEndpoint": "https://idp.example.com/token", "clientId": "toolgate",
+            "idToken": "${secret:IDP_ID_TOKEN}"});
+        let d = document(json!({ "identityProvider": idp }));
+        let mut s = settings();
+        assert_eq!(
+            violations(&d, &s)
+                .into_iter()
+                .map(|v| v.key)
+                .collect::<Vec<_>>(),
+            ["identityProvider"]
+        );
+        apply(&d, &mut s);
+        assert_eq!(
+            s.identity_provider.as_ref().map(|i| i.issuer.as_str()),
+            Some("https://idp.example.com")
+        );
+        assert_eq!(violations(&d, &s), Vec::new());
+        let mut moved = s.clone();
+        if let Some(i) = moved.identity_provider.as_mut() {
+            i.issuer = "https://elsewhere.example.com".into();
+        }
+        let said = violations(&d, &moved);
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].to_string().contains("https://idp.example.com"),
+            "{}",
+            said[0]
+        );
     }
 }

@@ -28,7 +28,7 @@ pub(crate) type Refused = Arc<StdMutex<BTreeMap<String, String>>>;
 #[derive(Clone)]
 enum Inner {
     Plain(reqwest::Client),
-    Signed(AuthClient<reqwest::Client>),
+    Signed(AuthClient<toolgate_oauth::SessionHttp>),
 }
 
 #[derive(Clone)]

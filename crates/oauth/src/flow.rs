@@ -72,7 +72,7 @@ pub async fn sign_in(
 ) -> Result<SignedInInfo, String> {
     let server = request.server.as_str();
     let settings = request.settings.clone().unwrap_or_default();
-    let mut manager = manager_for(&request.url)
+    let manager = manager_for(&request.url)
         .await
         .map_err(|e| describe(server, &e))?;
     let Some(found) = discover(&manager, &request.url)
@@ -88,6 +88,29 @@ pub async fn sign_in(
             "{server}'s authorization server published metadata without an issuer; Toolgate cannot sign in to a server that does not say who it is"
         ));
     };
+    // DPoP where the authorization server takes it: this server's key (made now if it has
+    // none), and discovery again through a client whose token requests carry its proofs.
+    let (mut manager, found) =
+        if crate::dpop::wanted(&found.metadata, found.asks_dpop, settings.dpop) {
+            let key = crate::dpop::Dpop::load(&request.secrets, server, true)
+                .await
+                .map_err(|e| format!("{server}'s DPoP key: {e}"))?
+                .ok_or_else(|| format!("{server}'s DPoP key could not be made"))?;
+            let manager = crate::dpop::manager(&request.url, key)
+                .await
+                .map_err(|e| describe(server, &e))?;
+            let found = discover(&manager, &request.url)
+                .await
+                .map_err(|e| describe(server, &e))?
+                .ok_or_else(|| format!("{server} stopped saying how to sign in; try again"))?;
+            tracing::info!(
+                server,
+                "the authorization server takes DPoP: tokens are bound to Toolgate's key"
+            );
+            (manager, found)
+        } else {
+            (manager, found)
+        };
     if found.legacy {
         tracing::info!(
             server,

@@ -17,7 +17,9 @@
 //! - signing out ([`revoke`]): RFC 7009 revocation where offered, then every item removed;
 //! - errors in words that name the server and say what to do ([`describe`]).
 
+mod assertion;
 mod document;
+mod dpop;
 mod flow;
 mod machine;
 mod revoke;
@@ -32,9 +34,11 @@ use rmcp::transport::auth::{
 use serde::Serialize;
 use toolgate_secrets::SecretStore;
 
+pub use assertion::{connect_assertion, Assertion, IdentityProvider};
 pub use document::{
     client_metadata_document, redirect_uri, BUILT_IN_CLIENT_METADATA_URL, CALLBACK_PATH,
 };
+pub use dpop::{key_item as dpop_key_item, SessionHttp};
 pub use flow::{open_in_browser, sign_in, SignInRequest};
 pub use machine::{connect_machine, MachineClient, MachineCredential};
 pub use revoke::sign_out;
@@ -87,7 +91,7 @@ pub enum AuthProblem {
 /// it is about to expire, and once more on a 401), and what the window may see of it.
 #[derive(Clone)]
 pub struct Session {
-    pub client: AuthClient<reqwest::Client>,
+    pub client: AuthClient<SessionHttp>,
     pub info: Arc<StdMutex<Option<SignedInInfo>>>,
 }
 
@@ -194,6 +198,7 @@ async fn discover(
         metadata: resolution.metadata,
         issuer,
         legacy,
+        asks_dpop: challenge.as_deref().is_some_and(dpop::in_challenge),
     }))
 }
 
@@ -236,6 +241,8 @@ struct Discovered {
     issuer: Option<String>,
     /// The 2025-03-26 endpoints at the server's origin, for want of any metadata.
     legacy: bool,
+    /// The server's challenge names the DPoP scheme: it takes DPoP-bound tokens.
+    asks_dpop: bool,
 }
 
 /// The `WWW-Authenticate` header a request without a token gets from the server, when it
@@ -284,7 +291,15 @@ pub async fn connect(
     if !signed_in_before(secrets, server).await {
         return Ok(None);
     }
-    let mut manager = manager_for(url).await.map_err(|e| problem(server, e))?;
+    // A server signed in to with DPoP has a key: its token requests (refreshes) carry proofs.
+    let key = dpop::Dpop::load(secrets, server, false)
+        .await
+        .map_err(|e| AuthProblem::Unavailable(keychain_words(server, &e)))?;
+    let mut manager = match &key {
+        Some(key) => dpop::manager(url, key.clone()).await,
+        None => manager_for(url).await,
+    }
+    .map_err(|e| problem(server, e))?;
     let Some(found) = discover(&manager, url)
         .await
         .map_err(|e| problem(server, e))?
@@ -335,8 +350,13 @@ pub async fn connect(
     manager
         .configure_client(config)
         .map_err(|e| problem(server, e))?;
+    // A DPoP-bound token goes with a proof of the key on every request.
+    let http = match key {
+        Some(key) if dpop::bound(&credentials) => SessionHttp::bound(key),
+        _ => SessionHttp::plain(),
+    };
     let session = Session {
-        client: AuthClient::new(reqwest::Client::new(), manager),
+        client: AuthClient::new(http, manager),
         info,
     };
     // No request goes out without a valid token: refresh now if it is about to expire.

@@ -124,7 +124,7 @@ pub async fn connect_machine(
     exchanged.map_err(refused)?;
     tracing::info!(server, "a token for Toolgate's client credentials");
     let session = Session {
-        client: AuthClient::new(reqwest::Client::new(), manager),
+        client: AuthClient::new(crate::SessionHttp::plain(), manager),
         info,
     };
     if session.info().is_none() {

@@ -72,19 +72,23 @@ pub async fn sign_out(
             }
         }
     }
-    if index_exists {
-        let server = server.to_owned();
-        let issuers: Vec<String> = records.into_iter().map(|(i, _)| i).collect();
-        store::blocking(secrets, move |s| {
-            for issuer in issuers {
-                s.delete(&store::record_item(&server, &issuer))
-                    .map_err(|e| e.to_string())?;
-            }
-            s.delete(&store::index_item(&server))
-                .map_err(|e| e.to_string())
-        })
-        .await?;
-    }
+    let server = server.to_owned();
+    let issuers: Vec<String> = records.into_iter().map(|(i, _)| i).collect();
+    store::blocking(secrets, move |s| {
+        // The DPoP key goes too: a new sign-in gets a new key.
+        s.delete(&crate::dpop::key_item(&server))
+            .map_err(|e| e.to_string())?;
+        if !index_exists {
+            return Ok(());
+        }
+        for issuer in issuers {
+            s.delete(&store::record_item(&server, &issuer))
+                .map_err(|e| e.to_string())?;
+        }
+        s.delete(&store::index_item(&server))
+            .map_err(|e| e.to_string())
+    })
+    .await?;
     Ok(notes)
 }
 

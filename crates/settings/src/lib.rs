@@ -30,6 +30,7 @@ mod server_kind;
 mod client_id_url;
 mod error;
 mod gateway;
+mod identity;
 mod migrate;
 mod provider;
 mod server;
@@ -46,6 +47,7 @@ pub use error::SettingsError;
 pub use gateway::{
     door_address_problem, GatewayProfile, GatewaySettings, HttpDoorSettings, DEFAULT_DOOR_ADDRESS,
 };
+pub use identity::IdentityProvider;
 pub use provider::{ProviderKind, ProviderSettings};
 pub use reference::{expand, hijacks_process, references, secret_item, Reference};
 pub use sandbox::{NetworkAccess, SandboxSettings, TrustMarks};
@@ -88,6 +90,10 @@ pub struct Settings {
     /// Where the audit log is streamed (OpenTelemetry); see `telemetry.rs`.
     #[serde(default, skip_serializing_if = "TelemetrySettings::is_empty")]
     pub telemetry: TelemetrySettings,
+    /// The organisation's identity provider, for servers signed in to by enterprise-managed
+    /// authorization (see `identity.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_provider: Option<IdentityProvider>,
 }
 
 /// Where the Add server dialog and `toolgate servers search` look for servers.
@@ -118,6 +124,7 @@ impl Settings {
             gateway: GatewaySettings::default(),
             registry: RegistrySettings::default(),
             telemetry: TelemetrySettings::default(),
+            identity_provider: None,
         }
     }
 
@@ -152,6 +159,8 @@ impl Settings {
         let gateway = section::<GatewaySettings>(&mut value, "gateway")?;
         let registry = section::<RegistrySettings>(&mut value, "registry")?;
         let telemetry = section::<TelemetrySettings>(&mut value, "telemetry")?;
+        let identity_provider =
+            section::<Option<IdentityProvider>>(&mut value, "identityProvider")?;
         let mut servers = servers;
         migrate::after_reading(&mut servers, found);
         let settings = Settings {
@@ -163,6 +172,7 @@ impl Settings {
             gateway,
             registry,
             telemetry,
+            identity_provider,
         };
         settings.validate()?;
         Ok(settings)
@@ -191,6 +201,9 @@ impl Settings {
         if let Some(otlp) = &self.telemetry.otlp {
             otlp.validate("telemetry.otlp")?;
         }
+        if let Some(idp) = &self.identity_provider {
+            idp.validate()?;
+        }
         self.provider.validate()
     }
 }
@@ -216,8 +229,12 @@ pub fn secrets_used(settings: &Settings) -> BTreeMap<String, Vec<String>> {
             Transport::Stdio { env, .. } => env.values(),
             Transport::Http { headers, .. } => headers.values(),
         };
-        let client_secret = server.oauth.as_ref().and_then(|o| o.client_secret.as_ref());
-        for value in values.chain(client_secret) {
+        let oauth = server.oauth.iter().flat_map(|o| {
+            [&o.client_secret, &o.private_key, &o.assertion]
+                .into_iter()
+                .flatten()
+        });
+        for value in values.chain(oauth) {
             for reference in references(value).unwrap_or_default() {
                 if let Reference::Secret(name) = reference {
                     let users = used.entry(name.to_owned()).or_default();

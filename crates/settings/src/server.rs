@@ -118,6 +118,19 @@ pub struct OAuthSettings {
     /// or `ES384`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_algorithm: Option<String>,
+    /// DPoP (RFC 9449): tokens bound to a key of Toolgate's, kept in the keychain. Absent: when
+    /// the authorization server takes it and the server asks for it (its challenge names the
+    /// DPoP scheme); `true`: whenever the authorization server takes it; `false`: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<bool>,
+    /// Workload identity (`jwtBearer`): the workload's JWT as a `${secret:NAME}` reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
+    /// Workload identity (`jwtBearer`): the file the platform keeps the workload's JWT in (a
+    /// Kubernetes projected service-account token, a cloud's identity token), read at each
+    /// connection because the platform renews it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion_file: Option<std::path::PathBuf>,
 }
 
 /// How a remote server's tokens are got.
@@ -130,6 +143,16 @@ pub enum OAuthGrant {
     /// Toolgate is a machine client: it exchanges its own credentials for tokens (RFC 6749
     /// §4.4), with a client secret or a signed assertion (`private_key_jwt`, RFC 7523).
     ClientCredentials,
+    /// Workload identity: the JWT the platform Toolgate runs on issued to it (`assertion` or
+    /// `assertionFile`) exchanged for tokens by the JWT bearer grant (RFC 7523 §2.1), for
+    /// `toolgate serve` where nobody signs in and no secret of Toolgate's is kept.
+    JwtBearer,
+    /// Enterprise-managed authorization: the organisation's identity provider (the settings'
+    /// `identityProvider`, or the managed policy's) exchanges the user's ID token for an
+    /// identity assertion (ID-JAG, RFC 8693 token exchange), which this server's authorization
+    /// server takes in the JWT bearer grant; no consent screen per server. `clientId` (and
+    /// `clientSecret`) are Toolgate's registration there.
+    EnterpriseManaged,
 }
 
 impl OAuthGrant {
@@ -408,6 +431,7 @@ impl OAuthSettings {
                 "is for a machine client: set \"grant\": \"clientCredentials\" too",
             ));
         }
+        self.validate_assertion(at)?;
         if let Some(url) = &self.client_metadata_url {
             if let Some(problem) = client_id_url_problem(url) {
                 return Err(invalid(
@@ -421,6 +445,58 @@ impl OAuthSettings {
                 return Err(invalid(
                     at("oauth.clientId"),
                     "must not be empty; leave it out to let Toolgate register itself",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl OAuthSettings {
+    /// The workload identity and enterprise grants' own fields.
+    fn validate_assertion(&self, at: &dyn Fn(&str) -> String) -> Result<(), SettingsError> {
+        let given = self.assertion.is_some() as u8 + self.assertion_file.is_some() as u8;
+        match self.grant {
+            OAuthGrant::JwtBearer if given != 1 => {
+                return Err(invalid(
+                    at("oauth.grant"),
+                    "jwtBearer needs exactly one of assertion (as ${secret:NAME}) and assertionFile (the file your platform writes the workload's token to)",
+                ))
+            }
+            OAuthGrant::JwtBearer => {}
+            OAuthGrant::EnterpriseManaged if self.client_id.is_none() => {
+                return Err(invalid(
+                    at("oauth.grant"),
+                    "enterpriseManaged needs the clientId this server's authorization server knows Toolgate by",
+                ))
+            }
+            _ if given > 0 => {
+                return Err(invalid(
+                    at(if self.assertion.is_some() {
+                        "oauth.assertion"
+                    } else {
+                        "oauth.assertionFile"
+                    }),
+                    "is for workload identity: set \"grant\": \"jwtBearer\" too",
+                ))
+            }
+            _ => {}
+        }
+        if let Some(value) = &self.assertion {
+            let ok =
+                only_a_secret(value).map_err(|reason| invalid(at("oauth.assertion"), reason))?;
+            if !ok {
+                return Err(invalid(
+                    at("oauth.assertion"),
+                    "must be a keychain reference such as ${secret:WORKLOAD_JWT}; store the token with `toolgate secrets set WORKLOAD_JWT`",
+                ));
+            }
+        }
+        if let Some(path) = &self.assertion_file {
+            if !path.is_absolute() {
+                return Err(invalid(
+                    at("oauth.assertionFile"),
+                    format!("'{}' must be an absolute file path", path.display()),
                 ));
             }
         }
@@ -505,6 +581,62 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("clientCredentials"));
+    }
+
+    #[test]
+    fn workload_identity_needs_one_token_source_and_enterprise_sign_in_a_client_id() {
+        let at = |field: &str| format!("servers[0].{field}");
+        let wif = |assertion: Option<&str>, file: Option<&str>| OAuthSettings {
+            grant: OAuthGrant::JwtBearer,
+            assertion: assertion.map(str::to_owned),
+            assertion_file: file.map(std::path::PathBuf::from),
+            ..OAuthSettings::default()
+        };
+        assert!(wif(Some("${secret:WORKLOAD_JWT}"), None)
+            .validate(&at)
+            .is_ok());
+        assert!(wif(None, Some("/var/run/secrets/tokens/mcp"))
+            .validate(&at)
+            .is_ok());
+        let neither = wif(None, None).validate(&at).unwrap_err().to_string();
+        assert!(neither.contains("exactly one"), "{neither}");
+        let relative = wif(None, Some("token"))
+            .validate(&at)
+            .unwrap_err()
+            .to_string();
+        assert!(relative.contains("absolute"), "{relative}");
+        // A token pasted into the settings is refused without being repeated.
+        let pasted = wif(Some("eyJhbGciOi.pasted.jwt"), None)
+            .validate(&at)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            pasted.contains("oauth.assertion") && !pasted.contains("eyJ"),
+            "{pasted}"
+        );
+        let stray = OAuthSettings {
+            grant: OAuthGrant::AuthorizationCode,
+            ..wif(None, Some("/t"))
+        };
+        assert!(stray
+            .validate(&at)
+            .unwrap_err()
+            .to_string()
+            .contains("jwtBearer"));
+        let enterprise = OAuthSettings {
+            grant: OAuthGrant::EnterpriseManaged,
+            ..OAuthSettings::default()
+        };
+        assert!(enterprise
+            .validate(&at)
+            .unwrap_err()
+            .to_string()
+            .contains("clientId"));
+        let enterprise = OAuthSettings {
+            client_id: Some("mcp-client".into()),
+            ..enterprise
+        };
+        assert!(enterprise.validate(&at).is_ok());
     }
 
     fn server(id: &str, command: &str) -> ServerConfig {

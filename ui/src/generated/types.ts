@@ -634,7 +634,7 @@ export type NetworkAccess = "none" | "loopback" | "any";
 /**
  * How a remote server's tokens are got.
  */
-export type OAuthGrant = "authorizationCode" | "clientCredentials";
+export type OAuthGrant = "authorizationCode" | "clientCredentials" | "jwtBearer" | "enterpriseManaged";
 
 /**
  * A remote server's sign-in choices. Tokens and registrations are never here.
@@ -677,7 +677,23 @@ privateKey?: string | null,
  * The private key's signing algorithm: `RS256` (the default), `RS384`, `RS512`, `ES256`
  * or `ES384`.
  */
-signingAlgorithm?: string | null, };
+signingAlgorithm?: string | null,
+/**
+ * DPoP (RFC 9449): tokens bound to a key of Toolgate's, kept in the keychain. Absent: when
+ * the authorization server takes it and the server asks for it (its challenge names the
+ * DPoP scheme); `true`: whenever the authorization server takes it; `false`: never.
+ */
+dpop?: boolean | null,
+/**
+ * Workload identity (`jwtBearer`): the workload's JWT as a `${secret:NAME}` reference.
+ */
+assertion?: string | null,
+/**
+ * Workload identity (`jwtBearer`): the file the platform keeps the workload's JWT in (a
+ * Kubernetes projected service-account token, a cloud's identity token), read at each
+ * connection because the platform renews it.
+ */
+assertionFile?: string | null, };
 
 export type Page = { servers: Array<Listing>,
 /**

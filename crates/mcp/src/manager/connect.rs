@@ -443,12 +443,27 @@ impl ServerManager {
         mode: ClientLifecycleMode,
     ) -> Result<Handshaken, Handshake> {
         let shown = redact_url(url);
-        let machine = config
-            .oauth
-            .as_ref()
-            .filter(|o| o.grant == toolgate_settings::OAuthGrant::ClientCredentials);
-        let session = match (&self.options.secrets, machine) {
-            (Some(secrets), Some(oauth)) => {
+        use toolgate_settings::OAuthGrant;
+        let grant = config.oauth.as_ref().map(|o| (o.grant, o));
+        let session = match (&self.options.secrets, grant) {
+            (
+                Some(secrets),
+                Some((OAuthGrant::JwtBearer | OAuthGrant::EnterpriseManaged, oauth)),
+            ) => {
+                let assertion = self.assertion(oauth).await?;
+                Some(
+                    toolgate_oauth::connect_assertion(
+                        secrets,
+                        &config.id,
+                        url,
+                        assertion,
+                        Some(self.on_renewal(&config.id)),
+                    )
+                    .await
+                    .map_err(|problem| Handshake::from(problem.to_string()))?,
+                )
+            }
+            (Some(secrets), Some((OAuthGrant::ClientCredentials, oauth))) => {
                 let client = self.machine_client(oauth).await?;
                 Some(
                     toolgate_oauth::connect_machine(
@@ -462,7 +477,7 @@ impl ServerManager {
                     .map_err(|problem| Handshake::from(problem.to_string()))?,
                 )
             }
-            (Some(secrets), None) => match toolgate_oauth::connect(
+            (Some(secrets), _) => match toolgate_oauth::connect(
                 secrets,
                 &config.id,
                 url,

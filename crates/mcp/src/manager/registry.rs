@@ -24,6 +24,11 @@ use crate::McpError;
 /// Says whether a server may start, and why not.
 pub type Admission = Arc<dyn Fn(&ServerConfig) -> Result<(), String> + Send + Sync>;
 
+/// The organisation's identity provider as the settings (or the managed policy) say now, for
+/// servers signed in to by enterprise-managed authorization.
+pub type IdentityProviderSource =
+    Arc<dyn Fn() -> Option<toolgate_settings::IdentityProvider> + Send + Sync>;
+
 /// How the manager is set up by the app or the CLI.
 pub struct ManagerOptions {
     /// Where each server's stderr goes, as `<id>.log`, rotated. None keeps it in memory only.
@@ -49,6 +54,8 @@ pub struct ManagerOptions {
     /// Whether a server may start, asked at every start (the organisation's managed policy);
     /// a refused server is shown as failed with the reason, and not retried. None: all may.
     pub admit: Option<Admission>,
+    /// Where enterprise-managed sign-in goes (read at each connection). None: nowhere.
+    pub identity_provider: Option<IdentityProviderSource>,
     /// Folders no sandbox grant Toolgate derives may contain (its own data folder), on top of
     /// the home folder's private places; a grant the user makes that opens one is warned about.
     pub protected: Vec<PathBuf>,
@@ -66,6 +73,7 @@ impl Default for ManagerOptions {
             restart_delay: Duration::from_secs(1),
             server_data: None,
             admit: None,
+            identity_provider: None,
             protected: Vec::new(),
         }
     }

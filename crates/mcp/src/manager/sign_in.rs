@@ -57,6 +57,70 @@ impl ServerManager {
     }
 }
 
+impl ServerManager {
+    /// What a workload-identity or enterprise-managed server is signed in to with: the
+    /// workload's JWT (from the keychain or the platform's file, read now: the platform renews
+    /// it), or the user's ID token and the organisation's identity provider.
+    pub(super) async fn assertion(
+        &self,
+        oauth: &toolgate_settings::OAuthSettings,
+    ) -> Result<toolgate_oauth::Assertion, String> {
+        if oauth.grant == toolgate_settings::OAuthGrant::JwtBearer {
+            let jwt = match (&oauth.assertion, &oauth.assertion_file) {
+                (Some(reference), _) => {
+                    let wanted = BTreeMap::from([("assertion".to_owned(), reference.clone())]);
+                    self.resolve("oauth", &wanted)
+                        .await?
+                        .remove("assertion")
+                        .unwrap_or_default()
+                }
+                (None, Some(path)) => tokio::fs::read_to_string(path).await.map_err(|e| {
+                    format!(
+                        "oauth.assertionFile: the workload's token could not be read from {} ({e}); check that your platform writes it there",
+                        path.display()
+                    )
+                })?,
+                (None, None) => {
+                    return Err("oauth: jwtBearer needs assertion or assertionFile".to_owned())
+                }
+            };
+            return Ok(toolgate_oauth::Assertion::Workload {
+                client_id: oauth.client_id.clone(),
+                jwt: jwt.trim().to_owned(),
+                scopes: oauth.scopes.clone(),
+            });
+        }
+        let idp = self
+            .options
+            .identity_provider
+            .as_ref()
+            .and_then(|source| source())
+            .ok_or_else(|| {
+                "oauth: enterpriseManaged needs your organisation's identity provider: add identityProvider to the settings (or ask your administrator to set it in the managed policy)".to_owned()
+            })?;
+        let mut wanted = BTreeMap::from([("idToken".to_owned(), idp.id_token.clone())]);
+        if let Some(secret) = &idp.client_secret {
+            wanted.insert("idpSecret".to_owned(), secret.clone());
+        }
+        if let Some(secret) = &oauth.client_secret {
+            wanted.insert("clientSecret".to_owned(), secret.clone());
+        }
+        let mut read = self.resolve("identityProvider", &wanted).await?;
+        Ok(toolgate_oauth::Assertion::Enterprise {
+            idp: toolgate_oauth::IdentityProvider {
+                issuer: idp.issuer,
+                token_endpoint: idp.token_endpoint,
+                client_id: idp.client_id,
+                client_secret: read.remove("idpSecret"),
+            },
+            id_token: read.remove("idToken").unwrap_or_default().trim().to_owned(),
+            client_id: oauth.client_id.clone().unwrap_or_default(),
+            client_secret: read.remove("clientSecret"),
+            scopes: oauth.scopes.clone(),
+        })
+    }
+}
+
 /// Whether a failed handshake was the server answering 401 (a sign-in is needed).
 pub(super) fn auth_required(error: &ClientInitializeError) -> bool {
     type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
