@@ -51,6 +51,7 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_host::IssuedToken>();
     collect.visit::<toolgate_host::RulePreview>();
     collect.visit::<toolgate_settings::ServerConfig>();
+    collect.visit::<toolgate_settings::IdentityProvider>();
     collect.visit::<toolgate_settings::export::Export>();
     collect.visit::<toolgate_settings::import::ImportReport>();
     collect.visit::<toolgate_catalog::CatalogSettings>();

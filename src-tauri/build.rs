@@ -31,6 +31,8 @@ fn main() {
         "rename_conversation",
         "delete_conversation",
         "list_secrets",
+        "identity_provider",
+        "set_identity_provider",
         "set_secret",
         "clear_secret",
         "startup_notices",

@@ -181,6 +181,8 @@ pub fn run() {
             commands::provider::provider_presets,
             commands::provider::list_models,
             commands::secrets::list_secrets,
+            commands::secrets::identity_provider,
+            commands::secrets::set_identity_provider,
             commands::secrets::set_secret,
             commands::secrets::clear_secret,
             commands::import::import_sources,

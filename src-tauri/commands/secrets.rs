@@ -3,6 +3,7 @@
 
 use tauri::State;
 use toolgate_host::SecretView;
+use toolgate_settings::IdentityProvider;
 
 use crate::error::Result;
 use crate::state::AppState;
@@ -22,4 +23,22 @@ pub async fn set_secret(state: State<'_, AppState>, name: String, value: String)
 #[tauri::command]
 pub async fn clear_secret(state: State<'_, AppState>, name: String) -> Result<()> {
     Ok(state.clear_secret(&name).await?)
+}
+
+/// The identity provider enterprise-managed servers sign in through (the organisation's, when
+/// its policy sets one).
+#[tauri::command]
+pub async fn identity_provider(state: State<'_, AppState>) -> Result<Option<IdentityProvider>> {
+    Ok(state.settings().identity_provider.clone())
+}
+
+/// Sets or removes the identity provider; refused whole (naming the key) when it is invalid or
+/// the organisation's policy sets it.
+#[tauri::command]
+pub async fn set_identity_provider(
+    state: State<'_, AppState>,
+    provider: Option<IdentityProvider>,
+) -> Result<Option<IdentityProvider>> {
+    let saved = state.update_settings(|s| s.identity_provider = provider)?;
+    Ok(saved.identity_provider)
 }

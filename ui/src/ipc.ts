@@ -41,6 +41,7 @@ import type {
   SandboxSettings,
   SecretView,
   ServerConfig,
+  IdentityProvider,
   ServerSnapshot,
   SignedInInfo,
   TemplateRead,
@@ -177,6 +178,11 @@ export const startAtLogin = () => invoke<boolean>("start_at_login");
 export const setStartAtLogin = (enabled: boolean) => invoke<boolean>("set_start_at_login", { enabled });
 
 export const listSecrets = () => invoke<SecretView[]>("list_secrets");
+/** The organisation's identity provider for enterprise-managed sign-in, if one is set. */
+export const identityProvider = () => invoke<IdentityProvider | null>("identity_provider");
+/** Sets (or, with null, removes) the identity provider; refused whole if the settings refuse it. */
+export const setIdentityProvider = (provider: IdentityProvider | null) =>
+  invoke<IdentityProvider | null>("set_identity_provider", { provider });
 
 /** Stores a server secret in the OS keychain; the servers using it restart to pick it up. */
 export const setSecret = (name: string, value: string) => invoke<void>("set_secret", { name, value });

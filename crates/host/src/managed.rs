@@ -48,6 +48,8 @@ pub struct ManagedView {
     /// The collector the organisation streams the audit to, when it names one (never its
     /// headers).
     pub telemetry_endpoint: Option<String>,
+    /// Whether the organisation sets the identity provider (the user cannot change it).
+    pub identity_provider_locked: bool,
     /// When it was last read, in Unix milliseconds.
     #[ts(type = "number | null")]
     pub read_at_ms: Option<u64>,
@@ -105,6 +107,7 @@ impl Host {
                 .as_ref()
                 .and_then(|t| t.otlp.as_ref())
                 .and_then(|o| o.endpoint.clone()),
+            identity_provider_locked: document.identity_provider.is_some(),
             read_at_ms: ms(managed.read_at),
         }
     }

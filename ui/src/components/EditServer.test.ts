@@ -126,4 +126,78 @@ describe("editing a server", () => {
     expect(sent.server).toMatchObject({ transport: "sse", url: "https://example.com/sse" });
     act(() => root.unmount());
   });
+
+  it("edits how a remote server is signed in to, keeping what the form does not show", async () => {
+    const remote: ServerConfig = {
+      ...stored,
+      id: "ci",
+      transport: "http",
+      url: "https://mcp.example.com/mcp",
+      headers: {},
+      oauth: { grant: "clientCredentials", clientId: "toolgate-ci", clientSecret: "${secret:CI}", callbackPort: 47123 },
+    };
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      if (cmd === "server_config") return remote;
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(EditServer, { serverId: "ci", onDone: () => undefined })));
+    await settle();
+    const grant = host.querySelector("#edit-grant-ci") as HTMLSelectElement;
+    expect(grant.value).toBe("clientCredentials");
+    expect((host.querySelector("#edit-clientSecret-ci") as HTMLInputElement).value).toBe("${secret:CI}");
+    const choose = (select: HTMLSelectElement, value: string) =>
+      act(async () => {
+        select.value = value;
+        select.dispatchEvent(new Event("change", { bubbles: true }));
+      });
+    await choose(grant, "jwtBearer");
+    // A workload has no secret of its own: the token's file or keychain reference instead.
+    expect(host.querySelector("#edit-clientSecret-ci")).toBeNull();
+    const file = host.querySelector("#edit-assertionFile-ci") as HTMLInputElement;
+    const setValue = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set;
+    await act(async () => {
+      setValue?.call(file, "/var/run/secrets/tokens/mcp");
+      file.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    await choose(host.querySelector("#edit-dpop-ci") as HTMLSelectElement, "on");
+    await act(async () => (host.querySelector("[data-testid=save-server]") as HTMLButtonElement).click());
+    await settle();
+    const sent = calls.find((c) => c.cmd === "update_server")?.args as { server: ServerConfig };
+    expect(sent.server.oauth).toEqual({
+      grant: "jwtBearer",
+      clientId: "toolgate-ci",
+      clientSecret: "${secret:CI}",
+      privateKey: null,
+      assertion: null,
+      assertionFile: "/var/run/secrets/tokens/mcp",
+      scopes: [],
+      dpop: true,
+      callbackPort: 47123,
+    });
+    act(() => root.unmount());
+  });
+
+  it("sends no sign-in settings for a server left on the browser sign-in with nothing set", async () => {
+    const plain: ServerConfig = { ...stored, id: "web", transport: "http", url: "https://mcp.example.com/mcp", headers: {} };
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      if (cmd === "server_config") return plain;
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(EditServer, { serverId: "web", onDone: () => undefined })));
+    await settle();
+    expect(host.querySelector("[data-testid=sign-in-settings]")).not.toBeNull();
+    await act(async () => (host.querySelector("[data-testid=save-server]") as HTMLButtonElement).click());
+    await settle();
+    const sent = calls.find((c) => c.cmd === "update_server")?.args as { server: ServerConfig };
+    expect(sent.server.oauth).toBeNull();
+    act(() => root.unmount());
+  });
 });

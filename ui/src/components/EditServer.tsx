@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { errorMessage, serverConfig, updateServer, type JsonValue, type ServerConfig } from "../ipc";
 import { parsePairs, splitCommand } from "./AddServer";
+import { SignInForm, signInFields, signInSettings, type SignInFields } from "./SignInSettings";
 
 /** The versions a server can be pinned to (`PROTOCOL_VERSIONS` in the settings crate). */
 const PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
@@ -22,6 +23,7 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
   const [protocol, setProtocol] = useState("");
   const [sendConversation, setSendConversation] = useState(false);
   const [contextKeys, setContextKeys] = useState("");
+  const [signIn, setSignIn] = useState<SignInFields>(signInFields(null));
   const [problem, setProblem] = useState<string | null>(null);
 
   useEffect(() => {
@@ -40,6 +42,7 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         } else {
           setUrl(c.url);
           setPairs(lines(c.headers, ": "));
+          setSignIn(signInFields(c.oauth));
         }
       },
       (e) => setProblem(errorMessage(e)),
@@ -75,7 +78,13 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
         next = { ...base, transport: "stdio", command: program, args, env: parsePairs(pairs, "variable"), cwd: config.cwd };
       } else {
         // "http" or "sse" (the older transport), kept as it was.
-        next = { ...base, transport: config.transport, url: url.trim(), headers: parsePairs(pairs, "header") };
+        next = {
+          ...base,
+          transport: config.transport,
+          url: url.trim(),
+          headers: parsePairs(pairs, "header"),
+          oauth: signInSettings(signIn, config.oauth),
+        };
       }
     } catch (e) {
       setProblem(e instanceof Error ? e.message : String(e));
@@ -121,6 +130,7 @@ export default function EditServer({ serverId, onDone }: { serverId: string; onD
           </option>
         ))}
       </select>
+      {config.transport !== "stdio" && <SignInForm id={id} fields={signIn} onChange={setSignIn} />}
       <fieldset className="tool-context">
         <legend>What each tool call tells this server (off unless set; never put a secret here)</legend>
         <label className="row">

@@ -226,6 +226,7 @@ describe("diagnostics", () => {
           registryOnly: false,
           rules: [],
           telemetryEndpoint: "https://otel.example.com:4318",
+          identityProviderLocked: false,
           readAtMs: null,
         };
     });

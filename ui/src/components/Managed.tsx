@@ -33,6 +33,7 @@ function normalised(v: Partial<ManagedView> | null | undefined): ManagedView | n
     registryOnly: v.registryOnly ?? false,
     rules: v.rules ?? [],
     telemetryEndpoint: v.telemetryEndpoint ?? null,
+    identityProviderLocked: v.identityProviderLocked ?? false,
     readAtMs: v.readAtMs ?? null,
   };
 }

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "react";
 import { errorMessage, setStartAtLogin, startAtLogin, type ServerSnapshot } from "../ipc";
 import ConnectHosts from "./ConnectHosts";
 import HttpDoor from "./HttpDoor";
+import IdentityProviderForm from "./IdentityProviderForm";
 import Diagnostics from "./Diagnostics";
 import { ExportServers } from "./ImportServers";
 import Secrets from "./Secrets";
@@ -85,6 +86,7 @@ export default function SettingsPanel({ section, onSection, servers, onAddFromJs
               lives in the OS keychain and reaches only the servers that name it.
             </p>
             <Secrets refreshKey={servers} emptyText="No server uses a secret yet." />
+            <IdentityProviderForm />
           </>
         )}
         {section === "import" && (

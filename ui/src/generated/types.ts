@@ -365,6 +365,32 @@ found: boolean,
 backup: string | null, };
 
 /**
+ * Where the organisation's users sign in once for every enterprise-managed server.
+ */
+export type IdentityProvider = {
+/**
+ * The identity provider's issuer identifier, exactly as its metadata gives it.
+ */
+issuer: string,
+/**
+ * Its token endpoint, where the token exchange is made.
+ */
+tokenEndpoint: string,
+/**
+ * The client id the identity provider knows Toolgate by.
+ */
+clientId: string,
+/**
+ * That client's secret, as a `${secret:NAME}` reference; absent: a public client.
+ */
+clientSecret?: string | null,
+/**
+ * The user's ID token from the identity provider, as a `${secret:NAME}` reference (the
+ * organisation's sign-in tool, or `toolgate secrets set`, keeps it in the keychain).
+ */
+idToken: string, };
+
+/**
  * The user's answers to an [`ImportReport`](super::ImportReport).
  */
 export type ImportChoices = {
@@ -604,6 +630,10 @@ rules: Array<Rule>,
  * headers).
  */
 telemetryEndpoint: string | null,
+/**
+ * Whether the organisation sets the identity provider (the user cannot change it).
+ */
+identityProviderLocked: boolean,
 /**
  * When it was last read, in Unix milliseconds.
  */
