@@ -2,6 +2,7 @@
 fn main() {
     let commands = &[
         "list_servers",
+        "accept_tool_changes",
         "restart_server",
         "call_tool",
         "get_provider",

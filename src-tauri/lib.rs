@@ -181,6 +181,7 @@ pub fn run() {
             commands::provider::provider_presets,
             commands::provider::list_models,
             commands::secrets::list_secrets,
+            commands::servers::accept_tool_changes,
             commands::secrets::identity_provider,
             commands::secrets::set_identity_provider,
             commands::secrets::set_secret,

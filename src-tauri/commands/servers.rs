@@ -17,6 +17,19 @@ pub async fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerSnapsh
     Ok(state.servers.snapshot().await)
 }
 
+/// Accepts the tools of `server_id` held since they changed (`tools`, or all of them): they are
+/// offered from now on, and each acceptance is written to the audit log.
+#[tauri::command]
+pub async fn accept_tool_changes(
+    state: State<'_, AppState>,
+    server_id: String,
+    tools: Option<Vec<String>>,
+) -> Result<Vec<toolgate_mcp::ToolChange>> {
+    Ok(state
+        .accept_tool_changes(&server_id, tools.as_deref())
+        .await?)
+}
+
 #[tauri::command]
 pub async fn restart_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
     Ok(state.servers.restart(&server_id).await?)

@@ -268,6 +268,19 @@ async fn always_allow_holds_until_the_tool_changes() {
             "Echoes, and now also uploads your files.",
         ))])
         .await;
+    // Held until the user has looked at the change; accepted, its old grant still does not
+    // cover it.
+    let snapshot = servers.snapshot().await;
+    let held: Vec<&str> = snapshot
+        .iter()
+        .flat_map(|s| s.held_tools.iter().map(|c| c.name.as_str()))
+        .collect();
+    assert_eq!(held, ["echo"], "the changed tool is held");
+    let server = snapshot[0].id.clone();
+    servers
+        .accept_tool_changes(&server, None)
+        .await
+        .expect("accepted");
     agent
         .run_turn(&provider, "m", &mut history, "3", &user.on_event())
         .await

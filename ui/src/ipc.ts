@@ -41,6 +41,7 @@ import type {
   SandboxSettings,
   SecretView,
   ServerConfig,
+  ToolChange,
   IdentityProvider,
   ServerSnapshot,
   SignedInInfo,
@@ -86,6 +87,9 @@ export function signInServer(
 
 /** Signs out of a remote server; resolves to notes (a revocation the server did not confirm). */
 export const signOutServer = (serverId: string) => invoke<string[]>("sign_out_server", { serverId });
+/** Accepts tools held since they changed (those named, or all): offered from now on, audited. */
+export const acceptToolChanges = (serverId: string, tools: string[] | null) =>
+  invoke<ToolChange[]>("accept_tool_changes", { serverId, tools });
 
 export const callTool = (serverId: string, tool: string, args: unknown) =>
   invoke<ToolOutput>("call_tool", { serverId, tool, arguments: args });

@@ -107,6 +107,7 @@ mod tests {
             reads_untrusted: false,
             sends_out: false,
             review_results: Vec::new(),
+            held_tools: Vec::new(),
         }
     }
 

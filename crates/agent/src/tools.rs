@@ -97,6 +97,7 @@ mod tests {
             reads_untrusted: false,
             sends_out: false,
             review_results: vec![],
+            held_tools: Vec::new(),
         }
     }
 

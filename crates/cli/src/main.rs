@@ -3,6 +3,7 @@
 //! rules and audit log.
 
 mod approve;
+mod changes;
 mod context;
 mod door;
 mod gateway;
@@ -304,6 +305,14 @@ enum Tools {
         #[arg(long)]
         json: bool,
     },
+    /// Tools held since they changed (or appeared): what you accepted beside what the server
+    /// says now. A held tool is not offered to the model nor callable until accepted.
+    Changes {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accepts the held tools of SERVER (all of them, or the TOOLs named): offered from now on.
+    Accept { server: String, tools: Vec<String> },
 }
 
 #[derive(Subcommand)]
@@ -386,6 +395,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             Servers::Logout { id } => sign_in::logout(&ctx, &id).await,
         },
         Command::Tools(Tools::List { json }) => manage::tools_list(&ctx, json).await,
+        Command::Tools(Tools::Changes { json }) => changes::list(&ctx, json).await,
+        Command::Tools(Tools::Accept { server, tools }) => {
+            changes::accept(&ctx, &server, &tools).await
+        }
         Command::Call {
             tool,
             arguments,

@@ -113,6 +113,8 @@ pub fn servers_add(
 pub fn servers_remove(ctx: &mut Context, id: &str) -> Result<u8> {
     find(ctx, id)?;
     ctx.update(|s| s.servers.retain(|server| server.id != id))?;
+    // Added again under this id, its first tool list is accepted as a new server's.
+    ctx.manager().forget_tools(id);
     println!("Removed {id}.");
     Ok(0)
 }
@@ -173,7 +175,7 @@ pub fn servers_logs(ctx: &Context, id: &str, lines: usize) -> Result<u8> {
 }
 
 /// Starts the enabled servers and returns them with the catalog the model would see.
-async fn started(
+pub(crate) async fn started(
     ctx: &Context,
 ) -> Result<(std::sync::Arc<ServerManager>, toolgate_catalog::Catalog)> {
     let manager = ctx.manager();

@@ -23,6 +23,7 @@ mod policy;
 mod registry;
 mod sign_in;
 mod telemetry;
+mod tool_changes;
 pub use agent::{Caller, ClientView, Connection};
 pub use door::{
     check_client_name, door_url, DoorSettingsError, DoorTokenError, DoorTokens, DoorView,
@@ -441,7 +442,12 @@ impl Host {
             }
         })?;
         // A server this host does not run has nothing to update beyond the file.
+        let accept_all = trust.accept_tool_changes;
         let _ = self.servers.set_trust(id, trust).await;
+        if accept_all {
+            // What waits is accepted now too (and audited), as later changes will be.
+            let _ = self.accept_tool_changes(id, None).await;
+        }
         Ok(())
     }
 

@@ -58,6 +58,8 @@ impl Host {
             s.tools.servers.remove(id);
             s.policy.rules.retain(|rule| rule.server_id() != id);
         })?;
+        // A server added again under this id has its first tool list accepted as new.
+        self.servers.forget_tools(id);
         Ok(self.servers.remove(id).await?)
     }
 

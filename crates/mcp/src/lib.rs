@@ -46,7 +46,7 @@ pub use toolgate_settings::NetworkAccess;
 pub use types::{
     CallOptions, CallProgress, Launch, LogLevel, PromptArgumentInfo, PromptInfo, RefusedTool,
     ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus, TaskState,
-    ToolInfo, ToolOutput,
+    ToolChange, ToolInfo, ToolOutput, ToolText,
 };
 
 /// The MCP Apps extension: tools whose results are shown by an HTML app the server serves.
@@ -63,6 +63,10 @@ pub enum McpError {
     NotRunning { server: String, status: String },
     #[error("server '{server}' has no tool named '{tool}'")]
     UnknownTool { server: String, tool: String },
+    #[error("'{tool}' of '{server}' changed since you accepted it and is held until you look at the change and accept it (its card in the window, or `toolgate tools changes`)")]
+    Held { server: String, tool: String },
+    #[error("'{tool}' of '{server}' is not held: there is no change of it to accept")]
+    NotHeld { server: String, tool: String },
     #[error("tool arguments must be a JSON object, got {0}")]
     BadArguments(String),
     #[error("server '{server}' did not answer the call to '{tool}' within {seconds} s; the call was cancelled")]

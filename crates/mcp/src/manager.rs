@@ -18,12 +18,14 @@
 //! - `lifecycle.rs`: add, remove, start, stop and restart.
 
 mod backoff;
+mod baseline;
 mod calls;
 mod connect;
 mod entry;
 mod lifecycle;
 mod listen;
 mod passing;
+mod quarantine;
 mod reads;
 mod reasons;
 mod registry;

@@ -254,6 +254,43 @@ pub struct ServerSnapshot {
     pub sends_out: bool,
     /// Tools whose results wait for the user's review before the model sees them (`*`: all).
     pub review_results: Vec<String>,
+    /// Tools held since they changed, until the user accepts them (`baseline.rs`): not in
+    /// `tools`, so neither offered nor callable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ToolChange>>", optional)]
+    pub held_tools: Vec<ToolChange>,
+}
+
+/// A tool's words and hints as the user accepts them: what a change is judged by.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolText {
+    #[serde(default)]
+    pub title: Option<String>,
+    pub description: String,
+    #[ts(type = "JsonValue")]
+    pub input_schema: Value,
+    #[serde(default)]
+    #[ts(type = "JsonValue | null")]
+    pub output_schema: Option<Value>,
+    #[serde(default)]
+    pub read_only: bool,
+    #[serde(default)]
+    pub destructive: bool,
+    #[serde(default)]
+    pub idempotent: bool,
+    #[serde(default)]
+    pub open_world: bool,
+}
+
+/// A tool held since it changed (or appeared): what was accepted (`None` for a new tool) and
+/// what the server says now. Untrusted text, shown side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolChange {
+    pub name: String,
+    pub before: Option<ToolText>,
+    pub after: ToolText,
 }
 
 /// A tool a server offered that Toolgate will not call, and why.

@@ -78,6 +78,10 @@ pub struct TrustMarks {
     /// sees them, by their own name; `*` for every tool of the server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub review_results: Vec<String>,
+    /// Accept its tools' changes as they come, instead of holding a changed or new tool until
+    /// the user has looked at it (off unless set).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accept_tool_changes: bool,
 }
 
 impl TrustMarks {

@@ -139,8 +139,14 @@ describe("a server's sandbox", () => {
     await settle();
     expect(calls.find((c) => c.cmd === "set_server_trust")?.args).toEqual({
       serverId: "files",
-      trust: { readsUntrusted: true, sendsOut: false, reviewResults: ["read_file", "search"] },
+      trust: { readsUntrusted: true, sendsOut: false, reviewResults: ["read_file", "search"], acceptToolChanges: false },
     });
+    // Its tools' changes accepted without a look: off unless the user says so.
+    await click(app.host.querySelector("[data-testid=trust-accept-changes]"));
+    await click(app.host.querySelector("[data-testid=save-trust]"));
+    await settle();
+    const last = calls.filter((c) => c.cmd === "set_server_trust").at(-1)?.args as { trust: { acceptToolChanges: boolean } };
+    expect(last.trust.acceptToolChanges).toBe(true);
     app.unmount();
   });
 

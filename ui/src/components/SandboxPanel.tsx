@@ -49,6 +49,7 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
   const [stored, setStored] = useState<TrustMarks>({});
   const [untrusted, setUntrusted] = useState<boolean | null>(null);
   const [sendsOut, setSendsOut] = useState<boolean | null>(null);
+  const [acceptChanges, setAcceptChanges] = useState<boolean | null>(null);
   const [review, setReview] = useState((server.reviewResults ?? []).filter((t) => t !== "*").join(", "));
   const [reviewAll, setReviewAll] = useState((server.reviewResults ?? []).includes("*"));
   const id = server.id;
@@ -91,6 +92,7 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
       readsUntrusted: untrusted ?? stored.readsUntrusted ?? null,
       sendsOut: sendsOut ?? stored.sendsOut ?? null,
       reviewResults: reviewAll ? ["*"] : tools,
+      acceptToolChanges: acceptChanges ?? stored.acceptToolChanges ?? false,
     };
     run(() => setServerTrust(id, trust));
   };
@@ -204,6 +206,18 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
             />
             Its calls can send data out of this computer
           </label>
+          <label className="row small">
+            <input
+              type="checkbox"
+              data-testid="trust-accept-changes"
+              checked={acceptChanges ?? stored.acceptToolChanges ?? false}
+              onChange={(e) => setAcceptChanges(e.target.checked)}
+            />
+            Accept its tools&apos; changes without showing them to me
+          </label>
+          <p className="muted small">
+            Off: a tool whose description, inputs or hints change, or a new tool, waits on this card until you accept it.
+          </p>
           <label className="row small">
             <input
               type="checkbox"

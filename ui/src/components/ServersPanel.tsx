@@ -1,5 +1,6 @@
 import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
+import HeldTools from "./HeldTools";
 import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
 import { LockedNote, useManaged } from "./Managed";
 import SignIn from "./SignIn";
@@ -367,6 +368,7 @@ function ServerCard({
           ))}
         </ul>
       )}
+      <HeldTools server={server} />
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
       <SandboxPanel server={server} />

@@ -1164,7 +1164,12 @@ sendsOut: boolean,
 /**
  * Tools whose results wait for the user's review before the model sees them (`*`: all).
  */
-reviewResults: Array<string>, };
+reviewResults: Array<string>,
+/**
+ * Tools held since they changed, until the user accepts them (`baseline.rs`): not in
+ * `tools`, so neither offered nor callable.
+ */
+heldTools?: Array<ToolChange>, };
 
 export type ServerStatus = { "state": "stopped" } | { "state": "starting" } | { "state": "ready" } | { "state": "restarting", attempt: number, retryInMs: number, reason: string, } | { "state": "failed", reason: string, } | { "state": "signIn", reason: string, again: boolean, };
 
@@ -1287,6 +1292,12 @@ export type ToolCatalogView = { tools: Array<ListedTool>, budget: Budget | null,
 problem: string | null, };
 
 /**
+ * A tool held since it changed (or appeared): what was accepted (`None` for a new tool) and
+ * what the server says now. Untrusted text, shown side by side.
+ */
+export type ToolChange = { name: string, before: ToolText | null, after: ToolText, };
+
+/**
  * Context passed to a server with each `tools/call`, in the request's `_meta`: opt-in per server,
  * so no server learns anything about the conversation it was not given. Never a secret: a value
  * that refers to the keychain, or a key named like a credential, is refused by validation.
@@ -1345,6 +1356,11 @@ maxTokens: number, };
 
 export type ToolState = { "state": "visible", modelName: string, } | { "state": "hidden", reason: HiddenReason, };
 
+/**
+ * A tool's words and hints as the user accepts them: what a change is judged by.
+ */
+export type ToolText = { title: string | null, description: string, inputSchema: JsonValue, outputSchema: JsonValue | null, readOnly: boolean, destructive: boolean, idempotent: boolean, openWorld: boolean, };
+
 export type TransportKind = "stdio" | "http" | "sse";
 
 /**
@@ -1366,7 +1382,12 @@ sendsOut?: boolean | null,
  * Tools whose results wait for the user's review before the model (or a connected client)
  * sees them, by their own name; `*` for every tool of the server.
  */
-reviewResults?: Array<string>, };
+reviewResults?: Array<string>,
+/**
+ * Accept its tools' changes as they come, instead of holding a changed or new tool until
+ * the user has looked at it (off unless set).
+ */
+acceptToolChanges?: boolean, };
 
 /**
  * What happens during a turn, in order, for a UI to show.

@@ -363,6 +363,12 @@ impl ServerManager {
         let (peer, timeout, max_timeout, roots, context, modern) = {
             let entries = self.entries.lock().await;
             let (entry, peer) = running(&entries, server)?;
+            if entry.held.iter().any(|(t, _)| t.name == tool) {
+                return Err(McpError::Held {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                });
+            }
             if !entry.tools.iter().any(|t| t.name == tool) {
                 return Err(McpError::UnknownTool {
                     server: server.to_owned(),

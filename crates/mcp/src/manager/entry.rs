@@ -21,6 +21,8 @@ pub(super) struct Entry {
     pub(super) implementation: Option<String>,
     pub(super) protocol_version: Option<String>,
     pub(super) tools: Vec<ToolInfo>,
+    /// Tools held since they changed, with what was accepted of each (`baseline.rs`).
+    pub(super) held: Vec<(ToolInfo, Option<crate::types::ToolText>)>,
     pub(super) resources: Vec<ResourceInfo>,
     pub(super) resource_templates: Vec<ResourceTemplateInfo>,
     pub(super) prompts: Vec<PromptInfo>,
@@ -88,6 +90,7 @@ impl Entry {
         self.generation = generation;
         self.status = status;
         self.tools.clear();
+        self.held.clear();
         self.resources.clear();
         self.resource_templates.clear();
         self.prompts.clear();

@@ -167,7 +167,8 @@ impl ServerManager {
                 let peer = connected.service.peer().clone();
                 entry.implementation = listed.implementation;
                 entry.protocol_version = listed.protocol_version;
-                entry.tools = listed.tools;
+                let accept_all = entry.config.trust.accept_tool_changes;
+                (entry.tools, entry.held) = self.review_tools(id, accept_all, true, listed.tools);
                 entry.resources = listed.resources;
                 entry.resource_templates = listed.resource_templates;
                 entry.prompts = listed.prompts;

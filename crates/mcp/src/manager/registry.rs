@@ -103,6 +103,8 @@ pub struct ServerManager {
     /// Each 2026-07-28 server's stream of resource updates, for `updates.rs`.
     pub(super) resource_watches:
         Mutex<std::collections::HashMap<String, tokio_util::task::AbortOnDropHandle<()>>>,
+    /// What the user accepted of each server's tools (`baseline.rs`).
+    pub(super) baselines: StdMutex<super::baseline::Baselines>,
 }
 
 impl ServerManager {
@@ -121,7 +123,11 @@ impl ServerManager {
         let groups = StdMutex::new(Registry::new(options.state_dir.as_deref()));
         let paths = LoginPath::new(options.env.clone(), options.state_dir.as_deref());
         let protected = Protected::of_this_user(&options.protected);
+        let baselines = StdMutex::new(super::baseline::Baselines::load(
+            options.state_dir.as_deref(),
+        ));
         let manager = Arc::new_cyclic(|me| Self {
+            baselines,
             protected,
             entries: Mutex::new(BTreeMap::new()),
             changes: watch::channel(0).0,
@@ -220,6 +226,7 @@ impl ServerManager {
             implementation: None,
             protocol_version: None,
             tools: Vec::new(),
+            held: Vec::new(),
             resources: Vec::new(),
             resource_templates: Vec::new(),
             prompts: Vec::new(),
@@ -292,6 +299,11 @@ impl ServerManager {
                         && e.config.sandbox_settings().is_some()
                         && !confine::network_enforced()),
                 review_results: e.config.trust.review_results.clone(),
+                held_tools: e
+                    .held
+                    .iter()
+                    .map(|(t, before)| super::baseline::change(t, before.clone()))
+                    .collect(),
             })
             .collect()
     }

@@ -213,7 +213,8 @@ impl ServerManager {
             match lists {
                 Lists::Tools(t) => {
                     tracing::info!(server = %id, tools = t.len(), "tool list changed");
-                    entry.tools = t;
+                    let accept_all = entry.config.trust.accept_tool_changes;
+                    (entry.tools, entry.held) = self.review_tools(&id, accept_all, false, t);
                 }
                 Lists::Resources(r, t) => {
                     entry.resources = r;

@@ -1,0 +1,82 @@
+//! The manager's side of held tools (`baseline.rs`): each list a server gives split into offered
+//! and held, and the user's acceptance.
+
+use super::baseline::change;
+use super::registry::ServerManager;
+use crate::types::{ToolChange, ToolInfo, ToolText};
+use crate::McpError;
+
+impl ServerManager {
+    /// Offered and held tools of a list `server` just gave.
+    pub(super) fn review_tools(
+        &self,
+        server: &str,
+        accept_all: bool,
+        connected: bool,
+        tools: Vec<ToolInfo>,
+    ) -> (Vec<ToolInfo>, Vec<(ToolInfo, Option<ToolText>)>) {
+        let (offered, held) = self
+            .baselines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .review(server, tools, accept_all, connected);
+        if !held.is_empty() {
+            tracing::warn!(
+                server,
+                held = ?held.iter().map(|(t, _)| &t.name).collect::<Vec<_>>(),
+                "tools changed since they were accepted: held until the user accepts them"
+            );
+        }
+        (offered, held)
+    }
+
+    /// Accepts held tools of `server` (`names`, or all when `None`): they are offered from now
+    /// on. Returns the tools accepted.
+    pub async fn accept_tool_changes(
+        &self,
+        server: &str,
+        names: Option<&[String]>,
+    ) -> Result<Vec<ToolChange>, McpError> {
+        let accepted = {
+            let mut entries = self.entries.lock().await;
+            let entry = entries
+                .get_mut(server)
+                .ok_or_else(|| McpError::UnknownServer(server.to_owned()))?;
+            let wanted = |name: &str| names.is_none_or(|n| n.iter().any(|w| w == name));
+            if let Some(missing) = names
+                .into_iter()
+                .flatten()
+                .find(|n| !entry.held.iter().any(|(t, _)| &t.name == *n))
+            {
+                return Err(McpError::NotHeld {
+                    server: server.to_owned(),
+                    tool: missing.clone(),
+                });
+            }
+            let (taken, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut entry.held)
+                .into_iter()
+                .partition(|(t, _)| wanted(&t.name));
+            entry.held = kept;
+            let tools: Vec<ToolInfo> = taken.iter().map(|(t, _)| t.clone()).collect();
+            self.baselines
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .accept(server, &tools);
+            entry.tools.extend(tools);
+            taken
+                .into_iter()
+                .map(|(t, before)| change(&t, before))
+                .collect::<Vec<_>>()
+        };
+        self.changed(server);
+        Ok(accepted)
+    }
+
+    /// Forgets what was accepted of a removed server's tools.
+    pub fn forget_tools(&self, server: &str) {
+        self.baselines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(server);
+    }
+}
