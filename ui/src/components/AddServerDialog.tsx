@@ -146,7 +146,7 @@ export default function AddServerDialog({ tab, onTab, onClose, onAdded }: Props)
               </ul>
             </>
           )}
-          {tab === "registry" && <RegistryTab onAdded={(id) => onAdded(id)} />}
+          {tab === "registry" && <RegistryTab onAdded={(id) => onAdded(id)} onOffline={() => onTab("wellKnown")} />}
           {tab === "form" && <AddServer key={draft.key} initial={draft.value} onAdded={added} />}
           {tab === "json" && <ImportServers onImported={added} />}
         </div>

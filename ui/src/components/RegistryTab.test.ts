@@ -100,10 +100,14 @@ describe("servers from a registry", () => {
       if (cmd === "registry_search")
         throw { kind: "registry", message: "the registry could not be reached (offline); the well-known servers are still offered under Add server" };
     });
-    const app = await mount(createElement(RegistryTab, { onAdded: () => undefined }));
+    let offline = 0;
+    const app = await mount(createElement(RegistryTab, { onAdded: () => undefined, onOffline: () => offline++ }));
     await click(app.host.querySelector("[data-testid=registry-search]"));
     await settle();
     expect(app.host.querySelector("[data-testid=registry-problem]")?.textContent).toContain("well-known servers");
+    // The offline fallback is one click away.
+    await click(app.host.querySelector("[data-testid=registry-offline]"));
+    expect(offline).toBe(1);
     app.unmount();
   });
 });

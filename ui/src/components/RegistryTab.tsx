@@ -5,8 +5,16 @@
 import { useState } from "react";
 import { addFromRegistry, errorMessage, registryPlan, registrySearch, type Listing, type Plan } from "../ipc";
 
-export default function RegistryTab({ onAdded }: { onAdded: (id: string) => void }) {
+export default function RegistryTab({
+  onAdded,
+  onOffline,
+}: {
+  onAdded: (id: string) => void;
+  /** Shows the well-known servers instead (they need no registry), offered when a search fails. */
+  onOffline?: () => void;
+}) {
   const [query, setQuery] = useState("");
+  const [searchFailed, setSearchFailed] = useState(false);
   const [results, setResults] = useState<Listing[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -18,12 +26,14 @@ export default function RegistryTab({ onAdded }: { onAdded: (id: string) => void
   const search = async (more: boolean) => {
     setBusy(true);
     setProblem(null);
+    setSearchFailed(false);
     try {
       const page = await registrySearch(query, more ? cursor : null);
       setResults((r) => (more && r ? [...r, ...page.servers] : page.servers));
       setCursor(page.nextCursor ?? null);
     } catch (e) {
       setProblem(errorMessage(e));
+      setSearchFailed(true);
     } finally {
       setBusy(false);
     }
@@ -80,6 +90,14 @@ export default function RegistryTab({ onAdded }: { onAdded: (id: string) => void
       {problem && (
         <p className="error" role="alert" data-testid="registry-problem">
           {problem}
+        </p>
+      )}
+      {searchFailed && onOffline && (
+        <p className="small">
+          The well-known servers need no registry.{" "}
+          <button type="button" data-testid="registry-offline" onClick={onOffline}>
+            Show the well-known servers
+          </button>
         </p>
       )}
       {results && results.length === 0 && <p className="muted">No server matches.</p>}
