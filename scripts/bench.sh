@@ -83,6 +83,9 @@ in_desktop_session cargo bench --locked -p toolgate-tests
 step "Gateway (cargo bench -p toolgate-cli --bench gateway)"
 cargo bench --locked -p toolgate-cli --bench gateway
 
+step "Secrets scan of a 100 kB result (cargo bench -p toolgate-scan --bench scan)"
+cargo bench --locked -p toolgate-scan --bench scan
+
 step "Catalog (cargo bench -p toolgate-catalog --bench build)"
 cargo bench --locked -p toolgate-catalog --bench build | tee "$SUMMARY.catalog"
 # Criterion prints the name, then "time: [low estimate high]" (on the next line for long names).

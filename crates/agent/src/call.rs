@@ -234,6 +234,14 @@ impl Agent {
     ) -> toolgate_policy::Verdict {
         let untrusted = self.exposure.untrusted();
         let egress = exposure::egress(entry, &offer.facts);
+        let scanned = offer
+            .facts
+            .get(&entry.server_id)
+            .is_none_or(|f| f.scan_secrets);
+        let secrets = match asked {
+            Subject::ToolCall(call) if scanned => crate::secrets::in_arguments(&call.arguments),
+            _ => None,
+        };
         toolgate_policy::decide_in(
             asked,
             &self.policy.settings(),
@@ -243,6 +251,7 @@ impl Agent {
                 now_ms: approval::now_ms(),
                 untrusted: untrusted.as_deref(),
                 egress: egress.as_deref(),
+                secrets: secrets.as_deref(),
             },
         )
     }

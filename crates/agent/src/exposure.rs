@@ -70,6 +70,8 @@ pub(crate) struct ServerFacts {
     pub sends_out: Option<String>,
     pub reads_untrusted: bool,
     pub review_results: Vec<String>,
+    /// Its arguments and results are scanned for secrets (`secrets.rs`).
+    pub scan_secrets: bool,
 }
 
 impl ServerFacts {
@@ -93,6 +95,7 @@ impl ServerFacts {
             sends_out,
             reads_untrusted: server.reads_untrusted,
             review_results: server.review_results.clone(),
+            scan_secrets: server.scan_secrets,
         }
     }
 

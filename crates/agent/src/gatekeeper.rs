@@ -144,6 +144,9 @@ pub fn remedy(verdict: &Verdict, asker: Asker<'_>) -> String {
              (in Toolgate's window, or `toolgate serve` at a terminal) or a new {place} that has \
              not read it lets it run."
         ),
+        Basis::Secret => "No rule can allow arguments that carry a secret: only a person's answer \
+             (in Toolgate's window, or at a terminal) lets it run, or the same call without it."
+            .to_owned(),
         Basis::Rule => "Your rule asks before this call: only a person's answer (in Toolgate's \
              window, or at a terminal), or changing that rule, lets it run."
             .to_owned(),

@@ -29,6 +29,7 @@ mod requests;
 mod review;
 mod rules;
 mod search;
+mod secrets;
 mod tools;
 pub mod tray;
 

@@ -60,7 +60,19 @@ impl Agent {
                 .reviewed(entry, call, output, &offer.facts, options, on_event)
                 .await
             {
-                Reviewed::Pass(output) => Ok(output),
+                Reviewed::Pass(mut output) => {
+                    let scanned = offer
+                        .facts
+                        .get(&entry.server_id)
+                        .is_none_or(|f| f.scan_secrets);
+                    if scanned {
+                        let removed = crate::secrets::redact(&mut output);
+                        if removed > 0 {
+                            tracing::warn!(server = %entry.server_id, tool = %entry.tool.name, removed, "secrets removed from a result before the model sees it");
+                        }
+                    }
+                    Ok(output)
+                }
                 Reviewed::Withheld(told) => {
                     on_event(TurnEvent::ToolFinished {
                         call_id: call.id.clone(),

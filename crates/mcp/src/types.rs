@@ -254,6 +254,10 @@ pub struct ServerSnapshot {
     pub sends_out: bool,
     /// Tools whose results wait for the user's review before the model sees them (`*`: all).
     pub review_results: Vec<String>,
+    /// Whether its calls' arguments and results are scanned for secrets (its trust settings;
+    /// on unless turned off).
+    #[serde(skip)]
+    pub scan_secrets: bool,
     /// Tools held since they changed, until the user accepts them (`baseline.rs`): not in
     /// `tools`, so neither offered nor callable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -27,6 +27,9 @@ pub enum Basis {
     /// The conversation has read untrusted content and the call could send data out: an
     /// allow became a question ([`decide_in`], step 7).
     Untrusted,
+    /// The arguments carry what looks like a secret: an allow became a question ([`decide_in`],
+    /// step 8).
+    Secret,
 }
 
 /// Where a request is decided: its conversation and client, the time, and what the gate knows
@@ -43,6 +46,9 @@ pub struct Context<'a> {
     /// Why this call could send data out of the computer, in words ("the server marks the
     /// tool as reaching the outside world"); `None` when it cannot.
     pub egress: Option<&'a str>,
+    /// What in the call's arguments looks like a secret, in words ("a GitHub Token at /body");
+    /// `None` when nothing does (or the server's arguments are not scanned).
+    pub secrets: Option<&'a str>,
 }
 
 /// The decision, why, and which grants lapsed on the way.
@@ -92,6 +98,10 @@ pub struct Changed {
 ///    lethal trifecta": private data, untrusted content, and a way out. It never loosens: a
 ///    Deny stays a Deny; an Ask stays an Ask, its reason noting the risk; pause and deny rules
 ///    come first. Sampling and elicitation are not tool calls and are not affected.
+/// 8. **Secrets in the arguments** ([`decide_in`] only): when the arguments carry what looks
+///    like a secret ([`Context::secrets`]: a provider's token, a private key block, a value
+///    Toolgate keeps), an **Allow becomes Ask** whatever allowed it, the finding named in the
+///    reason; an Ask notes it; a Deny stays a Deny.
 ///
 /// A rule applies when it is in force ([`crate::Scope::Conversation`] only in its own
 /// conversation, [`crate::Scope::Once`] never, not past `expires_at`), its target covers the
@@ -131,6 +141,7 @@ pub fn decide_for_client(
             now_ms,
             untrusted: None,
             egress: None,
+            secrets: None,
         },
     )
 }
@@ -139,6 +150,32 @@ pub fn decide_for_client(
 /// conversation and client, and, for step 7, what untrusted content the conversation has read
 /// and whether the call could send data out.
 pub fn decide_in(subject: &Subject, settings: &PolicySettings, context: &Context<'_>) -> Verdict {
+    let verdict = untrusted_step(subject, settings, context);
+    let (Subject::ToolCall(_), Some(secrets)) = (subject, context.secrets) else {
+        return verdict;
+    };
+    let risk = format!("the arguments carry what looks like a secret ({secrets})");
+    match verdict.decision {
+        Decision::Allow => Verdict {
+            decision: Decision::Ask,
+            basis: Basis::Secret,
+            reason: format!(
+                "asking because {risk}; otherwise it would be {}",
+                verdict.reason
+            ),
+            rule_id: None,
+            changed: verdict.changed,
+        },
+        Decision::Ask => Verdict {
+            reason: format!("{}; note that {risk}", verdict.reason),
+            ..verdict
+        },
+        Decision::Deny => verdict,
+    }
+}
+
+/// Steps 1 to 7.
+fn untrusted_step(subject: &Subject, settings: &PolicySettings, context: &Context<'_>) -> Verdict {
     let verdict = by_rules(
         subject,
         settings,

@@ -1,5 +1,6 @@
-//! Step 7 of `decide`'s precedence, one row per case: once a conversation has read untrusted
-//! content, an allowed call that could send data out is asked; nothing else changes.
+//! Steps 7 and 8 of `decide`'s precedence, one row per case: once a conversation has read
+//! untrusted content, an allowed call that could send data out is asked; a call whose arguments
+//! carry what looks like a secret is asked; nothing else changes.
 
 use serde_json::json;
 use toolgate_policy::{
@@ -95,6 +96,7 @@ fn an_allowed_call_that_could_send_data_out_is_asked_once_the_chat_read_untruste
                 now_ms: NOW,
                 untrusted: case.untrusted.then_some(READ),
                 egress: case.egress.then_some(OUT),
+                secrets: None,
             },
         );
         let got = (v.decision, v.basis, v.rule_id.as_deref());
@@ -163,4 +165,69 @@ fn a_connected_client_s_reason_speaks_of_its_connection() {
         "{}",
         v.reason
     );
+}
+
+const SECRET: &str = "a GitHub Token at /body";
+
+/// One row: its name, what is asked, the settings, whether the arguments carry a secret and the
+/// chat read untrusted content, and the verdict wanted.
+type SecretRow = (
+    &'static str,
+    Subject,
+    PolicySettings,
+    bool,
+    bool,
+    (Decision, Basis, Option<&'static str>),
+);
+
+/// Step 8: arguments carrying a secret make any allow a question; deny, pause and ask rules
+/// stay as they are, and other requests than tool calls are not affected.
+#[test]
+#[rustfmt::skip]
+fn a_secret_in_the_arguments_makes_every_allow_a_question() {
+    use Decision::{Allow, Ask, Deny};
+    let call = post();
+    let allow_tool = Rule::allow_tool("allow-post", &call, Scope::Always, NOW);
+    let allow_server = Rule::allow_server("allow-web", &call, Scope::Always, NOW);
+    let deny = Rule::deny_tool("deny-post", &call, Scope::Always, NOW);
+    let ask = Rule::ask_tool("ask-post", &call, Scope::Always, NOW);
+    let sampling = Subject::Sampling { server_id: "web".into(), server_fingerprint: "web-v1".into() };
+    let allow_sampling = Rule::for_subject("sample", Effect::Allow, &sampling, Scope::Always, NOW);
+    let paused = PolicySettings { paused: true, ..settings(vec![allow_tool.clone()]) };
+    let auto = PolicySettings { auto_allow_read_only: true, ..settings(vec![]) };
+    let t = |c: &ToolCall| Subject::ToolCall(c.clone());
+    let rows: Vec<SecretRow> = vec![
+        ("always-allow rule, secret: asked", t(&call), settings(vec![allow_tool.clone()]), true, false, (Ask, Basis::Secret, None)),
+        ("server-wide allow, secret: asked", t(&call), settings(vec![allow_server.clone()]), true, false, (Ask, Basis::Secret, None)),
+        ("read-only auto-allow, secret: asked", t(&read_only(call.clone())), auto, true, false, (Ask, Basis::Secret, None)),
+        ("untrusted and a secret: asked, both said", t(&call), settings(vec![allow_tool.clone()]), true, true, (Ask, Basis::Untrusted, None)),
+        ("ask rule, secret: still the rule's question", t(&call), settings(vec![ask.clone()]), true, false, (Ask, Basis::Rule, Some("ask-post"))),
+        ("deny rule, secret: denied", t(&call), settings(vec![deny.clone(), allow_tool.clone()]), true, false, (Deny, Basis::Rule, Some("deny-post"))),
+        ("paused, secret: denied", t(&call), paused, true, false, (Deny, Basis::Paused, None)),
+        ("no secret: allowed", t(&call), settings(vec![allow_tool.clone()]), false, false, (Allow, Basis::Rule, Some("allow-post"))),
+        ("sampling is not a tool call", sampling.clone(), settings(vec![allow_sampling]), true, false, (Allow, Basis::Rule, Some("sample"))),
+    ];
+    let mut failures = Vec::new();
+    for (name, subject, settings, secret, untrusted, want) in rows {
+        let v = decide_in(
+            &subject,
+            &settings,
+            &Context {
+                conversation_id: Some("c1"),
+                now_ms: NOW,
+                untrusted: untrusted.then_some(READ),
+                egress: untrusted.then_some(OUT),
+                secrets: secret.then_some(SECRET),
+                ..Context::default()
+            },
+        );
+        let got = (v.decision, v.basis, v.rule_id.as_deref());
+        if got != want {
+            failures.push(format!("{name}: got {got:?}, want {want:?} ({})", v.reason));
+        }
+        if secret && v.decision == Decision::Ask && matches!(subject, Subject::ToolCall(_)) && !v.reason.contains(SECRET) {
+            failures.push(format!("{name}: the reason hides the finding: {}", v.reason));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

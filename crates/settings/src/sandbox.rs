@@ -82,6 +82,10 @@ pub struct TrustMarks {
     /// the user has looked at it (off unless set).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub accept_tool_changes: bool,
+    /// Look for secrets in its calls' arguments (a call carrying one is asked, whatever the
+    /// rules allow) and in its results (removed before the model sees them). Absent: on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_secrets: Option<bool>,
 }
 
 impl TrustMarks {

@@ -139,14 +139,27 @@ describe("a server's sandbox", () => {
     await settle();
     expect(calls.find((c) => c.cmd === "set_server_trust")?.args).toEqual({
       serverId: "files",
-      trust: { readsUntrusted: true, sendsOut: false, reviewResults: ["read_file", "search"], acceptToolChanges: false },
+      trust: {
+        readsUntrusted: true,
+        sendsOut: false,
+        reviewResults: ["read_file", "search"],
+        acceptToolChanges: false,
+        scanSecrets: null,
+      },
     });
     // Its tools' changes accepted without a look: off unless the user says so.
     await click(app.host.querySelector("[data-testid=trust-accept-changes]"));
     await click(app.host.querySelector("[data-testid=save-trust]"));
     await settle();
-    const last = calls.filter((c) => c.cmd === "set_server_trust").at(-1)?.args as { trust: { acceptToolChanges: boolean } };
+    // And secrets no longer looked for in its calls: saved as an explicit off.
+    await click(app.host.querySelector("[data-testid=trust-scan-secrets]"));
+    await click(app.host.querySelector("[data-testid=save-trust]"));
+    await settle();
+    const last = calls.filter((c) => c.cmd === "set_server_trust").at(-1)?.args as {
+      trust: { acceptToolChanges: boolean; scanSecrets: boolean | null };
+    };
     expect(last.trust.acceptToolChanges).toBe(true);
+    expect(last.trust.scanSecrets).toBe(false);
     app.unmount();
   });
 

@@ -50,6 +50,7 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
   const [untrusted, setUntrusted] = useState<boolean | null>(null);
   const [sendsOut, setSendsOut] = useState<boolean | null>(null);
   const [acceptChanges, setAcceptChanges] = useState<boolean | null>(null);
+  const [scanSecrets, setScanSecrets] = useState<boolean | null>(null);
   const [review, setReview] = useState((server.reviewResults ?? []).filter((t) => t !== "*").join(", "));
   const [reviewAll, setReviewAll] = useState((server.reviewResults ?? []).includes("*"));
   const id = server.id;
@@ -93,6 +94,8 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
       sendsOut: sendsOut ?? stored.sendsOut ?? null,
       reviewResults: reviewAll ? ["*"] : tools,
       acceptToolChanges: acceptChanges ?? stored.acceptToolChanges ?? false,
+      // Absent means on: only an explicit choice is saved.
+      scanSecrets: scanSecrets ?? stored.scanSecrets ?? null,
     };
     run(() => setServerTrust(id, trust));
   };
@@ -206,6 +209,19 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
             />
             Its calls can send data out of this computer
           </label>
+          <label className="row small">
+            <input
+              type="checkbox"
+              data-testid="trust-scan-secrets"
+              checked={scanSecrets ?? stored.scanSecrets ?? true}
+              onChange={(e) => setScanSecrets(e.target.checked)}
+            />
+            Keep secrets out of its calls and results
+          </label>
+          <p className="muted small">
+            On: a call whose arguments carry what looks like a key, token or private key is asked even where a rule
+            allows it, and such values are removed from its results before the model sees them.
+          </p>
           <label className="row small">
             <input
               type="checkbox"

@@ -1387,7 +1387,12 @@ reviewResults?: Array<string>,
  * Accept its tools' changes as they come, instead of holding a changed or new tool until
  * the user has looked at it (off unless set).
  */
-acceptToolChanges?: boolean, };
+acceptToolChanges?: boolean,
+/**
+ * Look for secrets in its calls' arguments (a call carrying one is asked, whatever the
+ * rules allow) and in its results (removed before the model sees them). Absent: on.
+ */
+scanSecrets?: boolean | null, };
 
 /**
  * What happens during a turn, in order, for a UI to show.

@@ -299,6 +299,7 @@ impl ServerManager {
                         && e.config.sandbox_settings().is_some()
                         && !confine::network_enforced()),
                 review_results: e.config.trust.review_results.clone(),
+                scan_secrets: e.config.trust.scan_secrets.unwrap_or(true),
                 held_tools: e
                     .held
                     .iter()
