@@ -154,6 +154,13 @@ pub(crate) async fn edit_a_rule_with_its_preview(c: &Client) -> Result<()> {
         10,
     )
     .await?;
+    // The editor knows echo's arguments once the window has the server's tools (the list may
+    // still be refreshing after the server added just before).
+    c.wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css(r#"#rule-pointers option[value="/message"]"#))
+        .await
+        .context("echo's arguments offered to the rule editor")?;
     click(c, "[data-testid=add-condition]").await?;
     let pointer = c
         .find(Locator::Css("[data-testid=rule-pointer-0]"))
