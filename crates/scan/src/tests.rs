@@ -55,3 +55,20 @@ fn redaction_replaces_each_finding_and_json_findings_name_their_string() {
     assert_eq!(located.len(), 1);
     assert_eq!(located[0].pointer, "/attachments/0/body");
 }
+
+#[test]
+fn values_learnt_later_are_matched_too() {
+    let s = Scanner::new();
+    let extra = [("NOTES_KEY".to_owned(), "plain-looking-value-42".to_owned())];
+    assert!(s.scan("key plain-looking-value-42").is_empty());
+    let (text, found) = s.redact_with("key plain-looking-value-42", &extra);
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        text,
+        "key [secret removed: a secret Toolgate keeps (NOTES_KEY)]"
+    );
+    assert_eq!(
+        s.scan_json_with(&json!({"a": "plain-looking-value-42"}), &extra)[0].pointer,
+        "/a"
+    );
+}

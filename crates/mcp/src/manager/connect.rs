@@ -731,7 +731,11 @@ pub fn lookup(
                 format!("the secret {name} cannot be read: no keychain is available here")
             })?;
             match store.get(&toolgate_settings::secret_item(name)) {
-                Ok(Some(value)) => Ok(value),
+                Ok(Some(value)) => {
+                    // Kept out of calls and results from now on (the secrets scan).
+                    crate::known::remember(name, &value);
+                    Ok(value)
+                }
                 Ok(None) => Err(format!(
                     "the secret {name} is not set; set it under Servers & tools → Secrets (or `toolgate secrets set {name}`)"
                 )),
