@@ -1208,6 +1208,27 @@ async fn a_tool_held_since_it_changed_is_neither_listed_nor_called_through_the_g
     let refused = answer.get("error").is_some() || answer["result"]["isError"] == true;
     assert!(refused, "{answer}");
     assert!(!answer.to_string().contains("\"hi\""), "{answer}");
+    // Accepted at a terminal while `serve` runs: within a few seconds the client is offered it.
+    let accepted = Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(&*dir)
+        .args(["tools", "accept", "fault", "echo"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("toolgate runs");
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    let mut id = 3;
+    let offered = loop {
+        raw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
+            .await;
+        let (answer, _) = raw.answer(id).await;
+        if listed(&answer).iter().any(|n| n == "echo") || id > 40 {
+            break listed(&answer);
+        }
+        id += 1;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert!(offered.iter().any(|n| n == "echo"), "{offered:?}");
     let status = stop_serving(serving);
     assert!(status.success(), "{status:?}");
 }

@@ -380,6 +380,7 @@ impl Host {
             // A remote policy never fetched yet is waited for (briefly) before any start.
             host.first_remote_policy().await;
             tokio::spawn(Host::watch_managed(Arc::downgrade(&host)));
+            tokio::spawn(Host::watch_accepted_tools(Arc::downgrade(&host)));
             let configs = host.settings().servers.clone();
             host.servers.start_all(&configs).await
         })

@@ -61,4 +61,17 @@ impl Host {
         );
         Ok(accepted)
     }
+
+    /// Looks every two seconds for acceptances another process made on this data folder, so a
+    /// `toolgate tools accept` reaches a running app (and the window's reaches `serve`).
+    pub(crate) async fn watch_accepted_tools(host: std::sync::Weak<Host>) {
+        loop {
+            let Some(strong) = host.upgrade() else {
+                return;
+            };
+            strong.servers.refresh_accepted_tools().await;
+            drop(strong);
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        }
+    }
 }

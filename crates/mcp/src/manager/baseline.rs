@@ -26,6 +26,9 @@ pub(super) struct Baselines {
     servers: BTreeMap<String, BTreeMap<String, ToolText>>,
     /// Servers in their first connection ever: every list they give is accepted.
     first_connection: std::collections::BTreeSet<String>,
+    /// The file's modification time when last read or written, to notice another process's
+    /// acceptance.
+    stamp: Option<std::time::SystemTime>,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -69,14 +72,16 @@ impl Baselines {
             },
             Err(_) => BTreeMap::new(),
         };
+        let stamp = modified(&path);
         Baselines {
             path: Some(path),
             servers,
             first_connection: Default::default(),
+            stamp,
         }
     }
 
-    fn save(&self) {
+    fn save(&mut self) {
         let Some(path) = &self.path else { return };
         let stored = Stored {
             servers: self.servers.clone(),
@@ -84,11 +89,41 @@ impl Baselines {
         let Ok(text) = serde_json::to_vec_pretty(&stored) else {
             return;
         };
+        let path = path.clone();
         let temp = path.with_extension("json.tmp");
-        let written = std::fs::write(&temp, text).and_then(|()| std::fs::rename(&temp, path));
+        let written = std::fs::write(&temp, text).and_then(|()| std::fs::rename(&temp, &path));
         if let Err(e) = written {
             tracing::warn!(path = %path.display(), "the accepted tools could not be saved: {e}");
         }
+        self.stamp = modified(&path);
+    }
+
+    /// Reads the file again when another process changed it (a `toolgate tools accept` while
+    /// the app runs). True when it did.
+    pub(super) fn reload_if_changed(&mut self) -> bool {
+        let Some(path) = self.path.clone() else {
+            return false;
+        };
+        let now = modified(&path);
+        if now == self.stamp {
+            return false;
+        }
+        self.stamp = now;
+        let Ok(bytes) = std::fs::read(&path) else {
+            return false;
+        };
+        match serde_json::from_slice::<Stored>(&bytes) {
+            Ok(stored) => {
+                self.servers = stored.servers;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// What was accepted of `server`'s tool `name`, if anything.
+    pub(super) fn accepted(&self, server: &str, name: &str) -> Option<&ToolText> {
+        self.servers.get(server).and_then(|tools| tools.get(name))
     }
 
     /// Splits a server's listed tools into those offered and those held. Every list of a
@@ -150,6 +185,10 @@ impl Baselines {
             self.save();
         }
     }
+}
+
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 /// A held tool as the window and the CLI show it.

@@ -79,4 +79,42 @@ impl ServerManager {
             .unwrap_or_else(|p| p.into_inner())
             .forget(server);
     }
+
+    /// Takes in what another process on this data folder accepted (`toolgate tools accept`
+    /// while the app runs): the held tools it covers are offered. Cheap when nothing changed
+    /// (one look at the file's time).
+    pub async fn refresh_accepted_tools(&self) {
+        let changed = self
+            .baselines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .reload_if_changed();
+        if !changed {
+            return;
+        }
+        let mut moved = Vec::new();
+        {
+            let mut entries = self.entries.lock().await;
+            let baselines = self.baselines.lock().unwrap_or_else(|p| p.into_inner());
+            for (id, entry) in entries.iter_mut() {
+                for (tool, before) in std::mem::take(&mut entry.held) {
+                    match baselines.accepted(id, &tool.name) {
+                        Some(accepted) if *accepted == ToolText::of(&tool) => {
+                            entry.tools.push(tool);
+                            moved.push(id.clone());
+                        }
+                        now => {
+                            let before = now.cloned().or(before);
+                            entry.held.push((tool, before));
+                        }
+                    }
+                }
+            }
+        }
+        moved.dedup();
+        for id in moved {
+            tracing::info!(server = %id, "tools accepted by another process are offered");
+            self.changed(&id);
+        }
+    }
 }
