@@ -1216,7 +1216,11 @@ async fn a_tool_held_since_it_changed_is_neither_listed_nor_called_through_the_g
         .stdin(Stdio::null())
         .output()
         .expect("toolgate runs");
-    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    assert!(
+        accepted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&accepted.stderr)
+    );
     let mut id = 3;
     let offered = loop {
         raw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
