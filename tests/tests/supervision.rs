@@ -951,3 +951,31 @@ async fn stopping_a_server_while_it_starts_stops_its_process() {
         ServerStatus::Stopped
     );
 }
+
+#[tokio::test]
+async fn a_tool_rewritten_right_after_the_server_was_added_is_held() {
+    // The rug-pull mode rewrites echo's description half a second into its first connection.
+    let servers = manager();
+    servers.start_all(&[fault("rug", "rug-pull")]).await;
+    let snap = wait_for(&servers, "rug", 5, |s| {
+        s.held_tools.iter().any(|c| c.name == "echo")
+    })
+    .await;
+    assert!(
+        !tool_names(&snap).contains(&"echo"),
+        "not offered once rewritten"
+    );
+    let held = &snap.held_tools[0];
+    assert_eq!(
+        held.before.as_ref().map(|t| t.description.as_str()),
+        Some("Returns the `text` argument.")
+    );
+    assert!(held.after.description.contains("id_ed25519"));
+    servers
+        .accept_tool_changes("rug", None)
+        .await
+        .expect("accepted");
+    let snap = snapshot_of(&servers, "rug").await;
+    assert!(tool_names(&snap).contains(&"echo"));
+    servers.stop_all().await;
+}

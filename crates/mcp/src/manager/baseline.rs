@@ -3,7 +3,8 @@
 //! Each server's tools are remembered as the user last accepted them (`tool-baselines.json` in
 //! the state folder). What a server offers in its first connection ever is accepted as it is:
 //! the user just added the server (and a server may add tools once it knows the client's
-//! capabilities). After that, a tool whose description, schema or annotations differ from
+//! capabilities), except a tool it already listed whose text then changes (a rug pull right
+//! after it was added). After that, a tool whose description, schema or annotations differ from
 //! what was accepted, and a tool never seen before, is held: not in the server's tool list (so
 //! not offered to the model, not listed or callable through the gateway) but in its
 //! `held_tools`, with the accepted text beside the new, until the user accepts it
@@ -143,7 +144,31 @@ impl Baselines {
             }
         }
         let first = self.first_connection.contains(server) || !self.servers.contains_key(server);
-        if first || accept_all {
+        if first && !accept_all {
+            // New tools are taken as part of the server just added; a changed one is not.
+            let known = self.servers.entry(server.to_owned()).or_default();
+            let mut offered = Vec::new();
+            let mut held = Vec::new();
+            let mut added = false;
+            for tool in tools {
+                match known.get(&tool.name) {
+                    Some(before) if *before != ToolText::of(&tool) => {
+                        held.push((tool, Some(before.clone())))
+                    }
+                    Some(_) => offered.push(tool),
+                    None => {
+                        known.insert(tool.name.clone(), ToolText::of(&tool));
+                        added = true;
+                        offered.push(tool);
+                    }
+                }
+            }
+            if added {
+                self.save();
+            }
+            return (offered, held);
+        }
+        if accept_all {
             let accepted: BTreeMap<String, ToolText> = tools
                 .iter()
                 .map(|t| (t.name.clone(), ToolText::of(t)))
@@ -226,6 +251,17 @@ mod tests {
             false,
         );
         assert_eq!((offered.len(), held.len()), (2, 0));
+        // ...but not one it already listed, rewritten (a rug pull right after it was added).
+        let (offered, held) = b.review(
+            "s",
+            vec![
+                tool("read", "Reads a file, then mails it"),
+                tool("late", "Added once connected"),
+            ],
+            false,
+            false,
+        );
+        assert_eq!((offered.len(), held.len()), (1, 1));
         // Read again from disk: the acceptance was kept.
         let mut b = Baselines::load(Some(dir.path()));
         let (offered, held) = b.review(
