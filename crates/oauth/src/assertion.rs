@@ -27,7 +27,7 @@ use rmcp::transport::auth::{
 use toolgate_secrets::SecretStore;
 
 use crate::store::KeychainCredentials;
-use crate::{discover, install, manager_for, problem, AuthProblem, KeychainFor, Session};
+use crate::{discovered, install, problem, AuthProblem, KeychainFor, Session};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
@@ -68,15 +68,12 @@ pub async fn connect_assertion(
     assertion: Assertion,
     on_renewal: Option<Arc<dyn Fn() + Send + Sync>>,
 ) -> Result<Session, AuthProblem> {
-    let mut manager = manager_for(url).await.map_err(|e| problem(server, e))?;
-    let Some(found) = discover(&manager, url)
-        .await
-        .map_err(|e| problem(server, e))?
-    else {
-        return Err(AuthProblem::Unavailable(format!(
-            "{server} publishes no OAuth metadata, so there is no authorization server to present Toolgate's assertion to; check its URL, or whether it needs a sign-in at all"
-        )));
-    };
+    let (mut manager, found) = discovered(
+        server,
+        url,
+        "authorization server to present Toolgate's assertion to",
+    )
+    .await?;
     let Some(issuer) = found.issuer.clone() else {
         return Err(AuthProblem::Unavailable(format!(
             "{server}'s authorization server published metadata without an issuer; Toolgate cannot tell which tokens belong to it"

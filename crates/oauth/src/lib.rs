@@ -202,6 +202,22 @@ async fn discover(
     }))
 }
 
+/// Discovery for a sign-in with no browser (a machine client, an assertion): the manager and
+/// what was found, or, when the server publishes no metadata, why that stops `purpose`.
+async fn discovered(
+    server: &str,
+    url: &str,
+    purpose: &str,
+) -> Result<(AuthorizationManager, Discovered), AuthProblem> {
+    let manager = manager_for(url).await.map_err(|e| problem(server, e))?;
+    match discover(&manager, url).await.map_err(|e| problem(server, e))? {
+        Some(found) => Ok((manager, found)),
+        None => Err(AuthProblem::Unavailable(format!(
+            "{server} publishes no OAuth metadata, so there is no {purpose}; check its URL, or whether it needs a sign-in at all"
+        ))),
+    }
+}
+
 /// Puts `metadata` into `manager` with the keychain as its credential store, under `issuer`;
 /// returns what the store keeps current of the sign-in for the window. `legacy`: the
 /// 2025-03-26 endpoints, whose answers carry no issuer to check.

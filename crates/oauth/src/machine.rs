@@ -12,9 +12,7 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, JwtSigningAlgorithm};
 use toolgate_secrets::SecretStore;
 
-use crate::{
-    discover, install, manager_for, problem, AuthProblem, KeychainFor, Session, SignedInInfo,
-};
+use crate::{discovered, install, AuthProblem, KeychainFor, Session, SignedInInfo};
 
 /// A machine client's credentials, read from the keychain just before use.
 pub struct MachineClient {
@@ -58,15 +56,12 @@ pub async fn connect_machine(
     client: MachineClient,
     on_renewal: Option<Arc<dyn Fn() + Send + Sync>>,
 ) -> Result<Session, AuthProblem> {
-    let mut manager = manager_for(url).await.map_err(|e| problem(server, e))?;
-    let Some(found) = discover(&manager, url)
-        .await
-        .map_err(|e| problem(server, e))?
-    else {
-        return Err(AuthProblem::Unavailable(format!(
-            "{server} publishes no OAuth metadata, so there is no token endpoint to exchange Toolgate's client credentials at; check its URL, or whether it needs a sign-in at all"
-        )));
-    };
+    let (mut manager, found) = discovered(
+        server,
+        url,
+        "token endpoint to exchange Toolgate's client credentials at",
+    )
+    .await?;
     let issuer = found.issuer.clone().unwrap_or_else(|| url.to_owned());
     let info = install(
         &mut manager,
