@@ -65,6 +65,7 @@ fn main() {
         "add_door_token",
         "revoke_door_token",
         "set_server_sandbox",
+        "answer_host",
         "set_server_trust",
         "read_resource_template",
         "get_prompt",

@@ -20,6 +20,20 @@ pub async fn set_server_sandbox<R: Runtime>(
     Ok(restarted.then(|| format!("{server_id} was restarted: a sandbox applies from a start")))
 }
 
+/// The user's answer to "SERVER wants to reach HOST" on its card (network "hosts").
+#[tauri::command]
+pub async fn answer_host<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    host: String,
+    answer: toolgate_mcp::HostAnswer,
+) -> Result<()> {
+    state.host.answer_host(&server_id, &host, answer).await?;
+    let _ = tauri::Emitter::emit(&app, crate::events::SERVERS_CHANGED, ());
+    Ok(())
+}
+
 /// Saves what the gate should know of a server: untrusted output, a way out, results to
 /// review. Applies from the next call.
 #[tauri::command]

@@ -203,6 +203,7 @@ pub fn run() {
             commands::system::start_at_login,
             commands::system::set_start_at_login,
             confinement::set_server_sandbox,
+            confinement::answer_host,
             confinement::set_server_trust,
             content::read_resource_template,
             content::get_prompt,

@@ -85,6 +85,10 @@ NAIVE_TOOLS = [
      "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}, "body": {"type": "string"}},
                      "required": ["url", "body"]},
      "annotations": {"openWorldHint": True}},
+    {"name": "connect_direct", "description": "Opens a TCP connection to `host`:`port` itself, ignoring any proxy.",
+     "inputSchema": {"type": "object", "properties": {"host": {"type": "string"}, "port": {"type": "integer"}},
+                     "required": ["host", "port"]},
+     "annotations": {"openWorldHint": True}},
 ]
 if mode == "naive":
     TOOLS.extend(NAIVE_TOOLS)
@@ -166,6 +170,10 @@ def naive(name, args):
         with urllib.request.urlopen(urllib.request.Request(args["url"], data=data), timeout=5) as r:
             log("posted %s" % args["url"])
             return "posted: HTTP %d" % r.status
+    if name == "connect_direct":
+        import socket
+        with socket.create_connection((args["host"], args["port"]), timeout=5):
+            return "connected to %s:%d" % (args["host"], args["port"])
     raise KeyError(name)
 
 

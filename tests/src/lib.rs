@@ -820,14 +820,26 @@ pub fn under_managed_policy(policy: &Path, program: &Path) -> std::process::Comm
     std::fs::create_dir_all("/etc/toolgate").unwrap_or_else(|e| {
         panic!("/etc/toolgate could not be made ({e}): this test binds a policy folder there and needs root, as CI runs")
     });
+    bound_over(policy, "/etc/toolgate", program)
+}
+
+/// `program` in a mount namespace of its own, `source` bound over `target` (needs root).
+fn bound_over(source: &Path, target: &str, program: &Path) -> std::process::Command {
     let mut command = std::process::Command::new("unshare");
     command
         .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg(r#"mount --bind "$0" /etc/toolgate && shift && exec "$@""#)
-        .arg(policy)
+        .arg(format!(r#"mount --bind "$0" {target} && shift && exec "$@""#))
+        .arg(source)
         .arg("--")
         .arg(program);
     command
+}
+
+/// `program` run with `hosts` bound over `/etc/hosts` in a mount namespace of its own, so
+/// names such as `allowed.test` resolve (through the system's own resolver) to this computer
+/// for it alone. Needs root, as CI runs.
+pub fn with_hosts_file(hosts: &Path, program: &Path) -> std::process::Command {
+    bound_over(hosts, "/etc/hosts", program)
 }
 
 /// The test MCP registry (`tests/registry/server.py`, answering as the Registry API's OpenAPI

@@ -42,6 +42,7 @@ import type {
   SecretView,
   ServerConfig,
   ToolChange,
+  HostAnswer,
   IdentityProvider,
   ServerSnapshot,
   SignedInInfo,
@@ -164,6 +165,10 @@ export const setServerRoots = (serverId: string, roots: string[]) =>
 /** Saves a local server's sandbox (null: the defaults); returns a notice when it restarted. */
 export const setServerSandbox = (serverId: string, sandbox: SandboxSettings | null) =>
   invoke<string | null>("set_server_sandbox", { serverId, sandbox });
+
+/** The answer to "SERVER wants to reach HOST" (network "hosts"); applies at once. */
+export const answerHost = (serverId: string, host: string, answer: HostAnswer) =>
+  invoke<void>("answer_host", { serverId, host, answer });
 
 /** Saves what the gate should know of a server; applies from its next call. */
 export const setServerTrust = (serverId: string, trust: TrustMarks) =>

@@ -84,7 +84,7 @@ impl ServerFacts {
                     format!("{name} is a remote server: what it is sent leaves this computer")
                 }
                 (_, Some(s)) if !s.enabled => format!("{name} runs without a sandbox"),
-                (_, Some(s)) if s.network == toolgate_mcp::NetworkAccess::Any => {
+                (_, Some(s)) if s.network.reaches_out() => {
                     format!("{name}'s sandbox lets it reach the network")
                 }
                 _ => format!(

@@ -108,6 +108,7 @@ mod tests {
             sends_out: false,
             review_results: Vec::new(),
             held_tools: Vec::new(),
+            wanted_hosts: Vec::new(),
             scan_secrets: true,
         }
     }

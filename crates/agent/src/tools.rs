@@ -98,6 +98,7 @@ mod tests {
             sends_out: false,
             review_results: vec![],
             held_tools: Vec::new(),
+            wanted_hosts: Vec::new(),
             scan_secrets: true,
         }
     }

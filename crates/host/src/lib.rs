@@ -57,6 +57,7 @@ mod history;
 mod import;
 mod other_hosts;
 mod provider_setup;
+mod reach;
 mod server_edits;
 mod server_secrets;
 pub use approval_settings::RevokeError;
@@ -421,6 +422,15 @@ impl Host {
         };
         // Only a server this host runs is restarted (the CLI keeps none running).
         if !self.servers.snapshot().await.iter().any(|s| s.id == id) {
+            return Ok(false);
+        }
+        // A new list of hosts reaches the running proxy: no restart.
+        if let Some(sandbox) = next
+            .sandbox_settings()
+            .filter(|_| server.differs_only_in_reach(&next))
+        {
+            // Known to be running: checked just above.
+            let _ = self.servers.set_reach(id, sandbox).await;
             return Ok(false);
         }
         let _ = self.servers.remove(id).await;

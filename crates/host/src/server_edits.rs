@@ -120,6 +120,12 @@ impl Host {
                 *slot = next.clone();
             }
         })?;
+        if old.differs_only_in_reach(&next) {
+            if let Some(sandbox) = next.sandbox_settings() {
+                self.servers.set_reach(id, sandbox).await?;
+                return Ok(());
+            }
+        }
         self.servers.remove(id).await?;
         self.servers.add(std::slice::from_ref(&next)).await;
         Ok(())

@@ -34,7 +34,8 @@ fn rank(network: NetworkAccess) -> u8 {
     match network {
         NetworkAccess::None => 0,
         NetworkAccess::Loopback => 1,
-        NetworkAccess::Any => 2,
+        NetworkAccess::Hosts => 2,
+        NetworkAccess::Any => 3,
     }
 }
 

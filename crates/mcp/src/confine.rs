@@ -62,6 +62,26 @@ pub(crate) struct Plan {
     pub temp: Option<tempfile::TempDir>,
     pub data_dir: Option<PathBuf>,
     pub report: SandboxReport,
+    /// Network "hosts": the proxy it reaches the world through, kept as long as its process.
+    pub proxy: Option<std::sync::Arc<toolgate_egress::Proxy>>,
+}
+
+impl Plan {
+    /// Sends the server's connections through `proxy`: its sandbox reaches the proxy's port
+    /// and nothing else, and its proxy variables point there (over its own values: any
+    /// other way out is closed anyway).
+    pub(crate) fn through(&mut self, proxy: std::sync::Arc<toolgate_egress::Proxy>) {
+        self.confinement.network = Network::Proxy(proxy.port());
+        let url = proxy.url();
+        for name in ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"] {
+            self.env.insert(name.to_owned(), url.clone());
+            self.env.insert(name.to_ascii_lowercase(), url.clone());
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            self.env.insert(name.to_owned(), String::new());
+        }
+        self.proxy = Some(proxy);
+    }
 }
 
 fn network_of(access: NetworkAccess) -> Network {
@@ -69,6 +89,8 @@ fn network_of(access: NetworkAccess) -> Network {
         NetworkAccess::None => Network::None,
         NetworkAccess::Loopback => Network::Loopback,
         NetworkAccess::Any => Network::Any,
+        // The port is the start's own; what the kernel can enforce does not depend on it.
+        NetworkAccess::Hosts => Network::Proxy(0),
     }
 }
 
@@ -336,6 +358,7 @@ pub(crate) fn plan(
         temp: folders.owned_temp,
         data_dir: folders.data,
         report,
+        proxy: None,
     }))
 }
 

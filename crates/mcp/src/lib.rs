@@ -42,7 +42,9 @@ pub use confine::SandboxReport;
 pub use host_env::HostEnv;
 #[cfg(unix)]
 pub use known::known_secrets;
-pub use manager::{lookup_reference, Admission, ManagerOptions, RootsChange, ServerManager};
+pub use manager::{
+    lookup_reference, Admission, HostAnswer, ManagerOptions, RootsChange, ServerManager,
+};
 pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_settings::NetworkAccess;
 pub use types::{

@@ -58,6 +58,7 @@ struct Running {
     #[cfg(target_os = "linux")]
     _loopback: Option<toolgate_sandbox::linux::loopback::Guard>,
     _temp: Option<tempfile::TempDir>,
+    _proxy: Option<std::sync::Arc<toolgate_egress::Proxy>>,
 }
 
 /// A command for `spec` with the environment every server gets, in its own process group, to
@@ -192,6 +193,7 @@ pub(crate) async fn fetch(
         temp: None,
         data_dir: None,
         report: plan.report.clone(),
+        proxy: None,
     };
     for offline in ["npm_config_offline", "UV_OFFLINE"] {
         with_network.env.remove(offline);
@@ -290,6 +292,7 @@ pub(crate) fn spawn(
         #[cfg(target_os = "linux")]
         _loopback: loopback,
         _temp: plan.temp,
+        _proxy: plan.proxy,
     });
     let pid = child.id().unwrap_or(0);
     let leader = ProcessId::of(pid).unwrap_or(ProcessId { pid, start: 0 });

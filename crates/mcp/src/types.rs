@@ -263,6 +263,11 @@ pub struct ServerSnapshot {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<ToolChange>>", optional)]
     pub held_tools: Vec<ToolChange>,
+    /// Names its proxy refused (network "hosts") that wait for the user: allow once, always,
+    /// or deny.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub wanted_hosts: Vec<String>,
 }
 
 /// A tool's words and hints as the user accepts them: what a change is judged by.

@@ -57,6 +57,10 @@ pub enum Network {
     Loopback,
     /// Anywhere, as an unconfined program. Unix sockets stay closed.
     Any,
+    /// TCP to one port of 127.0.0.1 only: Toolgate's proxy, which lets the server reach the
+    /// host names it was given (`HTTPS_PROXY` points there). Every other address, loopback
+    /// included, is refused.
+    Proxy(u16),
 }
 
 impl Network {
@@ -65,7 +69,13 @@ impl Network {
             Network::None => "none",
             Network::Loopback => "loopback",
             Network::Any => "any",
+            Network::Proxy(_) => "hosts",
         }
+    }
+
+    /// Whether each `connect` and `bind` goes to Toolgate to be checked.
+    pub fn supervised(self) -> bool {
+        matches!(self, Network::Loopback | Network::Proxy(_))
     }
 }
 
@@ -181,8 +191,8 @@ impl Support {
                 "the network is not confined (asked: {network}): this kernel does not allow \
                  seccomp filters"
             )),
-            Network::Loopback if !self.notify => gaps.push(
-                "\"loopback only\" needs seccomp user notifications and pidfd_getfd (Linux \
+            Network::Loopback | Network::Proxy(_) if !self.notify => gaps.push(
+                "\"loopback only\" and \"hosts\" need seccomp user notifications and pidfd_getfd (Linux \
                  5.9 or later), and a Yama ptrace_scope of 0 or 1: the network is closed \
                  entirely instead"
                     .to_owned(),
@@ -206,8 +216,10 @@ impl Support {
             "no Landlock: files are not confined".to_owned()
         };
         let network = match (self.seccomp, self.notify) {
-            (true, true) => "seccomp with user notifications (network none, loopback, any)",
-            (true, false) => "seccomp without user notifications (loopback is treated as none)",
+            (true, true) => "seccomp with user notifications (network none, loopback, hosts, any)",
+            (true, false) => {
+                "seccomp without user notifications (loopback and hosts are treated as none)"
+            }
             (false, _) => "no seccomp: the network is not confined",
         };
         format!("{files}; {network}")

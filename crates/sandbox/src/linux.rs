@@ -71,6 +71,7 @@ pub(crate) fn probe() -> Support {
 
 /// A sandbox made ready before the fork.
 pub struct Prepared {
+    network: Network,
     ruleset: Option<RulesetCreated>,
     refuse: Vec<BpfProgram>,
     notify: Option<BpfProgram>,
@@ -122,6 +123,7 @@ pub fn prepare(confinement: &Confinement, support: &Support) -> Result<Prepared,
         (Vec::new(), None)
     };
     Ok(Prepared {
+        network: confinement.network,
         ruleset,
         refuse,
         notify,
@@ -148,6 +150,7 @@ impl Prepared {
             (None, None)
         };
         let Prepared {
+            network,
             mut ruleset,
             refuse,
             notify,
@@ -181,6 +184,7 @@ impl Prepared {
             });
         }
         Ok(Armed {
+            network,
             from_child: parent,
             warnings,
         })
@@ -189,6 +193,7 @@ impl Prepared {
 
 /// A command armed with a sandbox, before or just after its spawn.
 pub struct Armed {
+    network: Network,
     from_child: Option<OwnedFd>,
     warnings: Vec<String>,
 }
@@ -207,7 +212,7 @@ impl Armed {
         };
         let listener = receive_fd(channel.as_raw_fd())
             .map_err(|e| SandboxError::Supervisor(format!("no listener from the server: {e}")))?;
-        loopback::start(listener, server).map(Some)
+        loopback::start(listener, server, self.network).map(Some)
     }
 }
 

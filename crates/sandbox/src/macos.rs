@@ -43,8 +43,13 @@ pub fn profile(confinement: &Confinement) -> (String, Vec<(String, String)>) {
             params.push((name, path.to_string_lossy().into_owned()));
         }
     }
+    let proxy;
     text.push_str(match confinement.network {
         Network::None => "",
+        Network::Proxy(port) => {
+            proxy = format!("(allow network-outbound (remote ip \"localhost:{port}\"))\n");
+            &proxy
+        }
         Network::Loopback => {
             "(allow network-outbound (remote ip \"localhost:*\"))\n\
              (allow network-bind network-inbound (local ip \"localhost:*\"))\n"

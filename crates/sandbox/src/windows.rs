@@ -59,7 +59,7 @@ pub fn capabilities(network: Network) -> Vec<WELL_KNOWN_SID_TYPE> {
             WinCapabilityPrivateNetworkClientServerSid,
         ],
         // Loopback needs an administrator's exemption: closed instead.
-        Network::None | Network::Loopback => Vec::new(),
+        Network::None | Network::Loopback | Network::Proxy(_) => Vec::new(),
     }
 }
 

@@ -21,6 +21,9 @@ pub enum NetworkAccess {
     Loopback,
     /// Anywhere.
     Any,
+    /// Only the host names on its list, through Toolgate's proxy (its `HTTPS_PROXY`); nothing
+    /// else, this computer included.
+    Hosts,
 }
 
 impl NetworkAccess {
@@ -29,7 +32,13 @@ impl NetworkAccess {
             NetworkAccess::None => "none",
             NetworkAccess::Loopback => "loopback",
             NetworkAccess::Any => "any",
+            NetworkAccess::Hosts => "hosts",
         }
+    }
+
+    /// Whether the server reaches beyond this computer.
+    pub fn reaches_out(self) -> bool {
+        matches!(self, NetworkAccess::Any | NetworkAccess::Hosts)
     }
 }
 
@@ -48,6 +57,13 @@ pub struct SandboxSettings {
     /// Folders it may also change (besides its roots and its data folder).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write: Vec<PathBuf>,
+    /// With network "hosts": the names it may reach (`api.github.com`, `*.notion.so`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// With network "hosts": a listed name may resolve to a private, loopback or link-local
+    /// address (off: such a name is refused, so no name can be turned into the local network).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub private_addresses: bool,
 }
 
 impl Default for SandboxSettings {
@@ -57,6 +73,8 @@ impl Default for SandboxSettings {
             network: NetworkAccess::None,
             read: Vec::new(),
             write: Vec::new(),
+            hosts: Vec::new(),
+            private_addresses: false,
         }
     }
 }

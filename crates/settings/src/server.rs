@@ -331,6 +331,11 @@ impl ServerConfig {
                     ));
                 }
             }
+            for (i, host) in sandbox.hosts.iter().enumerate() {
+                if let Err(e) = toolgate_egress::HostPattern::parse(host) {
+                    return Err(invalid(at(&format!("sandbox.hosts[{i}]")), e.0));
+                }
+            }
         }
         Ok(())
     }

@@ -80,6 +80,18 @@ impl ServerKind {
     }
 }
 
+/// Whether a server is a page fetcher (`mcp-server-fetch` and its like), whose reach is any
+/// page the model names: it gets network "hosts" by default, so each new host is the user's
+/// choice.
+fn fetches_pages(server: &ServerConfig) -> bool {
+    let Transport::Stdio { command, args, .. } = &server.transport else {
+        return false;
+    };
+    std::iter::once(command)
+        .chain(args.iter())
+        .any(|a| a.contains("fetch"))
+}
+
 /// Whether a server's environment names a credential for some service (a token, a key), which
 /// means it talks to that service over the network.
 fn has_credentials(server: &ServerConfig) -> bool {
@@ -100,6 +112,8 @@ impl SandboxSettings {
     pub fn defaults_for(server: &ServerConfig) -> Self {
         let kind = ServerKind::of(server);
         let network = match kind {
+            // A page fetcher reaches the hosts the user lets it, asked at its first refusal.
+            ServerKind::Web if fetches_pages(server) => NetworkAccess::Hosts,
             ServerKind::Web | ServerKind::OnlineService => NetworkAccess::Any,
             _ if has_credentials(server) => NetworkAccess::Any,
             _ => NetworkAccess::None,
@@ -123,6 +137,17 @@ impl SandboxSettings {
 }
 
 impl ServerConfig {
+    /// Whether `next` differs from this server only in its list of hosts or its
+    /// private-address switch: a change its running proxy takes without a restart.
+    pub fn differs_only_in_reach(&self, next: &ServerConfig) -> bool {
+        let (Some(a), Some(b)) = (self.sandbox_settings(), next.sandbox_settings()) else {
+            return false;
+        };
+        let mut same = self.clone();
+        same.sandbox = next.sandbox.clone();
+        same == *next && a.network == b.network && a.enabled == b.enabled
+    }
+
     /// The sandbox this server runs in: the user's, else the defaults for what it is. `None`
     /// for a remote server, which runs elsewhere.
     pub fn sandbox_settings(&self) -> Option<SandboxSettings> {
@@ -152,7 +177,7 @@ impl ServerConfig {
         }
         match self.sandbox_settings() {
             None => true,
-            Some(s) => !s.enabled || s.network == NetworkAccess::Any,
+            Some(s) => !s.enabled || s.network.reaches_out(),
         }
     }
 }
@@ -198,6 +223,30 @@ mod tests {
     }
 
     #[test]
+    fn only_a_change_of_hosts_is_applied_without_a_restart() {
+        let mut old = stdio("uvx", &["mcp-server-fetch"]);
+        let mut sandbox = old.sandbox_settings().unwrap();
+        sandbox.network = NetworkAccess::Hosts;
+        old.sandbox = Some(sandbox.clone());
+        let mut next = old.clone();
+        sandbox.hosts.push("example.com".into());
+        next.sandbox = Some(sandbox.clone());
+        assert!(old.differs_only_in_reach(&next));
+        sandbox.private_addresses = true;
+        next.sandbox = Some(sandbox.clone());
+        assert!(old.differs_only_in_reach(&next));
+        sandbox.network = NetworkAccess::Any;
+        next.sandbox = Some(sandbox);
+        assert!(
+            !old.differs_only_in_reach(&next),
+            "a new network mode needs a new sandbox"
+        );
+        let mut renamed = old.clone();
+        renamed.name = "other".into();
+        assert!(!old.differs_only_in_reach(&renamed));
+    }
+
+    #[test]
     fn defaults_give_the_network_only_to_servers_that_need_it() {
         let files = stdio("npx", &["@modelcontextprotocol/server-filesystem", "/tmp"]);
         assert_eq!(
@@ -208,6 +257,12 @@ mod tests {
         let fetch = stdio("uvx", &["mcp-server-fetch"]);
         assert_eq!(
             SandboxSettings::defaults_for(&fetch).network,
+            NetworkAccess::Hosts,
+            "a page fetcher reaches the hosts it is given"
+        );
+        let search = stdio("npx", &["-y", "@modelcontextprotocol/server-brave-search"]);
+        assert_eq!(
+            SandboxSettings::defaults_for(&search).network,
             NetworkAccess::Any
         );
         assert!(fetch.sends_out() && fetch.reads_untrusted());

@@ -47,7 +47,8 @@ export function LockedNote({ testId }: { testId: string }) {
   );
 }
 
-const RANK: Record<NetworkAccess, number> = { none: 0, loopback: 1, any: 2 };
+// As the policy ranks them (crates/managed): "hosts" reaches listed names beyond this computer.
+const RANK: Record<NetworkAccess, number> = { none: 0, loopback: 1, hosts: 2, any: 3 };
 
 /** Whether a network choice is beyond what the organisation allows. */
 export function beyondNetwork(view: ManagedView | null, choice: NetworkAccess): boolean {

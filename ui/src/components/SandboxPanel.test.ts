@@ -117,7 +117,14 @@ describe("a server's sandbox", () => {
     await settle();
     expect(calls.find((c) => c.cmd === "set_server_sandbox")?.args).toEqual({
       serverId: "files",
-      sandbox: { enabled: true, network: "loopback", read: ["/opt/data"], write: ["/home/u/out"] },
+      sandbox: {
+        enabled: true,
+        network: "loopback",
+        read: ["/opt/data"],
+        write: ["/home/u/out"],
+        hosts: [],
+        privateAddresses: false,
+      },
     });
     expect(app.host.querySelector("[data-testid=sandbox-notice]")?.textContent).toContain("restarted");
     await click(app.host.querySelector("[data-testid=sandbox-defaults]"));
@@ -125,6 +132,25 @@ describe("a server's sandbox", () => {
     expect(calls.filter((c) => c.cmd === "set_server_sandbox").at(-1)?.args).toEqual({
       serverId: "files",
       sandbox: null,
+    });
+    app.unmount();
+  });
+
+  it("lists the hosts a server in network hosts may reach", async () => {
+    const calls = backend();
+    const app = await mount(createElement(SandboxPanel, { server: server(report) }));
+    await open(app.host);
+    expect(app.host.querySelector("[data-testid=sandbox-hosts]")).toBeNull();
+    const select = app.host.querySelector("[data-testid=sandbox-network]") as HTMLSelectElement;
+    await act(async () => {
+      select.value = "hosts";
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+    await type(app.host.querySelector("[data-testid=sandbox-hosts]") as HTMLTextAreaElement, "api.github.com\n*.notion.so\n");
+    await click(app.host.querySelector("[data-testid=save-sandbox]"));
+    await settle();
+    expect(calls.find((c) => c.cmd === "set_server_sandbox")?.args).toMatchObject({
+      sandbox: { network: "hosts", hosts: ["api.github.com", "*.notion.so"], privateAddresses: false },
     });
     app.unmount();
   });

@@ -14,6 +14,7 @@ import { LockedNote, beyondNetwork, useManaged } from "./Managed";
 const NETWORK: { value: NetworkAccess; label: string }[] = [
   { value: "none", label: "None: no sockets at all" },
   { value: "loopback", label: "This computer only (127.0.0.1, ::1)" },
+  { value: "hosts", label: "Only the hosts listed below (through Toolgate's proxy)" },
   { value: "any", label: "Any: the internet too" },
 ];
 
@@ -46,6 +47,8 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
   const [network, setNetwork] = useState<NetworkAccess>(report?.network ?? "none");
   const [read, setRead] = useState("");
   const [write, setWrite] = useState("");
+  const [hosts, setHosts] = useState("");
+  const [privateAddresses, setPrivateAddresses] = useState(false);
   const [stored, setStored] = useState<TrustMarks>({});
   const [untrusted, setUntrusted] = useState<boolean | null>(null);
   const [sendsOut, setSendsOut] = useState<boolean | null>(null);
@@ -65,6 +68,8 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
         if (!config) return;
         setRead((config.sandbox?.read ?? []).join("\n"));
         setWrite((config.sandbox?.write ?? []).join("\n"));
+        setHosts((config.sandbox?.hosts ?? []).join("\n"));
+        setPrivateAddresses(config.sandbox?.privateAddresses ?? false);
         setStored(config.trust ?? {});
       },
       () => undefined,
@@ -81,7 +86,16 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
   };
 
   const saveSandbox = () =>
-    run(() => setServerSandbox(id, { enabled, network, read: lines(read), write: lines(write) }));
+    run(() =>
+      setServerSandbox(id, {
+        enabled,
+        network,
+        read: lines(read),
+        write: lines(write),
+        hosts: lines(hosts),
+        privateAddresses,
+      }),
+    );
 
   const saveTrust = () => {
     const tools = review
@@ -168,6 +182,29 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
                 </option>
               ))}
             </select>
+            {network === "hosts" && (
+              <>
+                <label htmlFor={`sandbox-hosts-${id}`} className="small">
+                  Hosts it may reach (one per line: api.github.com, or *.notion.so for every name under it)
+                </label>
+                <textarea
+                  id={`sandbox-hosts-${id}`}
+                  data-testid="sandbox-hosts"
+                  rows={2}
+                  value={hosts}
+                  onChange={(e) => setHosts(e.target.value)}
+                />
+                <label className="row small">
+                  <input
+                    type="checkbox"
+                    data-testid="sandbox-private"
+                    checked={privateAddresses}
+                    onChange={(e) => setPrivateAddresses(e.target.checked)}
+                  />
+                  A listed name may lead into your local network (private and loopback addresses)
+                </label>
+              </>
+            )}
             <label htmlFor={`sandbox-read-${id}`} className="small">
               Other folders it may read (one per line)
             </label>

@@ -1,6 +1,7 @@
 import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
 import HeldTools from "./HeldTools";
+import WantedHosts from "./WantedHosts";
 import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
 import { LockedNote, useManaged } from "./Managed";
 import SignIn from "./SignIn";
@@ -369,6 +370,7 @@ function ServerCard({
         </ul>
       )}
       <HeldTools server={server} />
+      <WantedHosts server={server} />
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}
       {showLog && <ServerLog serverId={server.id} />}
       <SandboxPanel server={server} />

@@ -331,6 +331,11 @@ export type Geometry = { width: number, height: number, x: number, y: number, ma
 export type HiddenReason = { "kind": "serverDisabled" } | { "kind": "disabledByUser" } | { "kind": "notIncluded" } | { "kind": "excluded", pattern: string, } | { "kind": "duplicateName" };
 
 /**
+ * The user's answer to "this server wants to reach HOST".
+ */
+export type HostAnswer = "once" | "always" | "deny";
+
+/**
  * What connecting a host would change; nothing is written until it is connected.
  */
 export type HostPreview = { id: string, label: string, path: string,
@@ -659,7 +664,7 @@ export type NamingMode = "auto" | "always" | "none";
 /**
  * How far a confined server reaches on the network.
  */
-export type NetworkAccess = "none" | "loopback" | "any";
+export type NetworkAccess = "none" | "loopback" | "any" | "hosts";
 
 /**
  * How a remote server's tokens are got.
@@ -1011,7 +1016,16 @@ read?: Array<string>,
 /**
  * Folders it may also change (besides its roots and its data folder).
  */
-write?: Array<string>, };
+write?: Array<string>,
+/**
+ * With network "hosts": the names it may reach (`api.github.com`, `*.notion.so`).
+ */
+hosts?: Array<string>,
+/**
+ * With network "hosts": a listed name may resolve to a private, loopback or link-local
+ * address (off: such a name is refused, so no name can be turned into the local network).
+ */
+privateAddresses?: boolean, };
 
 /**
  * How long a rule lasts.
@@ -1169,7 +1183,12 @@ reviewResults: Array<string>,
  * Tools held since they changed, until the user accepts them (`baseline.rs`): not in
  * `tools`, so neither offered nor callable.
  */
-heldTools?: Array<ToolChange>, };
+heldTools?: Array<ToolChange>,
+/**
+ * Names its proxy refused (network "hosts") that wait for the user: allow once, always,
+ * or deny.
+ */
+wantedHosts?: Array<string>, };
 
 export type ServerStatus = { "state": "stopped" } | { "state": "starting" } | { "state": "ready" } | { "state": "restarting", attempt: number, retryInMs: number, reason: string, } | { "state": "failed", reason: string, } | { "state": "signIn", reason: string, again: boolean, };
 

@@ -372,13 +372,18 @@ impl ServerManager {
                     env: &env,
                     cwd: cwd.as_deref(),
                 };
-                let plan = confine::plan(
+                let mut plan = confine::plan(
                     config,
                     &program,
                     host,
                     self.options.server_data.as_deref(),
                     &self.protected,
                 )?;
+                if let Some(plan) = plan.as_mut() {
+                    if let Some(proxy) = self.start_proxy(config, log).await? {
+                        plan.through(proxy);
+                    }
+                }
                 *sandbox = match &plan {
                     Some(plan) => {
                         log.mark(&confine::describe(&plan.report));

@@ -222,6 +222,7 @@ impl ServerManager {
     pub async fn remove(&self, id: &str) -> Result<(), McpError> {
         self.stop(id).await?;
         self.entries.lock().await.remove(id);
+        self.forget_reach(id);
         self.changed(id);
         Ok(())
     }

@@ -105,6 +105,8 @@ pub struct ServerManager {
         Mutex<std::collections::HashMap<String, tokio_util::task::AbortOnDropHandle<()>>>,
     /// What the user accepted of each server's tools (`baseline.rs`).
     pub(super) baselines: StdMutex<super::baseline::Baselines>,
+    /// Each network-"hosts" server's proxy and the names it wants (`egress.rs`).
+    pub(super) reaches: super::egress::Reaches,
 }
 
 impl ServerManager {
@@ -128,6 +130,7 @@ impl ServerManager {
         ));
         let manager = Arc::new_cyclic(|me| Self {
             baselines,
+            reaches: StdMutex::default(),
             protected,
             entries: Mutex::new(BTreeMap::new()),
             changes: watch::channel(0).0,
@@ -305,6 +308,7 @@ impl ServerManager {
                     .iter()
                     .map(|(t, before)| super::baseline::change(t, before.clone()))
                     .collect(),
+                wanted_hosts: self.wanted_hosts(&e.config.id),
             })
             .collect()
     }

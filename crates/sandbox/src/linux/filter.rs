@@ -61,7 +61,7 @@ fn socket_rules(network: Network) -> Result<Vec<SeccompRule>, String> {
     Ok(match network {
         // Netlink stays: it only describes this computer (interfaces, routes).
         Network::None => vec![rule(vec![domain(SeccompCmpOp::Ne, libc::AF_NETLINK)?])?],
-        Network::Loopback => {
+        Network::Loopback | Network::Proxy(_) => {
             let mut rules = vec![rule(vec![
                 domain(SeccompCmpOp::Ne, libc::AF_NETLINK)?,
                 domain(SeccompCmpOp::Ne, libc::AF_INET)?,
@@ -97,7 +97,7 @@ pub(crate) fn filters(network: Network, notify: bool) -> Result<Filters, String>
     for call in [libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key] {
         refused.insert(call, Vec::new());
     }
-    if network == Network::Loopback {
+    if network.supervised() {
         let fast_open = u64::try_from(libc::MSG_FASTOPEN).map_err(|e| e.to_string())?;
         let flags = |arg| -> Result<Vec<SeccompRule>, String> {
             Ok(vec![rule(vec![condition(
@@ -131,7 +131,7 @@ pub(crate) fn filters(network: Network, notify: bool) -> Result<Filters, String>
     }
     refuse.push(compile(refused, SeccompAction::Errno(eacces))?);
     refuse.push(compile(uring, SeccompAction::Errno(enosys))?);
-    let notify = if network == Network::Loopback && notify {
+    let notify = if network.supervised() && notify {
         let mut rules: Rules = BTreeMap::new();
         rules.insert(libc::SYS_connect, Vec::new());
         rules.insert(libc::SYS_bind, Vec::new());

@@ -6,7 +6,8 @@
 //!
 //! 1. copies the address from the server's memory (`process_vm_readv`);
 //! 2. refuses (`EACCES`) anything but 127.0.0.0/8, `::1` (and `::ffff:127.0.0.0/104`), or an
-//!    `AF_UNSPEC` disconnect;
+//!    `AF_UNSPEC` disconnect; in "hosts" mode ([`Network::Proxy`]) a `connect` only to
+//!    127.0.0.1 at the proxy's port;
 //! 3. otherwise takes a duplicate of the server's socket (`pidfd_getfd`) and performs the
 //!    `connect` or `bind` itself, with its own copy of the address, returning the result as the
 //!    server's.
@@ -23,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::SandboxError;
+use crate::{Network, SandboxError};
 
 /// The largest socket address (`sockaddr_storage`).
 const MAX_ADDRESS: usize = 128;
@@ -42,13 +43,21 @@ impl Drop for Guard {
     }
 }
 
-pub(crate) fn start(listener: OwnedFd, server: &str) -> Result<Guard, SandboxError> {
+pub(crate) fn start(
+    listener: OwnedFd,
+    server: &str,
+    network: Network,
+) -> Result<Guard, SandboxError> {
+    let only = match network {
+        Network::Proxy(port) => Some(port),
+        _ => None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let name = format!("loopback-{server}");
     let thread = std::thread::Builder::new()
         .name(name.chars().take(15).collect())
-        .spawn(move || supervise(&listener, &flag))
+        .spawn(move || supervise(&listener, &flag, only))
         .map_err(|e| SandboxError::Supervisor(e.to_string()))?;
     Ok(Guard {
         stop,
@@ -56,7 +65,7 @@ pub(crate) fn start(listener: OwnedFd, server: &str) -> Result<Guard, SandboxErr
     })
 }
 
-fn supervise(listener: &OwnedFd, stop: &AtomicBool) {
+fn supervise(listener: &OwnedFd, stop: &AtomicBool, only: Option<u16>) {
     let fd = listener.as_raw_fd();
     while !stop.load(Ordering::Relaxed) {
         let mut poll = libc::pollfd {
@@ -81,7 +90,7 @@ fn supervise(listener: &OwnedFd, stop: &AtomicBool) {
         if unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut request) } != 0 {
             continue; // the caller died in between (ENOENT), or a signal
         }
-        let (value, errno) = answer(fd, &request);
+        let (value, errno) = answer(fd, &request, only);
         let response = libc::seccomp_notif_resp {
             id: request.id,
             val: value,
@@ -100,8 +109,9 @@ fn still_valid(listener: RawFd, id: u64) -> bool {
     unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
 }
 
-/// The call's return value and errno (0 when it succeeded).
-fn answer(listener: RawFd, request: &libc::seccomp_notif) -> (i64, i32) {
+/// The call's return value and errno (0 when it succeeded). `only`: the one port of 127.0.0.1
+/// a `connect` may reach.
+fn answer(listener: RawFd, request: &libc::seccomp_notif, only: Option<u16>) -> (i64, i32) {
     let refused = (0, libc::EACCES);
     let call = i64::from(request.data.nr);
     if call != libc::SYS_connect && call != libc::SYS_bind {
@@ -121,7 +131,11 @@ fn answer(listener: RawFd, request: &libc::seccomp_notif) -> (i64, i32) {
     if !still_valid(listener, request.id) {
         return refused;
     }
-    if !allowed(&address[..length]) {
+    let reachable = match only {
+        Some(port) if call == libc::SYS_connect => to_proxy(&address[..length], port),
+        _ => allowed(&address[..length]),
+    };
+    if !reachable {
         tracing::debug!(
             pid = request.pid,
             "a confined server tried to reach beyond this computer; refused"
@@ -176,6 +190,28 @@ pub(crate) fn allowed(address: &[u8]) -> bool {
             let loopback = ip[..15].iter().all(|b| *b == 0) && ip[15] == 1;
             let mapped = ip[..10].iter().all(|b| *b == 0) && ip[10..12] == [0xff, 0xff];
             loopback || (mapped && ip[12] == 127)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a socket address is 127.0.0.1 at `port` (or a disconnect): the proxy of a server in
+/// "hosts" mode, and nothing else of this computer.
+pub(crate) fn to_proxy(address: &[u8], port: u16) -> bool {
+    if address.len() < 2 {
+        return false;
+    }
+    let family = i32::from(u16::from_ne_bytes([address[0], address[1]]));
+    let port_of = |a: &[u8]| u16::from_be_bytes([a[2], a[3]]);
+    match family {
+        libc::AF_UNSPEC => true,
+        libc::AF_INET => {
+            address.len() >= 8 && address[4..8] == [127, 0, 0, 1] && port_of(address) == port
+        }
+        libc::AF_INET6 if address.len() >= 24 => {
+            let ip = &address[8..24];
+            let mapped = ip[..10].iter().all(|b| *b == 0) && ip[10..12] == [0xff, 0xff];
+            mapped && ip[12..16] == [127, 0, 0, 1] && port_of(address) == port
         }
         _ => false,
     }
@@ -282,5 +318,26 @@ mod tests {
         assert!(!allowed(&unix), "a Unix socket path");
         assert!(!allowed(&v4([127, 0, 0, 1])[..3]), "cut short");
         assert!(!allowed(&[]));
+    }
+
+    #[test]
+    fn in_hosts_mode_only_the_proxys_port_of_127_0_0_1_is_reached() {
+        assert!(to_proxy(&v4([127, 0, 0, 1]), 8080));
+        assert!(!to_proxy(&v4([127, 0, 0, 1]), 8081), "another local port");
+        assert!(
+            !to_proxy(&v4([127, 0, 0, 2]), 8080),
+            "another loopback address"
+        );
+        assert!(!to_proxy(&v4([93, 184, 216, 34]), 8080));
+        let mut mapped = v6([0; 16]);
+        mapped[2..4].copy_from_slice(&8080u16.to_be_bytes());
+        mapped[18..20].copy_from_slice(&[0xff, 0xff]);
+        mapped[20..24].copy_from_slice(&[127, 0, 0, 1]);
+        assert!(to_proxy(&mapped, 8080));
+        let mut one = v6([0; 16]);
+        one[23] = 1;
+        one[2..4].copy_from_slice(&8080u16.to_be_bytes());
+        assert!(!to_proxy(&one, 8080), "::1 is not where the proxy listens");
+        assert!(!to_proxy(&[], 8080));
     }
 }
