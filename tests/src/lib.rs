@@ -828,7 +828,9 @@ fn bound_over(source: &Path, target: &str, program: &Path) -> std::process::Comm
     let mut command = std::process::Command::new("unshare");
     command
         .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg(format!(r#"mount --bind "$0" {target} && shift && exec "$@""#))
+        .arg(format!(
+            r#"mount --bind "$0" {target} && shift && exec "$@""#
+        ))
         .arg(source)
         .arg("--")
         .arg(program);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use toolgate_egress::{Proxy, Refusal};
 use toolgate_settings::{NetworkAccess, SandboxSettings, ServerConfig};
 
-use super::egress::{allowance_of, HostAnswer};
+use super::egress::{allowance_of, HostAnswer, Reach};
 use super::registry::ServerManager;
 use crate::logs::ServerLog;
 use crate::McpError;
@@ -37,8 +37,14 @@ impl ServerManager {
         .map_err(|e| format!("its network proxy could not be started: {e}"))?;
         let proxy = Arc::new(proxy);
         let mut reaches = self.reaches.lock().unwrap_or_else(|p| p.into_inner());
-        let reach = reaches.entry(config.id.clone()).or_default();
-        reach.proxy = Arc::downgrade(&proxy);
+        // A new run: the answers of the last one (its "once" and its "deny") are gone with it.
+        reaches.insert(
+            config.id.clone(),
+            Reach {
+                proxy: Arc::downgrade(&proxy),
+                ..Reach::default()
+            },
+        );
         Ok(Some(proxy))
     }
 
