@@ -66,6 +66,7 @@ fn main() {
         "revoke_door_token",
         "set_server_sandbox",
         "answer_host",
+        "reveal_result",
         "set_server_trust",
         "read_resource_template",
         "get_prompt",

@@ -204,6 +204,7 @@ pub fn run() {
             commands::system::set_start_at_login,
             confinement::set_server_sandbox,
             confinement::answer_host,
+            commands::chat::reveal_result,
             confinement::set_server_trust,
             content::read_resource_template,
             content::get_prompt,

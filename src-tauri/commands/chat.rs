@@ -108,6 +108,12 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Stops the running turn: the model call, the approvals it waits for, its tool calls.
+/// A result's text before its secrets were removed, for the user who clicked *Reveal*.
+#[tauri::command]
+pub fn reveal_result(state: State<'_, AppState>, call_id: String) -> Option<String> {
+    state.host.reveal_result(&call_id)
+}
+
 #[tauri::command]
 pub async fn stop_turn(state: State<'_, AppState>) -> Result<()> {
     if let Some((_, cancel)) = state.turn.lock().unwrap_or_else(|p| p.into_inner()).take() {

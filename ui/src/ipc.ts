@@ -166,6 +166,10 @@ export const setServerRoots = (serverId: string, roots: string[]) =>
 export const setServerSandbox = (serverId: string, sandbox: SandboxSettings | null) =>
   invoke<string | null>("set_server_sandbox", { serverId, sandbox });
 
+/** A result's text before its secrets were removed (only when the user clicks Reveal); null once
+ *  it is no longer kept. */
+export const revealResult = (callId: string) => invoke<string | null>("reveal_result", { callId });
+
 /** The answer to "SERVER wants to reach HOST" (network "hosts"); applies at once. */
 export const answerHost = (serverId: string, host: string, answer: HostAnswer) =>
   invoke<void>("answer_host", { serverId, host, answer });

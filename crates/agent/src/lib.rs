@@ -29,7 +29,7 @@ mod requests;
 mod review;
 mod rules;
 mod search;
-mod secrets;
+pub mod secrets;
 mod tools;
 pub mod tray;
 

@@ -66,7 +66,7 @@ impl Agent {
                         .get(&entry.server_id)
                         .is_none_or(|f| f.scan_secrets);
                     if scanned {
-                        let removed = crate::secrets::redact(&mut output);
+                        let removed = crate::secrets::redact(&mut output, &call.id);
                         if removed > 0 {
                             tracing::warn!(server = %entry.server_id, tool = %entry.tool.name, removed, "secrets removed from a result before the model sees it");
                         }

@@ -4,8 +4,13 @@
 //! it, replaced by a marker naming what it looked like. Per server, on unless its trust
 //! settings turn it off. Beside the rules, the values this process has read from the keychain
 //! for its servers (`toolgate_mcp::known_secrets`) are matched exactly.
+//!
+//! The text of the last few results that had something removed is kept in this process's
+//! memory (never written anywhere), so the user, and only the user, can reveal it for that one
+//! result in the window ([`original`]).
 
-use std::sync::LazyLock;
+use std::collections::VecDeque;
+use std::sync::{LazyLock, Mutex};
 
 use rmcp::model::ContentBlock;
 use serde_json::Value;
@@ -48,13 +53,59 @@ fn article(rule: &str) -> String {
     }
 }
 
+/// How many results' text is kept for revealing.
+const KEPT: usize = 32;
+
+/// The text before removal of the last [`KEPT`] results that had something removed.
+#[derive(Default)]
+struct Kept(VecDeque<(String, String)>);
+
+impl Kept {
+    fn keep(&mut self, call_id: &str, text: String) {
+        self.0.retain(|(id, _)| id != call_id);
+        if self.0.len() == KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back((call_id.to_owned(), text));
+    }
+
+    fn get(&self, call_id: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(id, _)| id == call_id)
+            .map(|(_, text)| text.clone())
+    }
+}
+
+static ORIGINALS: Mutex<Kept> = Mutex::new(Kept(VecDeque::new()));
+
+fn keep(call_id: &str, text: String) {
+    ORIGINALS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .keep(call_id, text);
+}
+
+/// The text of call `call_id`'s result as the server sent it, before secrets were removed,
+/// while it is among the last results that had something removed. For the user's eyes (the
+/// window's *Reveal*), never for the model.
+pub fn original(call_id: &str) -> Option<String> {
+    ORIGINALS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(call_id)
+}
+
 /// `output` with what looks like a secret removed from its text, its text blocks and the
-/// strings of its structured content; returns how many were removed.
-pub(crate) fn redact(output: &mut ToolOutput) -> usize {
+/// strings of its structured content; returns how many were removed. The text as it was is
+/// kept under `call_id` for [`original`] when something was removed from it.
+pub(crate) fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
     let known = toolgate_mcp::known_secrets();
     let (text, found) = SCANNER.redact_with(&output.text, &known);
     let mut removed = found.len();
-    output.text = text;
+    if removed > 0 {
+        keep(call_id, std::mem::replace(&mut output.text, text));
+    }
     for block in output.result.content.iter_mut() {
         if let ContentBlock::Text(t) = block {
             let (text, found) = SCANNER.redact_with(&t.text, &known);
@@ -105,7 +156,7 @@ mod tests {
             CallToolResult::success(vec![ContentBlock::text(format!("the key is {KEY}"))]);
         result.structured_content = Some(json!({"token": KEY}));
         let mut output = ToolOutput::new(result);
-        let removed = redact(&mut output);
+        let removed = redact(&mut output, "call-1");
         assert_eq!(removed, 3, "text, block and structured content");
         let all = serde_json::to_string(&output).unwrap();
         assert!(!all.contains(KEY), "{all}");
@@ -113,6 +164,35 @@ mod tests {
             output.text.contains("[secret removed: GitHub Token]"),
             "{}",
             output.text
+        );
+        assert_eq!(
+            original("call-1").as_deref(),
+            Some(format!("the key is {KEY}").as_str()),
+            "kept for the user to reveal"
+        );
+        assert_eq!(original("another call"), None);
+        let mut clean = ToolOutput::new(CallToolResult::success(vec![ContentBlock::text("hi")]));
+        assert_eq!(redact(&mut clean, "call-2"), 0);
+        assert_eq!(
+            original("call-2"),
+            None,
+            "nothing kept when nothing was removed"
+        );
+    }
+
+    #[test]
+    fn only_the_last_results_are_kept() {
+        let mut kept = Kept::default();
+        for i in 0..=KEPT {
+            kept.keep(&format!("kept-{i}"), format!("text {i}"));
+        }
+        assert_eq!(kept.get("kept-0"), None, "the oldest is forgotten");
+        assert_eq!(kept.get("kept-1").as_deref(), Some("text 1"));
+        kept.keep("kept-1", "again".into());
+        assert_eq!(
+            kept.get("kept-1").as_deref(),
+            Some("again"),
+            "one entry a call"
         );
     }
 }

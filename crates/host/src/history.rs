@@ -33,6 +33,20 @@ async fn blocking<T: Send + 'static>(
 
 impl Host {
     /// The history, or why it is not being saved.
+    /// The text of call `call_id`'s result as the server sent it, before secrets were removed:
+    /// for the user who asks to see it (the window's *Reveal*), never for the model. `None`
+    /// once it is no longer among the last results kept in memory.
+    pub fn reveal_result(&self, call_id: &str) -> Option<String> {
+        let original = toolgate_agent::secrets::original(call_id);
+        if original.is_some() {
+            tracing::info!(
+                call = call_id,
+                "a result's removed secrets shown to the user"
+            );
+        }
+        original
+    }
+
     pub fn saved_history(&self) -> Result<Arc<History>, HistoryAccessError> {
         self.history.clone().map_err(HistoryAccessError::NotSaved)
     }

@@ -3,11 +3,13 @@
 // holds the whole text as text.
 import { afterEach, describe, expect, it } from "vitest";
 import { createElement } from "react";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ApprovalCard, { isLong, LONG_CHARS, LONG_LINES } from "./ApprovalCard";
 import type { PendingCall } from "../ipc";
-import { click, mount } from "../testing";
+import { click, mount, settle } from "../testing";
 
 afterEach(() => {
+  clearMocks();
   document.body.innerHTML = "";
 });
 
@@ -60,6 +62,39 @@ describe("a tool call's result", () => {
     await click(summary);
     expect(details.open).toBe(false);
     app.unmount();
+  });
+
+  it("reveals what Toolgate removed only when asked, for this result, and hides it again", async () => {
+    const asked: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd === "reveal_result") {
+        asked.push(args);
+        return "token ghp_<b>real</b>";
+      }
+      return null;
+    });
+    const app = await card("token [secret removed: GitHub Token]");
+    const output = () => app.host.querySelector("[data-testid=tool-output]");
+    expect(asked).toEqual([]);
+    expect(output()?.textContent).toBe("token [secret removed: GitHub Token]");
+    await click(app.host.querySelector("[data-testid=reveal-result]"));
+    await settle();
+    expect(asked).toEqual([{ callId: "c1" }]);
+    // The revealed text is still the server's: text, never markup.
+    expect(output()?.textContent).toBe("token ghp_<b>real</b>");
+    expect(output()?.querySelector("b")).toBeNull();
+    await click(app.host.querySelector("[data-testid=hide-result]"));
+    expect(output()?.textContent).toBe("token [secret removed: GitHub Token]");
+    app.unmount();
+  });
+
+  it("offers no reveal for a result with nothing removed, nor for a denial", async () => {
+    const plain = await card("Echo: hi");
+    expect(plain.host.querySelector("[data-testid=reveal-result]")).toBeNull();
+    plain.unmount();
+    const denied = await card("Refused [secret removed: GitHub Token]", "denied");
+    expect(denied.host.querySelector("[data-testid=reveal-result]")).toBeNull();
+    denied.unmount();
   });
 
   it("names a denial's reason as such", async () => {

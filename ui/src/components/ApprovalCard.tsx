@@ -1,5 +1,5 @@
 import { useMemo, useState } from "react";
-import type { Decision, JsonValue, PendingCall, ShownImage } from "../ipc";
+import { errorMessage, revealResult, type Decision, type JsonValue, type PendingCall, type ShownImage } from "../ipc";
 import { ResultImages } from "./Images";
 import ResultReview from "./ResultReview";
 import { formFields, SchemaForm } from "./SchemaForm";
@@ -225,7 +225,13 @@ function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
           {progress}
         </p>
       )}
-      {output !== undefined && <ToolResult text={output} label={state === "denied" ? "Reason" : "Result"} />}
+      {output !== undefined && (
+        <ToolResult
+          text={output}
+          label={state === "denied" ? "Reason" : "Result"}
+          callId={state === "denied" ? undefined : call.callId}
+        />
+      )}
       {images && <ResultImages images={images} tool={call.tool} />}
     </div>
   );
@@ -249,9 +255,25 @@ export function isLong(text: string): boolean {
  * disclosure (a button for keyboards and screen readers, Enter or Space toggles it), and the
  * `<pre>` always holds the whole text, folded or not.
  */
-export function ToolResult({ text, label }: { text: string; label: string }) {
+/** The marker Toolgate puts where it removed a secret from a result. */
+export const REMOVED = "[secret removed: ";
+
+export function ToolResult({ text, label, callId }: { text: string; label: string; callId?: string }) {
   const [open, setOpen] = useState(() => !isLong(text));
-  const lines = text === "" ? 0 : text.split("\n").length;
+  // The text with its secrets, shown only after the user asked (never sent to the model).
+  const [revealed, setRevealed] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const shown = revealed ?? text;
+  const lines = shown === "" ? 0 : shown.split("\n").length;
+  const reveal = () => {
+    if (!callId) return;
+    setProblem(null);
+    revealResult(callId).then(
+      (original) =>
+        original === null ? setProblem("It is no longer kept: only the last results are.") : setRevealed(original),
+      (e: unknown) => setProblem(errorMessage(e)),
+    );
+  };
   return (
     <details
       className="result-box"
@@ -262,12 +284,33 @@ export function ToolResult({ text, label }: { text: string; label: string }) {
       <summary>
         {label}{" "}
         <span className="muted small">
-          ({lines} {lines === 1 ? "line" : "lines"}, {text.length.toLocaleString("en")} characters)
+          ({lines} {lines === 1 ? "line" : "lines"}, {shown.length.toLocaleString("en")} characters)
         </span>
       </summary>
+      {callId && text.includes(REMOVED) && (
+        <p className="row small" data-testid="secrets-removed">
+          {revealed === null
+            ? "Toolgate removed what looks like a secret before the model saw this result."
+            : "Shown with its secrets, to you only: the model saw it without them."}
+          {revealed === null ? (
+            <button type="button" data-testid="reveal-result" onClick={reveal}>
+              Reveal for this result
+            </button>
+          ) : (
+            <button type="button" data-testid="hide-result" onClick={() => setRevealed(null)}>
+              Hide again
+            </button>
+          )}
+        </p>
+      )}
+      {problem && (
+        <p className="error small" role="alert">
+          {problem}
+        </p>
+      )}
       {/* Tool output is untrusted: shown as text, never as HTML. */}
       <pre className="result" data-testid="tool-output">
-        {text}
+        {shown}
       </pre>
     </details>
   );
