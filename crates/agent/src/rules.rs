@@ -109,6 +109,7 @@ mod tests {
             review_results: Vec::new(),
             held_tools: Vec::new(),
             wanted_hosts: Vec::new(),
+            installed: None,
             scan_secrets: true,
         }
     }

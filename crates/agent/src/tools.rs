@@ -99,6 +99,7 @@ mod tests {
             review_results: vec![],
             held_tools: Vec::new(),
             wanted_hosts: Vec::new(),
+            installed: None,
             scan_secrets: true,
         }
     }

@@ -9,6 +9,7 @@ mod door;
 mod gateway;
 mod hosts;
 mod manage;
+mod packages;
 mod policy;
 mod registry;
 mod run;
@@ -241,6 +242,18 @@ enum Servers {
         #[arg(long, default_value_t = 50)]
         lines: usize,
     },
+    /// The exact versions installed for npx and uvx servers, and what their registries offer.
+    Versions {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install a newer version of an npx or uvx server (its command line's newest match, or
+    /// `--version`); it runs from its next start, the old version kept.
+    Update {
+        id: String,
+        #[arg(long)]
+        version: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -386,6 +399,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             Servers::Disable { id } => manage::servers_enable(&mut ctx, &id, false),
             Servers::Restart { id } => manage::servers_restart(&ctx, &id).await,
             Servers::Logs { id, lines } => manage::servers_logs(&ctx, &id, lines),
+            Servers::Versions { json } => packages::versions(&ctx, json).await,
+            Servers::Update { id, version } => {
+                packages::update(&ctx, &id, version.as_deref()).await
+            }
             Servers::Login {
                 id,
                 client_id,

@@ -31,6 +31,7 @@ pub use door::{
 };
 pub use managed::{ManagedOrigin, ManagedView};
 pub use options::HostOptions;
+pub use packages::{PackageError, PackageView};
 pub use registry::RegistryAddError;
 pub use sign_in::SIGN_IN_WAIT;
 pub use telemetry::STOP_GRACE;
@@ -56,6 +57,7 @@ mod approval_settings;
 mod history;
 mod import;
 mod other_hosts;
+mod packages;
 mod provider_setup;
 mod reach;
 mod server_edits;

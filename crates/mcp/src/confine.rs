@@ -231,6 +231,7 @@ pub(crate) fn plan(
     host: &HostEnv,
     data_root: Option<&Path>,
     protected: &Protected,
+    installed: Option<&Path>,
 ) -> Result<Option<Plan>, String> {
     let Transport::Stdio { args, env, cwd, .. } = &config.transport else {
         return Ok(None);
@@ -281,6 +282,9 @@ pub(crate) fn plan(
         }
     }
     readable.extend(settings.read.iter().cloned());
+    // The version Toolgate installed for it: inside Toolgate's own folder, so granted here
+    // rather than derived, and only to read.
+    readable.extend(installed.map(Path::to_path_buf));
     read.extend(readable.iter().cloned());
 
     let mut writable: Vec<PathBuf> = config.roots.clone();
@@ -437,6 +441,7 @@ mod tests {
             &host,
             Some(&data),
             &protected,
+            None,
         )
         .unwrap()
         .expect("on by default");
@@ -481,6 +486,7 @@ mod tests {
             &host,
             Some(&data),
             &protected,
+            None,
         )
         .unwrap()
         .expect("on");
@@ -510,6 +516,7 @@ mod tests {
             &host,
             Some(&data),
             &protected,
+            None,
         )
         .unwrap()
         .expect("on");
@@ -534,6 +541,7 @@ mod tests {
             host,
             Some(data),
             protected,
+            None,
         )
         .unwrap()
         .is_none()

@@ -48,9 +48,9 @@ pub use manager::{
 pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_settings::NetworkAccess;
 pub use types::{
-    CallOptions, CallProgress, Launch, LogLevel, PromptArgumentInfo, PromptInfo, RefusedTool,
-    ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus, TaskState,
-    ToolChange, ToolInfo, ToolOutput, ToolText,
+    CallOptions, CallProgress, Installed, Launch, LogLevel, PromptArgumentInfo, PromptInfo,
+    RefusedTool, ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus,
+    TaskState, ToolChange, ToolInfo, ToolOutput, ToolText,
 };
 
 /// The MCP Apps extension: tools whose results are shown by an HTML app the server serves.

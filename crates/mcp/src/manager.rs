@@ -26,6 +26,7 @@ mod entry;
 mod lifecycle;
 mod listen;
 mod passing;
+mod pinned;
 mod quarantine;
 mod reach;
 mod reads;

@@ -268,6 +268,20 @@ pub struct ServerSnapshot {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<String>>", optional)]
     pub wanted_hosts: Vec<String>,
+    /// The exact version Toolgate installed for it and runs (an npx or uvx server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub installed: Option<Installed>,
+}
+
+/// A package Toolgate installed for a server, as its card shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Installed {
+    pub package: String,
+    pub version: String,
+    /// `npm` or `PyPI`.
+    pub registry: String,
 }
 
 /// A tool's words and hints as the user accepts them: what a change is judged by.

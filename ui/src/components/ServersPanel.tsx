@@ -369,6 +369,13 @@ function ServerCard({
           ))}
         </ul>
       )}
+      {server.installed && (
+        <p className="muted small" data-testid="installed-version">
+          Runs {server.installed.package} {server.installed.version} from {server.installed.registry}, installed by
+          Toolgate and locked (newer versions are offered by <code>toolgate servers versions</code>, never taken
+          unasked)
+        </p>
+      )}
       <HeldTools server={server} />
       <WantedHosts server={server} />
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}

@@ -487,6 +487,15 @@ options?: Array<string>,
 usedBy: Array<string>, };
 
 /**
+ * A package Toolgate installed for a server, as its card shows it.
+ */
+export type Installed = { package: string, version: string,
+/**
+ * `npm` or `PyPI`.
+ */
+registry: string, };
+
+/**
  * A token just issued: shown once, then only its name.
  */
 export type IssuedToken = { name: string, token: string,
@@ -1188,7 +1197,11 @@ heldTools?: Array<ToolChange>,
  * Names its proxy refused (network "hosts") that wait for the user: allow once, always,
  * or deny.
  */
-wantedHosts?: Array<string>, };
+wantedHosts?: Array<string>,
+/**
+ * The exact version Toolgate installed for it and runs (an npx or uvx server).
+ */
+installed?: Installed, };
 
 export type ServerStatus = { "state": "stopped" } | { "state": "starting" } | { "state": "ready" } | { "state": "restarting", attempt: number, retryInMs: number, reason: string, } | { "state": "failed", reason: string, } | { "state": "signIn", reason: string, again: boolean, };
 

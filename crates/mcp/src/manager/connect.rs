@@ -34,6 +34,13 @@ const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
 pub(super) type Service = RunningService<RoleClient, Client>;
 
 /// A connection that has finished its handshake.
+/// What a start learnt besides its connection: the sandbox applied and the version installed.
+#[derive(Default)]
+pub(super) struct StartFacts {
+    pub sandbox: Option<SandboxReport>,
+    pub installed: Option<toolgate_install::Record>,
+}
+
 pub(super) struct Connected {
     pub service: Service,
     pub process: Option<StdioProcess>,
@@ -215,7 +222,7 @@ impl ServerManager {
         roots: Arc<RwLock<Vec<PathBuf>>>,
         refused: crate::http::Refused,
         cancel: &CancellationToken,
-        sandbox: &mut Option<SandboxReport>,
+        facts: &mut StartFacts,
     ) -> Result<(Connected, Listed), Failure> {
         let (tx, list_changed) = mpsc::unbounded_channel();
         let timeout = Duration::from_secs(config.startup_timeout_secs);
@@ -235,7 +242,7 @@ impl ServerManager {
             };
             let mode = attempts[attempt].0.clone();
             let failed = match self
-                .handshake(config, log, client, mode, cancel, sandbox)
+                .handshake(config, log, client, mode, cancel, facts)
                 .await
             {
                 Ok(ok) => break ok,
@@ -337,7 +344,7 @@ impl ServerManager {
         client: Client,
         mode: ClientLifecycleMode,
         cancel: &CancellationToken,
-        sandbox: &mut Option<SandboxReport>,
+        facts: &mut StartFacts,
     ) -> Result<Handshaken, Handshake> {
         let timeout = Duration::from_secs(config.startup_timeout_secs);
         let seconds = timeout.as_secs();
@@ -362,9 +369,16 @@ impl ServerManager {
                 // Kept from an earlier start, or found while the app started: no server waits for
                 // the login shell unless only its new answer has the command.
                 let host = self.host_env_for(command, cwd.as_deref()).await;
+                // Before the start-up time counts: the first start of an npx or uvx server
+                // installs its exact version.
+                let pinned = self.pinned(config, host, log).await?;
                 let deadline = tokio::time::Instant::now() + timeout;
                 stdio::check_cwd(cwd.as_deref())?;
-                let program = host.resolve(command, cwd.as_deref())?;
+                let (program, args) = match &pinned {
+                    Some((record, rest)) => (record.program.clone(), rest),
+                    None => (host.resolve(command, cwd.as_deref())?, args),
+                };
+                facts.installed = pinned.as_ref().map(|(record, _)| record.clone());
                 let spec = StdioSpec {
                     server: &config.id,
                     program: &program,
@@ -378,13 +392,14 @@ impl ServerManager {
                     host,
                     self.options.server_data.as_deref(),
                     &self.protected,
+                    pinned.as_ref().map(|(record, _)| record.folder.as_path()),
                 )?;
                 if let Some(plan) = plan.as_mut() {
                     if let Some(proxy) = self.start_proxy(config, log).await? {
                         plan.through(proxy);
                     }
                 }
-                *sandbox = match &plan {
+                facts.sandbox = match &plan {
                     Some(plan) => {
                         log.mark(&confine::describe(&plan.report));
                         Some(plan.report.clone())

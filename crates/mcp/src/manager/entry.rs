@@ -36,6 +36,8 @@ pub(super) struct Entry {
     pub(super) roots: Arc<RwLock<Vec<PathBuf>>>,
     /// The sandbox as applied at the last start.
     pub(super) sandbox: Option<SandboxReport>,
+    /// The exact version installed for it and run at the last start (an npx or uvx server).
+    pub(super) installed: Option<toolgate_install::Record>,
     /// A remote server's sign-in while connected.
     pub(super) session: Option<toolgate_oauth::Session>,
     /// The scope a call was refused for (403 `insufficient_scope`), until the next start.

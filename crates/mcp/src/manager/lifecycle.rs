@@ -144,9 +144,9 @@ impl ServerManager {
         retired.finish().await;
         // Only now: the old process's last words must not explain the new one's failure.
         log.clear();
-        let mut sandbox = None;
+        let mut facts = super::connect::StartFacts::default();
         let outcome = self
-            .connect(&config, &log, roots, refused, &cancel, &mut sandbox)
+            .connect(&config, &log, roots, refused, &cancel, &mut facts)
             .await;
         let mut entries = self.entries.lock().await;
         let Some(entry) = entries.get_mut(id).filter(|e| e.generation == generation) else {
@@ -158,8 +158,11 @@ impl ServerManager {
             return;
         };
         entry.starting = None;
-        if sandbox.is_some() {
-            entry.sandbox = sandbox;
+        if facts.sandbox.is_some() {
+            entry.sandbox = facts.sandbox;
+        }
+        if facts.installed.is_some() {
+            entry.installed = facts.installed;
         }
         let retry = match outcome {
             Ok((connected, listed)) => {

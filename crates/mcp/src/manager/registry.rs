@@ -238,6 +238,7 @@ impl ServerManager {
             generation: self.next_generation(),
             backoff: Default::default(),
             sandbox: None,
+            installed: None,
             session: None,
             needs_scope: None,
             refused: Default::default(),
@@ -309,6 +310,14 @@ impl ServerManager {
                     .map(|(t, before)| super::baseline::change(t, before.clone()))
                     .collect(),
                 wanted_hosts: self.wanted_hosts(&e.config.id),
+                installed: e.installed.as_ref().map(|r| crate::types::Installed {
+                    package: r.package.clone(),
+                    version: r.version.clone(),
+                    registry: match r.ecosystem {
+                        toolgate_install::Ecosystem::Npm => "npm".into(),
+                        toolgate_install::Ecosystem::Pypi => "PyPI".into(),
+                    },
+                }),
             })
             .collect()
     }
