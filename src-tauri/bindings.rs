@@ -72,6 +72,7 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_settings::import::ImportChoices>();
     collect.visit::<toolgate_settings::SandboxSettings>();
     collect.visit::<toolgate_mcp::HostAnswer>();
+    collect.visit::<toolgate_host::PackageView>();
     collect.visit::<toolgate_settings::TrustMarks>();
     collect.visit::<toolgate_history::AuditFilter>();
     collect.visit::<toolgate_policy::Rule>();

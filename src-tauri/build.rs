@@ -4,6 +4,8 @@ fn main() {
         "list_servers",
         "accept_tool_changes",
         "restart_server",
+        "package_version",
+        "update_package",
         "call_tool",
         "get_provider",
         "set_provider",

@@ -48,6 +48,7 @@ command_error! {
     toolgate_hosts::HostError => "hosts",
     toolgate_registry::RegistryError => "registry",
     toolgate_host::RegistryAddError => "registry",
+    toolgate_host::PackageError => "servers",
     tauri::Error => "internal",
     tokio::task::JoinError => "internal",
     serde_json::Error => "internal",

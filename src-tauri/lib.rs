@@ -162,6 +162,8 @@ pub fn run() {
             commands::approvals::export_audit,
             commands::servers::list_servers,
             commands::servers::restart_server,
+            commands::servers::package_version,
+            commands::servers::update_package,
             commands::servers::call_tool,
             commands::servers::tool_catalog,
             commands::servers::set_server_enabled,

@@ -30,6 +30,43 @@ pub async fn accept_tool_changes(
         .await?)
 }
 
+/// The version Toolgate installed for an npx or uvx server and the newest its registry has
+/// (asked now: slow, and offline it says so).
+#[tauri::command]
+pub async fn package_version(
+    state: State<'_, AppState>,
+    server_id: String,
+) -> Result<Option<toolgate_host::PackageView>> {
+    Ok(state
+        .host
+        .packages()
+        .await
+        .into_iter()
+        .find(|p| p.server == server_id))
+}
+
+/// Installs `version` of a server's package beside the one it runs, and restarts it with the
+/// new one (its changed tools are then held until accepted).
+#[tauri::command]
+pub async fn update_package<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    server_id: String,
+    version: String,
+) -> Result<String> {
+    let installed = state
+        .host
+        .update_package(
+            &server_id,
+            Some(&version),
+            &|line: &str| tracing::info!(server = %server_id, "{line}"),
+        )
+        .await?;
+    state.servers.restart(&server_id).await?;
+    let _ = app.emit(crate::events::SERVERS_CHANGED, ());
+    Ok(installed)
+}
+
 #[tauri::command]
 pub async fn restart_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
     Ok(state.servers.restart(&server_id).await?)

@@ -43,6 +43,7 @@ import type {
   ServerConfig,
   ToolChange,
   HostAnswer,
+  PackageView,
   IdentityProvider,
   ServerSnapshot,
   SignedInInfo,
@@ -169,6 +170,14 @@ export const setServerSandbox = (serverId: string, sandbox: SandboxSettings | nu
 /** A result's text before its secrets were removed (only when the user clicks Reveal); null once
  *  it is no longer kept. */
 export const revealResult = (callId: string) => invoke<string | null>("reveal_result", { callId });
+
+/** The version installed for an npx or uvx server and the newest its registry has (asks the
+ *  registry: slow). */
+export const packageVersion = (serverId: string) => invoke<PackageView | null>("package_version", { serverId });
+
+/** Installs `version` beside the one the server runs and restarts it with it. */
+export const updatePackage = (serverId: string, version: string) =>
+  invoke<string>("update_package", { serverId, version });
 
 /** The answer to "SERVER wants to reach HOST" (network "hosts"); applies at once. */
 export const answerHost = (serverId: string, host: string, answer: HostAnswer) =>

@@ -1,6 +1,7 @@
 import { memo, useCallback, useMemo, useRef, useState } from "react";
 import EditServer from "./EditServer";
 import HeldTools from "./HeldTools";
+import InstalledVersion from "./InstalledVersion";
 import WantedHosts from "./WantedHosts";
 import SandboxPanel, { sandboxBadge } from "./SandboxPanel";
 import { LockedNote, useManaged } from "./Managed";
@@ -369,13 +370,7 @@ function ServerCard({
           ))}
         </ul>
       )}
-      {server.installed && (
-        <p className="muted small" data-testid="installed-version">
-          Runs {server.installed.package} {server.installed.version} from {server.installed.registry}, installed by
-          Toolgate and locked (newer versions are offered by <code>toolgate servers versions</code>, never taken
-          unasked)
-        </p>
-      )}
+      <InstalledVersion server={server} />
       <HeldTools server={server} />
       <WantedHosts server={server} />
       {editing && <EditServer serverId={server.id} onDone={() => setEditing(false)} />}

@@ -739,6 +739,16 @@ assertion?: string | null,
  */
 assertionFile?: string | null, };
 
+/**
+ * One installed server's version and what its registry offers now.
+ */
+export type PackageView = { server: string, package: string, installed: string,
+/**
+ * The newest version its registry has; `None` when the registry could not be asked
+ * (`problem` says why).
+ */
+available: string | null, problem: string | null, };
+
 export type Page = { servers: Array<Listing>,
 /**
  * Give it back for the next page; `None` at the end.
