@@ -73,6 +73,7 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_settings::SandboxSettings>();
     collect.visit::<toolgate_mcp::HostAnswer>();
     collect.visit::<toolgate_host::PackageView>();
+    collect.visit::<crate::install_link::LinkOffer>();
     collect.visit::<toolgate_settings::TrustMarks>();
     collect.visit::<toolgate_history::AuditFilter>();
     collect.visit::<toolgate_policy::Rule>();

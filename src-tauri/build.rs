@@ -69,6 +69,7 @@ fn main() {
         "set_server_sandbox",
         "answer_host",
         "reveal_result",
+        "pending_install_link",
         "set_server_trust",
         "read_resource_template",
         "get_prompt",

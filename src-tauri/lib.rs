@@ -13,6 +13,7 @@ mod content;
 mod door;
 mod error;
 mod events;
+mod install_link;
 mod notify;
 mod shell_commands;
 mod sign_in;
@@ -42,10 +43,16 @@ pub fn run() {
         .init();
 
     let app = tauri::Builder::default()
-        // Registered first, as the plugin asks: a second launch only brings this window forward.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            tray::show_window(app)
+        // Registered first, as the plugin asks: a second launch only brings this window forward,
+        // handing over an install link it was given.
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            tray::show_window(app);
+            for arg in args.iter().skip(1) {
+                install_link::received(app, arg);
+            }
         }))
+        // toolgate://install links (install_link.rs); the web-view has no deep-link permission.
+        .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_notification::init())
         // The window's remembered state (`ui_state.rs`); the web-view has no store permission.
         .plugin(tauri_plugin_store::Builder::new().build())
@@ -64,6 +71,7 @@ pub fn run() {
             let state = AppState::load(app.handle())?;
             let servers = state.servers.clone();
             app.manage(state);
+            install_link::listen(app);
 
             // Tell the web-view about every status change, then start the servers.
             let handle = app.handle().clone();
@@ -207,6 +215,7 @@ pub fn run() {
             confinement::set_server_sandbox,
             confinement::answer_host,
             commands::chat::reveal_result,
+            install_link::pending_install_link,
             confinement::set_server_trust,
             content::read_resource_template,
             content::get_prompt,

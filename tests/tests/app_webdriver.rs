@@ -658,7 +658,12 @@ async fn another_host_calls_through_the_window(c: &Client, marker: &str) -> Resu
 
 /// A second launch while the app runs hands over to the running one and exits.
 fn second_launch_only_focuses(data_home: &std::path::Path) -> Result<()> {
+    second_launch(data_home, &[])
+}
+
+fn second_launch(data_home: &std::path::Path, args: &[&str]) -> Result<()> {
     let mut second = Command::new(app_binary())
+        .args(args)
         .env("XDG_DATA_HOME", data_home.join("data"))
         .env("XDG_CONFIG_HOME", data_home.join("config"))
         .env("XDG_CACHE_HOME", data_home.join("cache"))
@@ -677,6 +682,48 @@ fn second_launch_only_focuses(data_home: &std::path::Path) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A `toolgate://install` link given to a second launch (as the OS hands one over): the running
+/// window opens Add server on the JSON tab, filled in and previewed with the exact command, and
+/// nothing is added until the user clicks Import.
+async fn install_link_opens_the_dialog_filled_in(
+    c: &Client,
+    data_home: &std::path::Path,
+) -> Result<()> {
+    use base64::Engine;
+    let script = toolgate_tests::fault_server_script()
+        .to_string_lossy()
+        .into_owned();
+    let entry = json!({"command": "python3", "args": [script, "ok"]});
+    let config = base64::engine::general_purpose::STANDARD.encode(entry.to_string());
+    let link = format!("toolgate://install?name=linked&config={config}");
+    second_launch(data_home, &[&link])?;
+    wait_text(
+        c,
+        "[data-testid=install-link-note]",
+        "check the command",
+        20,
+    )
+    .await?;
+    wait_text(c, "[data-testid=import-report]", "fault_server.py ok", 20).await?;
+    let settings = data_home.join("data/dev.toolgate.desktop/settings.json");
+    let before = std::fs::read_to_string(&settings)?;
+    anyhow::ensure!(
+        !before.contains("\"linked\""),
+        "an install link must not add anything before the click"
+    );
+    click(c, "[data-testid=import-confirm]").await?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&settings)?.contains("\"linked\"") {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the linked server was not added on the click"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    click(c, "[data-testid=add-server-close]").await?;
+    Ok(())
 }
 
 /// The value of `name` in the environment of this test's fault server process, if it runs.
@@ -900,6 +947,11 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
     let mut outcome = scenario(&client, &provider, &data_home.to_string_lossy(), &remote).await;
     if let Ok(tokens) = outcome {
         outcome = second_launch_only_focuses(&data_home).map(|()| tokens);
+    }
+    if let Ok(tokens) = outcome {
+        outcome = install_link_opens_the_dialog_filled_in(&client, &data_home)
+            .await
+            .map(|()| tokens);
     }
     let marker = data_home.to_string_lossy().into_owned();
     let running = app_processes(&marker);

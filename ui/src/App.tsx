@@ -7,6 +7,9 @@ import {
   listServers,
   onApprovalsChanged,
   onServersChanged,
+  onInstallLink,
+  pendingInstallLink,
+  type LinkOffer,
   openLogFolder,
   pendingApprovals,
   restartServer,
@@ -65,6 +68,8 @@ export default function App() {
   const [paused, setPausedState] = useState(false);
   const [palette, setPalette] = useState(false);
   const [adding, setAdding] = useState<AddTab | null>(null);
+  // The server an install link holds, shown in the Add server dialog until it closes.
+  const [linked, setLinked] = useState<LinkOffer | null>(null);
   const [selectedServer, setSelectedServer] = useState<string | null>(null);
   const [sidebarWidth, setSidebarWidth] = useState(SIDEBAR.initial);
   const [chatList, setChatList] = useState<HTMLElement | null>(null);
@@ -113,9 +118,17 @@ export default function App() {
     );
     const servers = onServersChanged(refreshServers);
     const approvals = onApprovalsChanged(refreshWaiting);
+    const openLink = (offer: LinkOffer | null) => {
+      if (!offer) return;
+      setLinked(offer);
+      setAdding("json");
+    };
+    const links = onInstallLink(openLink);
+    pendingInstallLink().then(openLink, () => undefined);
     return () => {
       servers.then((f) => f());
       approvals.then((f) => f());
+      links.then((f) => f());
     };
   }, [refreshServers, refreshWaiting]);
 
@@ -445,7 +458,11 @@ export default function App() {
         <AddServerDialog
           tab={adding}
           onTab={setAdding}
-          onClose={() => setAdding(null)}
+          link={linked}
+          onClose={() => {
+            setAdding(null);
+            setLinked(null);
+          }}
           onAdded={(id) => {
             if (id) setSelectedServer(id);
             refreshServers();

@@ -44,6 +44,7 @@ import type {
   ToolChange,
   HostAnswer,
   PackageView,
+  LinkOffer,
   IdentityProvider,
   ServerSnapshot,
   SignedInInfo,
@@ -317,6 +318,13 @@ export const onServersChanged = (onChange: () => void): Promise<UnlistenFn> =>
   listen("servers-changed", () => onChange());
 
 /** Calls `onChange` whenever a request starts or stops waiting for approval. */
+/** A `toolgate://install` link handed to Toolgate: the server it holds, or why it is unreadable. */
+export const onInstallLink = (onLink: (offer: LinkOffer) => void): Promise<UnlistenFn> =>
+  listen<LinkOffer>("install-link", (e) => onLink(e.payload));
+
+/** The install link that arrived before the window listened, taken once. */
+export const pendingInstallLink = () => invoke<LinkOffer | null>("pending_install_link");
+
 export const onApprovalsChanged = (onChange: () => void): Promise<UnlistenFn> =>
   listen("approvals-changed", () => onChange());
 

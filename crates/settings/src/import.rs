@@ -82,6 +82,7 @@
 mod apply;
 mod error;
 mod launch;
+mod link;
 mod merge;
 mod plan;
 mod read;
@@ -93,6 +94,7 @@ use std::path::PathBuf;
 pub use apply::{Applied, ImportChoices, SecretMove, SecretToStore};
 pub use error::{ImportError, SecretLocation};
 pub use launch::launch_line;
+pub use link::{read_install_link, InstallLink, LinkError};
 pub use plan::{plan_import, ImportOptions, ImportPlan};
 pub use read::Format;
 pub use report::{

@@ -6,6 +6,7 @@ import AddServer, { type AddServerDraft } from "./AddServer";
 import ImportServers from "./ImportServers";
 import RegistryTab from "./RegistryTab";
 import { WELL_KNOWN } from "../wellKnown";
+import type { LinkOffer } from "../ipc";
 
 export type AddTab = "wellKnown" | "registry" | "form" | "json";
 
@@ -22,6 +23,8 @@ interface Props {
   onClose: () => void;
   /** A server was added (its id when one was). */
   onAdded: (id: string | null) => void;
+  /** The server an install link holds, filled into the JSON tab. */
+  link?: LinkOffer | null;
 }
 
 const FOCUSABLE = "button, input, select, textarea, summary, [tabindex]:not([tabindex='-1'])";
@@ -42,7 +45,7 @@ function keepFocusInside(e: React.KeyboardEvent, dialog: HTMLElement | null) {
   }
 }
 
-export default function AddServerDialog({ tab, onTab, onClose, onAdded }: Props) {
+export default function AddServerDialog({ tab, onTab, onClose, onAdded, link }: Props) {
   const [draft, setDraft] = useState<{ key: number; value: AddServerDraft | undefined }>({ key: 0, value: undefined });
   const dialog = useRef<HTMLDivElement>(null);
   const before = useRef<Element | null>(document.activeElement);
@@ -148,7 +151,7 @@ export default function AddServerDialog({ tab, onTab, onClose, onAdded }: Props)
           )}
           {tab === "registry" && <RegistryTab onAdded={(id) => onAdded(id)} onOffline={() => onTab("wellKnown")} />}
           {tab === "form" && <AddServer key={draft.key} initial={draft.value} onAdded={added} />}
-          {tab === "json" && <ImportServers onImported={added} />}
+          {tab === "json" && <ImportServers onImported={added} link={link ?? undefined} />}
         </div>
       </div>
     </div>

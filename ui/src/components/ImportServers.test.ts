@@ -67,3 +67,45 @@ describe("importing servers", () => {
     act(() => root.unmount());
   });
 });
+
+describe("an install link", () => {
+  it("is filled in and previewed with its exact command, and added only on the user's click", async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      if (cmd === "import_sources") return { claudeDesktop: null };
+      if (cmd === "preview_import" || cmd === "apply_import") return report;
+    });
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    const text = '{\n  "command": "npx",\n  "args": ["-y", "github-server"]\n}';
+    const link = { link: { name: "github", text, form: "Cursor" }, problem: null };
+    await act(async () => root.render(createElement(ImportServers, { link })));
+    await settle();
+    expect(host.querySelector("[data-testid=install-link-note]")?.textContent).toContain("a Cursor install link");
+    expect((host.querySelector("#import-text") as HTMLTextAreaElement).value).toBe(text);
+    expect(calls.filter((c) => c.cmd === "preview_import").map((c) => c.args)).toEqual([
+      { source: { kind: "text", text, name: "github" } },
+    ]);
+    expect(host.querySelector("[data-testid=import-report]")?.textContent).toContain("npx -y github-server");
+    expect(calls.some((c) => c.cmd === "apply_import")).toBe(false);
+    await act(async () => (host.querySelector("[data-testid=import-confirm]") as HTMLButtonElement).click());
+    await settle();
+    expect(calls.filter((c) => c.cmd === "apply_import")).toHaveLength(1);
+    await act(async () => root.unmount());
+  });
+
+  it("that cannot be read says why and fills nothing", async () => {
+    mockIPC((cmd) => (cmd === "import_sources" ? { claudeDesktop: null } : null));
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    const link = { link: null, problem: "its config is not base64" };
+    await act(async () => root.render(createElement(ImportServers, { link })));
+    await settle();
+    expect(host.querySelector("[data-testid=install-link-problem]")?.textContent).toContain("not base64");
+    expect((host.querySelector("#import-text") as HTMLTextAreaElement).value).toBe("");
+    await act(async () => root.unmount());
+  });
+});

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import {
   applyImport,
   errorMessage,
@@ -8,6 +8,7 @@ import {
   type ImportChoices,
   type ImportReport,
   type ImportSource,
+  type LinkOffer,
 } from "../ipc";
 
 type Candidate = ImportReport["secretCandidates"][number];
@@ -59,9 +60,17 @@ function skipLabel(reason: ImportReport["skipped"][number]["reason"]): string {
  * the command each runs, renamed, skipped, which values look like secrets), then import. Values
  * chosen for the keychain never reach the settings file.
  */
-export default function ImportServers({ onImported }: { onImported?: (ids: string[]) => void }) {
-  const [text, setText] = useState("");
-  const [name, setName] = useState("");
+export default function ImportServers({
+  onImported,
+  link,
+}: {
+  onImported?: (ids: string[]) => void;
+  /** An install link's server: filled in and previewed (its exact command shown), never added
+   *  without the user's click. */
+  link?: LinkOffer;
+}) {
+  const [text, setText] = useState(link?.link?.text ?? "");
+  const [name, setName] = useState(link?.link?.name ?? "");
   const [claudeDesktop, setClaudeDesktop] = useState<string | null>(null);
   const [source, setSource] = useState<ImportSource | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
@@ -102,9 +111,37 @@ export default function ImportServers({ onImported }: { onImported?: (ids: strin
     );
   };
 
+  // A link's server is previewed at once, so its exact command is the first thing seen.
+  const linked = link?.link;
+  const previewedLink = useRef(false);
+  useEffect(() => {
+    if (!linked || previewedLink.current) return;
+    previewedLink.current = true;
+    const from: ImportSource = { kind: "text", text: linked.text, name: linked.name };
+    previewImport(from).then(
+      (r) => {
+        setSource(from);
+        setReport(r);
+        picks.reset(r);
+      },
+      (e) => setProblem(errorMessage(e)),
+    );
+  }, [linked, picks]);
+
   return (
     <section className="card" aria-labelledby="import-heading" data-testid="import">
       <h2 id="import-heading">Add servers from JSON</h2>
+      {linked && (
+        <p role="status" data-testid="install-link-note">
+          From {linked.form === "Toolgate" ? "an install link" : `a ${linked.form} install link`}: check the command
+          below before you add <strong>{linked.name}</strong>. Nothing is added until you click Import.
+        </p>
+      )}
+      {link?.problem && (
+        <p className="error" role="alert" data-testid="install-link-problem">
+          The install link could not be read: {link.problem}
+        </p>
+      )}
       <label htmlFor="import-text">
         Paste a server&apos;s configuration (<code>mcpServers</code> from its README, Cursor, Claude Code or VS Code{" "}
         <code>mcp.json</code>)

@@ -487,6 +487,23 @@ options?: Array<string>,
 usedBy: Array<string>, };
 
 /**
+ * A server entry from an install link, for the Add server dialog.
+ */
+export type InstallLink = {
+/**
+ * The name the link gives the server.
+ */
+name: string,
+/**
+ * The server's entry as JSON text, as pasting it would give.
+ */
+text: string,
+/**
+ * Whose link form it was: "Toolgate", "Cursor", "VS Code" or "LM Studio".
+ */
+form: string, };
+
+/**
  * A package Toolgate installed for a server, as its card shows it.
  */
 export type Installed = { package: string, version: string,
@@ -527,6 +544,11 @@ export type LeftOut = { id: string, reason: string, };
  * seen for what it is).
  */
 export type Link = { url: string, domain: string, };
+
+/**
+ * A link as the window gets it: the server it holds, or why it could not be read.
+ */
+export type LinkOffer = { link: InstallLink | null, problem: string | null, };
 
 /**
  * Every tool a running server offers, shown or not, for the UI's tool list.
