@@ -115,12 +115,47 @@ fn an_npm_server_runs_its_exact_locked_version_offline_and_updates_only_when_ask
         "offered, not taken"
     );
 
+    // Installed again with no network at all: from npm's cache, as the exact version needs no
+    // registry.
+    std::fs::remove_dir_all(data.join("packages/memory")).expect("removed");
+    let again = toolgate(&data, &["servers", "restart", "memory"], true);
+    assert!(
+        said(&again).contains("memory: ready"),
+        "installed again from the cache, offline: {}",
+        said(&again)
+    );
+    assert_eq!(record(&data, "memory")["version"], OLDER);
+
     let updated = toolgate(&data, &["servers", "update", "memory"], false);
     assert!(updated.status.success(), "{}", said(&updated));
     assert_eq!(record(&data, "memory")["version"], newest.as_str());
     assert!(folder.is_dir(), "the old version stays installed");
     let after = toolgate(&data, &["servers", "restart", "memory"], true);
     assert!(said(&after).contains("memory: ready"), "{}", said(&after));
+}
+
+#[test]
+fn a_package_that_cannot_be_fetched_offline_says_so() {
+    let dir = temp_dir("pinned-offline");
+    let data = dir.join("data");
+    // A name no registry and no cache has.
+    let missing = "@toolgate-test/never-published-anywhere@9.9.9";
+    let added = toolgate(
+        &data,
+        &["servers", "add", "gone", "--", "npx", "-y", missing],
+        false,
+    );
+    assert!(added.status.success(), "{}", said(&added));
+    let started = toolgate(&data, &["servers", "restart", "gone"], true);
+    let words = said(&started);
+    assert!(
+        words.contains("gone: failed") && words.contains("could not be installed"),
+        "{words}"
+    );
+    assert!(
+        words.contains("the registry could not be reached and the files are not in the cache"),
+        "says what to do: {words}"
+    );
 }
 
 #[test]

@@ -77,7 +77,11 @@ pub async fn install(
         Ecosystem::Npm => {
             let version = match version {
                 Some(v) => v.to_owned(),
-                None => npm::resolve(source, path).await?,
+                // An exact version needs no registry: installing again works from the cache.
+                None => match source.spec.as_deref().filter(|s| npm::exact(s)) {
+                    Some(exact) => exact.to_owned(),
+                    None => npm::resolve(source, path).await?,
+                },
             };
             let at = version_folder(&folder, &version, source, said)?;
             let program = npm::install(source, &version, &at, path, said).await?;
@@ -164,6 +168,9 @@ pub(crate) async fn run(
     let offline = stderr.contains("ENOTCACHED")
         || stderr.contains("ENOTFOUND")
         || stderr.contains("EAI_AGAIN")
+        || stderr.contains("ENETUNREACH")
+        || stderr.contains("ECONNREFUSED")
+        || stderr.contains("Network is unreachable")
         || stderr.contains("Failed to establish a new connection")
         || stderr.contains("No matching distribution");
     let hint = if offline {

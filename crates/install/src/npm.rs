@@ -11,6 +11,16 @@ fn wanted(source: &Source) -> String {
     }
 }
 
+/// Whether a spec names one version (`2026.8.31`, `1.2.3-beta.1`), not a range or a tag.
+pub(crate) fn exact(spec: &str) -> bool {
+    let core = spec.split(['-', '+']).next().unwrap_or(spec);
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// The exact version `source` names now: its spec's newest match, or the newest.
 pub(crate) async fn resolve(source: &Source, path: &str) -> Result<String, InstallError> {
     let out = run(
@@ -123,6 +133,20 @@ pub(crate) async fn install(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_a_whole_version_is_exact() {
+        for (spec, is) in [
+            ("2026.8.31", true),
+            ("1.2.3-beta.1", true),
+            ("^1.2.3", false),
+            ("1.2", false),
+            ("latest", false),
+            ("1.x.3", false),
+        ] {
+            assert_eq!(exact(spec), is, "{spec}");
+        }
+    }
 
     #[test]
     fn the_program_is_the_only_one_or_the_one_named_as_the_package() {
