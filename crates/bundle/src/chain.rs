@@ -21,7 +21,30 @@ use signature::Verifier;
 use x509_cert::name::Name;
 use x509_cert::Certificate;
 
-use crate::signature::Signer;
+use serde::Serialize;
+
+/// Who signed, as the signing certificate says, and how far its chain holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Signer {
+    /// The certificate's common name (else its whole subject).
+    pub name: String,
+    /// The subject, `CN=…,O=…`.
+    pub subject: String,
+    /// The issuer's common name (else its whole name).
+    pub issuer: String,
+    /// Signed by its own key: anyone can make such a certificate with any name.
+    pub self_signed: bool,
+    /// Each certificate of the chain is signed by the next and within its dates now.
+    pub chain_valid: bool,
+    /// The chain ends at an authority this computer's trust store holds.
+    pub trusted: bool,
+    /// SHA-256 of the signing certificate, hex.
+    pub fingerprint: String,
+    /// Why the chain does not hold, when it does not.
+    #[ts(optional)]
+    pub problem: Option<String>,
+}
 
 /// The longest chain followed.
 const MAX_DEPTH: usize = 8;

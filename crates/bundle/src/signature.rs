@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use x509_cert::Certificate;
 
 use crate::chain;
+pub use crate::chain::Signer;
 
 const HEADER: &[u8] = b"MCPB_SIG_V1";
 const FOOTER: &[u8] = b"MCPB_SIG_END";
@@ -33,29 +34,6 @@ pub enum Signature {
     /// A block (or trailing data) that does not verify: the bundle was changed after it was
     /// signed, or damaged. Never installed.
     Tampered { reason: String },
-}
-
-/// Who signed, as the signing certificate says, and how far its chain holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
-pub struct Signer {
-    /// The certificate's common name (else its whole subject).
-    pub name: String,
-    /// The subject, `CN=…,O=…`.
-    pub subject: String,
-    /// The issuer's common name (else its whole name).
-    pub issuer: String,
-    /// Signed by its own key: anyone can make such a certificate with any name.
-    pub self_signed: bool,
-    /// Each certificate of the chain is signed by the next and within its dates now.
-    pub chain_valid: bool,
-    /// The chain ends at an authority this computer's trust store holds.
-    pub trusted: bool,
-    /// SHA-256 of the signing certificate, hex.
-    pub fingerprint: String,
-    /// Why the chain does not hold, when it does not.
-    #[ts(optional)]
-    pub problem: Option<String>,
 }
 
 /// The zip's bytes and what its signature says.
