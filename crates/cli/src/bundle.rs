@@ -117,7 +117,18 @@ pub async fn add(ctx: &mut Context, id: &str, file: &Path, pairs: &[String]) -> 
     let installed = match ctx.host.install_bundle(file, id, &values).await {
         Ok(installed) => installed,
         Err(BundleInstallError::Bundle(e @ BundleError::Missing(_))) => {
-            bail!("{e}: give each with --config KEY=VALUE")
+            let secret = b
+                .user_config
+                .iter()
+                .any(|f| f.option.sensitive && f.option.required && !values.contains_key(&f.key));
+            bail!(
+                "{e}: give each with --config KEY=VALUE{}",
+                if secret {
+                    " (a secret one is better typed at the prompt, or given one line each on stdin)"
+                } else {
+                    ""
+                }
+            )
         }
         Err(e) => return Err(e.into()),
     };
