@@ -48,6 +48,8 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_host::ManagedView>();
     collect.visit::<toolgate_registry::Page>();
     collect.visit::<toolgate_registry::Plan>();
+    collect.visit::<toolgate_host::BundlePreview>();
+    collect.visit::<toolgate_host::InstalledBundle>();
     collect.visit::<toolgate_host::IssuedToken>();
     collect.visit::<toolgate_host::RulePreview>();
     collect.visit::<toolgate_settings::ServerConfig>();

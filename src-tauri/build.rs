@@ -22,6 +22,8 @@ fn main() {
         "registry_search",
         "registry_plan",
         "add_from_registry",
+        "inspect_bundle",
+        "install_bundle",
         "revoke_rule",
         "set_paused",
         "answer_all",

@@ -49,6 +49,8 @@ command_error! {
     toolgate_registry::RegistryError => "registry",
     toolgate_host::RegistryAddError => "registry",
     toolgate_host::PackageError => "servers",
+    toolgate_host::BundleError => "bundle",
+    toolgate_host::BundleInstallError => "bundle",
     tauri::Error => "internal",
     tokio::task::JoinError => "internal",
     serde_json::Error => "internal",

@@ -162,6 +162,8 @@ pub fn run() {
             commands::servers::registry_search,
             commands::servers::registry_plan,
             commands::servers::add_from_registry,
+            commands::servers::inspect_bundle,
+            commands::servers::install_bundle,
             commands::approvals::revoke_rule,
             commands::approvals::set_paused,
             commands::approvals::answer_all,

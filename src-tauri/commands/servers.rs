@@ -227,3 +227,37 @@ pub async fn add_from_registry(
     state.servers.add(std::slice::from_ref(&added)).await;
     Ok(())
 }
+
+/// What installing the MCP bundle at `path` would install, with what its signature says.
+#[tauri::command]
+pub async fn inspect_bundle(
+    state: State<'_, AppState>,
+    path: String,
+) -> Result<toolgate_host::BundlePreview> {
+    Ok(state.inspect_bundle(std::path::Path::new(&path)).await?)
+}
+
+/// Installs the MCP bundle at `path` as server `id` with the user's values (a tampered one is
+/// refused; secrets go to the keychain), and starts it.
+#[tauri::command]
+pub async fn install_bundle(
+    state: State<'_, AppState>,
+    path: String,
+    id: String,
+    values: std::collections::BTreeMap<String, Vec<String>>,
+) -> Result<toolgate_host::InstalledBundle> {
+    let installed = state
+        .host
+        .install_bundle(std::path::Path::new(&path), &id, &values)
+        .await?;
+    let added = state
+        .settings()
+        .servers
+        .iter()
+        .find(|s| s.id == id)
+        .cloned();
+    if let Some(added) = added {
+        state.servers.add(std::slice::from_ref(&added)).await;
+    }
+    Ok(installed)
+}

@@ -7,6 +7,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type {
   AppView,
+  BundlePreview,
   AuditFilter,
   AuditRow,
   CatalogSettings,
@@ -22,6 +23,7 @@ import type {
   ImportReport,
   ImportSource,
   ImportSources,
+  InstalledBundle,
   IssuedToken,
   LocalServer,
   ManagedView,
@@ -281,6 +283,16 @@ export const registryPlan = (name: string, version: string) => invoke<Plan>("reg
 /** Adds a registry server pinned to `version` (answers by each ask's key; secrets go to the keychain). */
 export const addFromRegistry = (name: string, version: string, id: string, answers: Record<string, string>) =>
   invoke<void>("add_from_registry", { name, version, id, answers });
+/** What installing the MCP bundle (.mcpb) at `path` would install, and what its signature says. */
+export const inspectBundle = (path: string) => invoke<BundlePreview>("inspect_bundle", { path });
+/** Installs the bundle at `path` as server `id` (values by field key, several for a field that takes
+ *  several; secrets go to the keychain) and starts it. A tampered bundle is refused. */
+export const installBundle = (path: string, id: string, values: Record<string, string[]>) =>
+  invoke<InstalledBundle>("install_bundle", { path, id, values });
+/** Calls `onDrop` with the paths of files dropped on the window (Tauri's drag-and-drop, which gives
+ *  paths where the web-view's own drop would give only the files' contents). */
+export const onFilesDropped = (onDrop: (paths: string[]) => void): Promise<UnlistenFn> =>
+  listen<{ paths: string[] }>("tauri://drag-drop", (e) => onDrop(e.payload.paths));
 /** What the organisation's managed policy locks and adds; shown as "Set by your organisation". */
 export const managedPolicy = () => invoke<ManagedView>("managed_policy");
 

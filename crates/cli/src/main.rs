@@ -3,6 +3,7 @@
 //! rules and audit log.
 
 mod approve;
+mod bundle;
 mod changes;
 mod context;
 mod door;
@@ -183,9 +184,19 @@ enum Servers {
     /// `toolgate servers add remote --url https://example.com/mcp`, or from the registry:
     /// `toolgate servers add time --registry io.github.modelcontextprotocol/time[@VERSION]`
     /// (pinned to that version; each secret it needs is asked without echo, one line each
-    /// from stdin when it is not a terminal, and kept in the keychain).
+    /// from stdin when it is not a terminal, and kept in the keychain), or from an MCP bundle:
+    /// `toolgate servers add weather weather.mcpb --config units=metric` (its signature
+    /// checked and its signer shown, or "unsigned"; a tampered bundle refused; unpacked into
+    /// Toolgate's folder; secret values asked as the registry's are).
     Add {
         id: String,
+        /// An MCP bundle (.mcpb) to install as this server.
+        #[arg(value_name = "FILE.mcpb", conflicts_with_all = ["command", "url", "registry"])]
+        bundle: Option<PathBuf>,
+        /// A value the bundle asks for, KEY=VALUE (a key given twice: two values, for a field
+        /// that takes several).
+        #[arg(long = "config", value_name = "KEY=VALUE", requires = "bundle")]
+        config: Vec<String>,
         #[arg(long)]
         name: Option<String>,
         /// A Streamable HTTP server's address.
@@ -380,6 +391,12 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
                 limit,
                 json,
             } => registry::search(&ctx, query.as_deref().unwrap_or(""), cursor, limit, json).await,
+            Servers::Add {
+                id,
+                bundle: Some(file),
+                config,
+                ..
+            } => bundle::add(&mut ctx, &id, &file, &config).await,
             Servers::Add {
                 id,
                 registry: Some(entry),

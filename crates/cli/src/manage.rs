@@ -115,6 +115,7 @@ pub fn servers_remove(ctx: &mut Context, id: &str) -> Result<u8> {
     ctx.update(|s| s.servers.retain(|server| server.id != id))?;
     // Added again under this id, its first tool list is accepted as a new server's.
     ctx.manager().forget_tools(id);
+    ctx.host.forget_bundle(id);
     println!("Removed {id}.");
     Ok(0)
 }

@@ -16,6 +16,7 @@
 //! crate never depends on `tauri`: windows, trays and terminals answer the gate from outside.
 
 mod agent;
+mod bundles;
 mod door;
 mod managed;
 mod options;
@@ -25,6 +26,7 @@ mod sign_in;
 mod telemetry;
 mod tool_changes;
 pub use agent::{Caller, ClientView, Connection};
+pub use bundles::{BundleInstallError, BundlePreview, InstalledBundle, BUNDLES};
 pub use door::{
     check_client_name, door_url, DoorSettingsError, DoorTokenError, DoorTokens, DoorView,
     IssuedToken,
@@ -35,6 +37,7 @@ pub use packages::{PackageError, PackageView};
 pub use registry::RegistryAddError;
 pub use sign_in::SIGN_IN_WAIT;
 pub use telemetry::STOP_GRACE;
+pub use toolgate_bundle::BundleError;
 pub use toolgate_managed::Source as ManagedSource;
 pub use toolgate_oauth::SignedInInfo;
 

@@ -60,6 +60,8 @@ impl Host {
         })?;
         // A server added again under this id has its first tool list accepted as new.
         self.servers.forget_tools(id);
+        // And runs no files of an earlier bundle.
+        self.forget_bundle(id);
         Ok(self.servers.remove(id).await?)
     }
 

@@ -126,6 +126,17 @@ fn opened_warnings(protected: &Protected, paths: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
+/// The warnings for folders the user (or a bundle's install) opened for reading: Toolgate's own
+/// folders of installed code are no warning.
+fn read_warnings(protected: &Protected, paths: &[PathBuf]) -> Vec<String> {
+    let outside: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| !protected.opened_for_reading(p).is_empty())
+        .cloned()
+        .collect();
+    opened_warnings(protected, &outside)
+}
+
 /// The report for a server not started since its settings changed: what its settings say.
 pub(crate) fn report_of(config: &ServerConfig, protected: &Protected) -> Option<SandboxReport> {
     let settings = config.sandbox_settings()?;
@@ -138,7 +149,7 @@ pub(crate) fn report_of(config: &ServerConfig, protected: &Protected) -> Option<
     };
     if settings.enabled {
         warnings.extend(opened_warnings(protected, &writable));
-        warnings.extend(opened_warnings(protected, &settings.read));
+        warnings.extend(read_warnings(protected, &settings.read));
     }
     Some(SandboxReport {
         enabled: settings.enabled,
@@ -326,7 +337,7 @@ pub(crate) fn plan(
     let network = network_of(settings.network);
     let mut warnings = support().gaps(network);
     warnings.extend(opened);
-    warnings.extend(opened_warnings(protected, &settings.read));
+    warnings.extend(read_warnings(protected, &settings.read));
     warnings.extend(opened_warnings(protected, &arg_files));
     warnings.extend(env_refused.iter().map(|p| {
         format!(

@@ -1,20 +1,22 @@
 // *Add server*, as a dialog: a well-known server (which fills the form for the user to check),
-// a server from an MCP registry, the form, or JSON pasted or read from a file. Every way ends in the same preview, which shows
+// a server from an MCP registry, the form, JSON pasted or read from a file, or an MCP bundle (.mcpb). Every way ends in the same preview, which shows
 // the exact command or address before anything runs.
 import { useEffect, useRef, useState } from "react";
 import AddServer, { type AddServerDraft } from "./AddServer";
+import BundleTab from "./BundleTab";
 import ImportServers from "./ImportServers";
 import RegistryTab from "./RegistryTab";
 import { WELL_KNOWN } from "../wellKnown";
 import type { LinkOffer } from "../ipc";
 
-export type AddTab = "wellKnown" | "registry" | "form" | "json";
+export type AddTab = "wellKnown" | "registry" | "form" | "json" | "bundle";
 
 const TABS: { id: AddTab; label: string }[] = [
   { id: "wellKnown", label: "Well-known servers" },
   { id: "form", label: "Form" },
   { id: "json", label: "JSON or a file" },
   { id: "registry", label: "From a registry" },
+  { id: "bundle", label: "MCP bundle (.mcpb)" },
 ];
 
 interface Props {
@@ -152,6 +154,7 @@ export default function AddServerDialog({ tab, onTab, onClose, onAdded, link }: 
           {tab === "registry" && <RegistryTab onAdded={(id) => onAdded(id)} onOffline={() => onTab("wellKnown")} />}
           {tab === "form" && <AddServer key={draft.key} initial={draft.value} onAdded={added} />}
           {tab === "json" && <ImportServers onImported={added} link={link ?? undefined} />}
+          {tab === "bundle" && <BundleTab onAdded={(id) => onAdded(id)} />}
         </div>
       </div>
     </div>

@@ -172,6 +172,15 @@ export type Budget = { tools: number, limit: number,
  */
 estimatedTokens: number, };
 
+/**
+ * A bundle before it is installed, and the server id it would get.
+ */
+export type BundlePreview = { suggestedId: string, name: string, displayName: string, version: string, description: string, author: string, serverType: ServerType, manifestVersion: string, signature: Signature, userConfig: Array<ConfigField>, files: number,
+/**
+ * Why it cannot run here (another OS), when it cannot.
+ */
+unsupported?: string, };
+
 export type CatalogSettings = { naming: NamingMode,
 /**
  * By server id. A server with no entry shows all its tools under the default rules.
@@ -191,6 +200,23 @@ export type Clash = "existingServer" | "importedServer";
  * An error the UI can show as it is: what went wrong and what to do.
  */
 export type CommandError = { kind: string, message: string, };
+
+/**
+ * One value the bundle asks for.
+ */
+export type ConfigField = { key: string, type: UserConfigType, title: string, description: string, required: boolean,
+/**
+ * Stored in the keychain, never in the settings.
+ */
+sensitive: boolean,
+/**
+ * A string, number, boolean or list of strings, as the manifest has it.
+ */
+default?: string | number | boolean | string[],
+/**
+ * Several values (several folders, say), each its own argument.
+ */
+multiple: boolean, min?: number, max?: number, };
 
 /**
  * One piece of a tool result. MCP tools return text and images; both go back to the model.
@@ -511,6 +537,19 @@ export type Installed = { package: string, version: string,
  * `npm` or `PyPI`.
  */
 registry: string, };
+
+/**
+ * A bundle installed: the server added (not started) and who signed it.
+ */
+export type InstalledBundle = { id: string, name: string, version: string, signature: Signature,
+/**
+ * How many values went to the keychain.
+ */
+secrets: number,
+/**
+ * Where its files are.
+ */
+folder: string, };
 
 /**
  * A token just issued: shown once, then only its name.
@@ -1264,10 +1303,17 @@ alwaysLoaded?: boolean,
  */
 alwaysLoadedTools?: Array<string>, };
 
+export type ServerType = "node" | "python" | "binary" | "uv";
+
 /**
  * An image from a tool result, base64-encoded.
  */
 export type ShownImage = { mimeType: string, data: string, };
+
+/**
+ * What the bundle's signature says.
+ */
+export type Signature = { "status": "unsigned" } | { "status": "signed" } & Signer | { "status": "tampered", reason: string, };
 
 /**
  * What a signed-in server shows: never a token.
@@ -1282,6 +1328,43 @@ issuer: string,
  * authorization server gave a refresh token.
  */
 expiresAt: number | null, renewable: boolean, scopes: Array<string>, };
+
+/**
+ * Who signed, as the signing certificate says, and how far its chain holds.
+ */
+export type Signer = {
+/**
+ * The certificate's common name (else its whole subject).
+ */
+name: string,
+/**
+ * The subject, `CN=…,O=…`.
+ */
+subject: string,
+/**
+ * The issuer's common name (else its whole name).
+ */
+issuer: string,
+/**
+ * Signed by its own key: anyone can make such a certificate with any name.
+ */
+selfSigned: boolean,
+/**
+ * Each certificate of the chain is signed by the next and within its dates now.
+ */
+chainValid: boolean,
+/**
+ * The chain ends at an authority this computer's trust store holds.
+ */
+trusted: boolean,
+/**
+ * SHA-256 of the signing certificate, hex.
+ */
+fingerprint: string,
+/**
+ * Why the chain does not hold, when it does not.
+ */
+problem?: string, };
 
 export type SkipReason = { "kind": "identical", id: string,
 /**
@@ -1567,6 +1650,8 @@ cacheReadTokens: number,
  * Input tokens written to the prompt cache (Anthropic bills these at a premium).
  */
 cacheWriteTokens: number, };
+
+export type UserConfigType = "string" | "number" | "boolean" | "directory" | "file";
 
 /**
  * One component's version, for the diagnostics.

@@ -78,6 +78,9 @@ const PROTECTED_IN_HOME: &[&str] = &[
 pub(crate) struct Protected {
     home: Option<PathBuf>,
     folders: Vec<PathBuf>,
+    /// Folders of Toolgate's own where it installs servers' code (bundles, packages): inside a
+    /// protected folder, yet safe to open to a server for reading.
+    installed: Vec<PathBuf>,
 }
 
 impl Protected {
@@ -89,7 +92,28 @@ impl Protected {
         if let Some(home) = &home {
             folders.extend(PROTECTED_IN_HOME.iter().map(|p| resolved(&home.join(p))));
         }
-        Self { home, folders }
+        Self {
+            home,
+            folders,
+            installed: Vec::new(),
+        }
+    }
+
+    /// The same, with `installed` (Toolgate's folders of servers' code) readable without a
+    /// warning.
+    pub fn with_installed(mut self, installed: Vec<PathBuf>) -> Self {
+        self.installed = installed.iter().map(|p| resolved(p)).collect();
+        self
+    }
+
+    /// What opening `path` to a server for reading opens of the protected places: nothing for
+    /// a folder of installed code, else as [`Self::opened_by`].
+    pub fn opened_for_reading(&self, path: &Path) -> Vec<PathBuf> {
+        let at = resolved(path);
+        if self.installed.iter().any(|i| at.starts_with(i) && at != *i) {
+            return Vec::new();
+        }
+        self.opened_by(path)
     }
 
     /// From the environment: `$HOME`, and `extra`.
@@ -302,6 +326,29 @@ pub(crate) fn file_folder(file: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toolgate_s_installed_code_opens_nothing_protected_for_reading() {
+        let data = "/home/u/.local/share/app";
+        let p = Protected::new(Some("/home/u".into()), &[data.into()])
+            .with_installed(vec![format!("{data}/bundles").into()]);
+        let bundle = PathBuf::from(format!("{data}/bundles/weather"));
+        assert!(p.opened_for_reading(&bundle).is_empty());
+        assert!(
+            !p.opened_by(&bundle).is_empty(),
+            "a derived grant still may not"
+        );
+        for elsewhere in [
+            format!("{data}/bundles"),
+            format!("{data}/servers/x"),
+            data.to_owned(),
+        ] {
+            assert!(
+                !p.opened_for_reading(Path::new(&elsewhere)).is_empty(),
+                "{elsewhere}"
+            );
+        }
+    }
 
     #[test]
     fn derived_grants_never_open_home_or_its_secrets() {

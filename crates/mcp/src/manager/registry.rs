@@ -124,7 +124,13 @@ impl ServerManager {
         }
         let groups = StdMutex::new(Registry::new(options.state_dir.as_deref()));
         let paths = LoginPath::new(options.env.clone(), options.state_dir.as_deref());
-        let protected = Protected::of_this_user(&options.protected);
+        let installed = options
+            .server_data
+            .as_ref()
+            .and_then(|d| d.parent())
+            .map(|toolgate| vec![toolgate.join("bundles"), toolgate.join("packages")])
+            .unwrap_or_default();
+        let protected = Protected::of_this_user(&options.protected).with_installed(installed);
         let baselines = StdMutex::new(super::baseline::Baselines::load(
             options.state_dir.as_deref(),
         ));
