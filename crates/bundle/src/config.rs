@@ -46,16 +46,7 @@ pub(crate) fn unsupported(manifest: &Manifest) -> Option<String> {
 
 /// The keychain name of a bundle server's secret: `WEATHER_API_KEY`.
 pub fn secret_name(id: &str, key: &str) -> String {
-    format!("{id}_{key}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    toolgate_settings::secret_name_for(id, key)
 }
 
 /// What a reference stands for.

@@ -120,20 +120,7 @@ impl Host {
         .map_err(|e| BundleInstallError::Io(e.to_string()))??;
 
         let stored: Vec<String> = built.secrets.iter().map(|(n, _)| n.clone()).collect();
-        let secrets = self.secrets.clone();
-        let pairs = built.secrets.clone();
-        let saved = tokio::task::spawn_blocking(move || {
-            for (name, value) in pairs {
-                secrets.set(&toolgate_settings::secret_item(&name), &value)?;
-            }
-            Ok::<_, SecretError>(())
-        })
-        .await
-        .map_err(|e| SecretError::Other {
-            detail: e.to_string(),
-        })
-        .and_then(|r| r);
-        let result = match saved {
+        let result = match self.store_server_secrets(built.secrets.clone()).await {
             Ok(()) => {
                 let config: ServerConfig = built.config.clone();
                 self.change_settings(move |s| s.servers.push(config))
@@ -144,15 +131,9 @@ impl Host {
             Err(e) => Err(e.into()),
         };
         if let Err(e) = result {
-            let secrets = self.secrets.clone();
+            self.forget_server_secrets(stored).await;
             let gone = folder.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                for name in stored {
-                    let _ = secrets.delete(&toolgate_settings::secret_item(&name));
-                }
-                let _ = std::fs::remove_dir_all(gone);
-            })
-            .await;
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(gone)).await;
             return Err(e);
         }
         let manifest = bundle.manifest();

@@ -77,29 +77,12 @@ impl Host {
         let registry = self.registry()?;
         let entry = registry.version(name, version).await?;
         let built = toolgate_registry::build(&entry, id, answers, registry.address())?;
-        let secrets = self.secrets.clone();
         let stored: Vec<String> = built.secrets.iter().map(|(n, _)| n.clone()).collect();
-        let pairs = built.secrets.clone();
-        tokio::task::spawn_blocking(move || {
-            for (name, value) in pairs {
-                secrets.set(&toolgate_settings::secret_item(&name), &value)?;
-            }
-            Ok::<_, SecretError>(())
-        })
-        .await
-        .map_err(|e| SecretError::Other {
-            detail: e.to_string(),
-        })??;
+        self.store_server_secrets(built.secrets.clone()).await?;
         let config = built.config.clone();
         let saved = self.change_settings(move |s| s.servers.push(config)).await;
         if let Err(e) = saved {
-            let secrets = self.secrets.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                for name in stored {
-                    let _ = secrets.delete(&toolgate_settings::secret_item(&name));
-                }
-            })
-            .await;
+            self.forget_server_secrets(stored).await;
             return Err(e.into());
         }
         Ok(built.config)

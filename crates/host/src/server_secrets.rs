@@ -21,6 +21,33 @@ pub struct SecretView {
 }
 
 impl Host {
+    /// Puts a new server's secrets (name, value) in the keychain, where its settings refer to
+    /// them as `${secret:NAME}`.
+    pub(crate) async fn store_server_secrets(
+        &self,
+        pairs: Vec<(String, String)>,
+    ) -> Result<(), SecretError> {
+        keychain(self.secrets.clone(), move |s| {
+            for (name, value) in pairs {
+                s.set(&toolgate_settings::secret_item(&name), &value)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Takes back what [`Self::store_server_secrets`] stored, when adding the server failed
+    /// after it; as much as can be.
+    pub(crate) async fn forget_server_secrets(&self, names: Vec<String>) {
+        let _ = keychain(self.secrets.clone(), move |s| {
+            for name in names {
+                let _ = s.delete(&toolgate_settings::secret_item(&name));
+            }
+            Ok(())
+        })
+        .await;
+    }
+
     /// Every secret the settings refer to, with its state in the keychain.
     pub async fn secrets_in_use(&self) -> Result<Vec<SecretView>, SecretError> {
         let used = toolgate_settings::secrets_used(&self.settings());

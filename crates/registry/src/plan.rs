@@ -278,16 +278,7 @@ impl Filler<'_> {
 
 /// The keychain name of a server's secret: `TIME_TIME_API_TOKEN`.
 fn secret_name(id: &str, label: &str) -> String {
-    format!("{id}_{label}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    toolgate_settings::secret_name_for(id, label)
 }
 
 /// The server `entry` becomes under `id`, pinned, with the user's `answers` (by [`Ask::key`]).

@@ -30,6 +30,22 @@ pub fn secret_item(name: &str) -> String {
     format!("secret.{name}")
 }
 
+/// The secret name Toolgate gives a value a server asks for when it is added (a registry
+/// entry's or a bundle's): the server's id and the value's key, in capitals, anything else `_`
+/// (`weather` + `api_key` → `WEATHER_API_KEY`).
+pub fn secret_name_for(server: &str, key: &str) -> String {
+    format!("{server}_{key}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Whether `name` can name a secret or variable: a letter or `_`, then letters, digits, `_`, `.`
 /// or `-`.
 pub fn valid_name(name: &str) -> bool {
