@@ -40,11 +40,11 @@ mod types;
 pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
 pub use confine::SandboxReport;
 pub use host_env::HostEnv;
-#[cfg(unix)]
 pub use known::known_secrets;
 pub use manager::{
     lookup_reference, Admission, HostAnswer, ManagerOptions, RootsChange, ServerManager,
 };
+#[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_settings::NetworkAccess;
 pub use types::{

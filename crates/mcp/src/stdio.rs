@@ -73,13 +73,14 @@ fn command_for(
         .args(spec.args)
         .env("PATH", host.path_var())
         .envs(spec.env)
-        // Its own group, so stopping it stops whatever it started (npx starts node, uvx python).
-        .process_group(0)
         // A last resort should this handle be dropped without `stop`.
         .kill_on_drop(true);
     if let Some(cwd) = spec.cwd {
         command.current_dir(cwd);
     }
+    // Its own group, so stopping it stops whatever it started (npx starts node, uvx python).
+    #[cfg(unix)]
+    command.process_group(0);
     die_with_parent(&mut command);
     let armed = match plan {
         Some(plan) => {
@@ -506,15 +507,19 @@ impl StdioProcess {
 
 /// Words for how a process ended.
 pub(crate) fn describe_exit(status: Option<ExitStatus>) -> String {
+    #[cfg(unix)]
     use std::os::unix::process::ExitStatusExt;
     match status {
         Some(s) if s.code().is_some() => format!("it exited with code {}", s.code().unwrap_or(0)),
+        #[cfg(unix)]
         Some(s) => match s.signal() {
             Some(9) => "it was killed (SIGKILL)".to_owned(),
             Some(15) => "it was terminated (SIGTERM)".to_owned(),
             Some(n) => format!("it was killed by signal {n}"),
             None => "it exited".to_owned(),
         },
+        #[cfg(not(unix))]
+        Some(_) => "it exited".to_owned(),
         None => "it exited".to_owned(),
     }
 }
