@@ -37,12 +37,7 @@ pub async fn package_version(
     state: State<'_, AppState>,
     server_id: String,
 ) -> Result<Option<toolgate_host::PackageView>> {
-    Ok(state
-        .host
-        .packages()
-        .await
-        .into_iter()
-        .find(|p| p.server == server_id))
+    Ok(state.host.package(&server_id).await)
 }
 
 /// Installs `version` of a server's package beside the one it runs, and restarts it with the

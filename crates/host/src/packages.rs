@@ -50,38 +50,50 @@ impl Host {
     /// Each installed server's version, and the version its registry offers now (asked of the
     /// registry: slow, and offline it says so).
     pub async fn packages(&self) -> Vec<PackageView> {
-        let servers = self.settings().servers.clone();
+        let ids: Vec<String> = self
+            .settings()
+            .servers
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
         let mut views = Vec::new();
-        for server in servers {
-            let Transport::Stdio { command, args, .. } = &server.transport else {
-                continue;
-            };
-            let Some(source) = Source::of(command, args) else {
-                continue;
-            };
-            let folder = toolgate_install::folder_of(&self.packages_root(), &server.id);
-            let Some(record) = Record::load(&folder) else {
-                continue;
-            };
-            // The newest version there is, whatever the command line asked for: an offer.
-            let newest = Source {
-                spec: None,
-                ..source
-            };
-            let (available, problem) =
-                match toolgate_install::latest(&newest, &self.path_for_installs().await).await {
-                    Ok(v) => (Some(v), None),
-                    Err(e) => (None, Some(e.to_string())),
-                };
-            views.push(PackageView {
-                server: server.id.clone(),
-                package: record.package,
-                installed: record.version,
-                available,
-                problem,
-            });
+        for id in ids {
+            views.extend(self.package(&id).await);
         }
         views
+    }
+
+    /// Server `id`'s installed version and what its registry offers now; `None` when Toolgate
+    /// installed nothing for it. Only its own registry is asked.
+    pub async fn package(&self, id: &str) -> Option<PackageView> {
+        let server = self
+            .settings()
+            .servers
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()?;
+        let Transport::Stdio { command, args, .. } = &server.transport else {
+            return None;
+        };
+        let source = Source::of(command, args)?;
+        let record = Record::load(&toolgate_install::folder_of(&self.packages_root(), id))?;
+        // The newest version there is, whatever the command line asked for: an offer.
+        let newest = Source {
+            spec: None,
+            ..source
+        };
+        let (available, problem) =
+            match toolgate_install::latest(&newest, &self.path_for_installs().await).await {
+                Ok(v) => (Some(v), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+        Some(PackageView {
+            server: server.id,
+            package: record.package,
+            installed: record.version,
+            available,
+            problem,
+        })
     }
 
     /// Installs `version` (or the newest its registry has) for server `id`
