@@ -167,6 +167,9 @@ run_tests() {
   # The app's own unit tests (what the web-view may keep in its state); no display needed.
   cargo test -p toolgate --lib --locked
 
+  step "Windows: the workspace built for x86_64-pc-windows-gnu, its suites run under Wine"
+  scripts/wine.sh
+
   step "Checking that the tests left nothing in $tmp"
   local left
   left="$(comm -13 <(echo "$before") <(ls -A "$tmp" | sort) | grep -E '^(toolgate|tg-|orphans|tmp\.)' || true)"

@@ -794,6 +794,7 @@ pub fn agent_parts(
 
 /// An organisation's policy folder in `dir` as an administrator leaves it (`policy/`, with
 /// `managed.json` holding `document` and an empty `managed.d/`, writable by their owner only).
+#[cfg(unix)]
 pub fn managed_policy_folder(dir: &Path, document: &Value) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let policy = dir.join("policy");
@@ -806,6 +807,7 @@ pub fn managed_policy_folder(dir: &Path, document: &Value) -> PathBuf {
 }
 
 /// Writes one policy file with `mode` (0o644 as it should be; 0o666 to see it refused).
+#[cfg(unix)]
 pub fn write_policy_file(path: &Path, document: &Value, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, serde_json::to_vec_pretty(document).expect("json")).expect("write");

@@ -5,6 +5,9 @@
 //! Diagnostics names where the policy came from, and a server is added from the organisation's
 //! registry (`tests/registry/server.py`) in the Add server dialog: found by a search, shown
 //! pinned before it is added, and running. Screenshots are saved in `artifacts/`.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 #[path = "common/webdriver.rs"]
 mod webdriver;

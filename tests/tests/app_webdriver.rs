@@ -8,6 +8,9 @@
 //! keychain, calls a tool by hand, sends a message, approves the tool call, and sees the final
 //! answer; and so on through every screen (`shell.rs` has the shell's own steps). Screenshots are
 //! saved in `artifacts/`.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 #[path = "common/webdriver.rs"]
 mod webdriver;

@@ -3,6 +3,9 @@
 //! refused, the organisation's server always present, its rules ranked above the user's allow,
 //! a server denied while running stopped and refused when started again, a file the user could
 //! write refused, and the signed remote form (good, forged, gone) with its kept copy.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! server started in its group (which the kernel's parent-death signal cannot reach): the
 //! host's reaper kills it at once. Should the reaper be killed too, the next host that starts
 //! sweeps the helper up.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

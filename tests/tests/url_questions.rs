@@ -5,6 +5,9 @@
 //! would; the page is served here, so the test sees whether (and when) it was opened.
 //!
 //! Its own test binary: it sets PATH for the whole process before anything runs.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -121,6 +121,7 @@ fn self_signed_cert(dir: &Path, name: &str) {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn an_unsigned_bundle_previews_and_unpacks_with_only_execute_bits_kept() {
     let bundle = Bundle::from_bytes(weather()).unwrap();

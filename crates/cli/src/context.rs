@@ -16,7 +16,7 @@ use crate::approve;
 /// The folder the app keeps its settings, history and logs in.
 pub fn default_data_dir() -> Result<PathBuf> {
     toolgate_host::default_data_dir()
-        .ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set; pass --data-dir"))
+        .ok_or_else(|| anyhow!("your data folder could not be found (Linux: XDG_DATA_HOME or HOME; macOS: HOME; Windows: the Roaming AppData folder); pass --data-dir"))
 }
 
 pub struct Context {

@@ -41,11 +41,7 @@ pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u
     }
     let serving = tokio::spawn(gateway.serve());
     let starting = host.run();
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
-    }
+    stop_requested().await?;
     eprintln!("toolgate serve: stopping");
     stop.cancel();
     starting.abort();
@@ -56,6 +52,38 @@ pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u
     }
     host.shutdown("Toolgate is stopping").await;
     Ok(0)
+}
+
+/// Until Ctrl-C, or the system asks the process to end: SIGTERM on Unix; on Windows Ctrl-Break,
+/// the console closing, the user logging off or the machine shutting down.
+async fn stop_requested() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r?,
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(windows)]
+    {
+        use tokio::signal::windows::{ctrl_break, ctrl_close, ctrl_logoff, ctrl_shutdown};
+        let (mut brk, mut close, mut logoff, mut shutdown) = (
+            ctrl_break()?,
+            ctrl_close()?,
+            ctrl_logoff()?,
+            ctrl_shutdown()?,
+        );
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r?,
+            _ = brk.recv() => {}
+            _ = close.recv() => {}
+            _ = logoff.recv() => {}
+            _ = shutdown.recv() => {}
+        }
+    }
+    Ok(())
 }
 
 /// Forwards stdin and stdout to the gateway of the Toolgate on `data_dir`; exits the process

@@ -2,6 +2,9 @@
 //! and the MCP Inspector's CLI, each launching `toolgate connect` as a host would. Behind the
 //! socket runs the real host (settings, keychain, gate, rules, audit log) with real servers
 //! (server-everything, server-filesystem); the test answers the gate where the window would.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,6 +2,9 @@
 //! (`/etc/toolgate`): each run of `toolgate` here is in a mount namespace of its own where the
 //! test's policy folder is bound over `/etc/toolgate`, so the binary reads the path it reads on
 //! a managed desktop and other tests never see it. Needs root (CI runs as root) for the mount.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::path::Path;
 use std::process::{Command, Output};

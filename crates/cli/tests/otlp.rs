@@ -14,6 +14,9 @@
 //! - an organisation's managed policy naming its collector (read from `/etc/toolgate`, bound in
 //!   a mount namespace of the test's own): every decision reaches it although the user turned
 //!   export off.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};

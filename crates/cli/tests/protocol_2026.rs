@@ -4,6 +4,9 @@
 //! question held at the host's gate and its task followed to the end, and a 2026-07-28 host
 //! (the Python SDK) that listens for a resource's updates is told of them. The server is
 //! `tests/modern_server.py` on the official Python SDK.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::path::Path;
 use std::sync::Arc;

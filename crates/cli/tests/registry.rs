@@ -5,6 +5,9 @@
 //! with its secret variable read without echo into the keychain, and `registryOnly` (the
 //! organisation's managed policy) refusing a server added by hand. Needs a keychain session
 //! and, for the policy, root (both as the README's test command runs).
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::io::Write;
 use std::path::Path;

@@ -3,6 +3,9 @@
 //! over Streamable HTTP (behind the test-only resource server `tests/oauth/resource_proxy.mjs`,
 //! which checks the tokens), and a stand-in browser (`tests/oauth/xdg-open` on PATH) that follows
 //! the authorization URL, the login and the consent over HTTP as a person would.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,16 +1,13 @@
 //! `toolgate connect`: the stdio server another host launches. It forwards the host's stdin to
 //! the gateway's socket and the socket to its stdout, byte for byte, after one line naming the
 //! profile. When no gateway answers, it starts the app hidden in the tray and waits for it.
-//!
-//! Plain threads and blocking I/O: every message of the host passes here twice, and a thread
-//! blocked on a read wakes sooner than a runtime's task would.
+//! How the bytes travel is the platform's transport's ([`crate::local`]).
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::local::{self, Ended, Local, Transport};
 use crate::Hello;
 
 /// How to reach the gateway.
@@ -45,26 +42,28 @@ pub enum ShimError {
     Io(#[from] std::io::Error),
 }
 
-/// The app to start: `TOOLGATE_APP`, else `toolgate-app` beside this program, else on PATH.
+/// The app to start: `TOOLGATE_APP`, else `toolgate-app` (`toolgate-app.exe` on Windows)
+/// beside this program, else on PATH.
 pub fn find_app() -> Option<PathBuf> {
     if let Some(app) = std::env::var_os("TOOLGATE_APP").map(PathBuf::from) {
         return Some(app);
     }
+    let name = local::app_file_name();
     let beside = std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("toolgate-app")))
+        .and_then(|exe| exe.parent().map(|d| d.join(&name)))
         .filter(|p| p.is_file());
     beside.or_else(|| {
         std::env::var_os("PATH").and_then(|path| {
             std::env::split_paths(&path)
-                .map(|d| d.join("toolgate-app"))
+                .map(|d| d.join(&name))
                 .find(|p| p.is_file())
         })
     })
 }
 
-fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
-    let first = match UnixStream::connect(&options.socket) {
+fn reach(options: &ConnectOptions) -> Result<<Local as Transport>::Client, ShimError> {
+    let first = match Local::dial(&options.socket) {
         Ok(stream) => return Ok(stream),
         Err(e) => e,
     };
@@ -77,23 +76,21 @@ fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
     }
     let app = options.app.clone().ok_or(ShimError::NoApp)?;
     eprintln!("toolgate connect: starting Toolgate in the tray…");
-    // Its own process group: the host that launched this shim may stop it, never the app.
-    use std::os::unix::process::CommandExt;
-    std::process::Command::new(&app)
+    let mut command = std::process::Command::new(&app);
+    command
         .arg("--hidden")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|source| ShimError::Start {
-            app: app.clone(),
-            source,
-        })?;
+        .stderr(Stdio::null());
+    local::detach(&mut command);
+    command.spawn().map_err(|source| ShimError::Start {
+        app: app.clone(),
+        source,
+    })?;
     let started = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(100));
-        if let Ok(stream) = UnixStream::connect(&options.socket) {
+        if let Ok(stream) = Local::dial(&options.socket) {
             return Ok(stream);
         }
         if started.elapsed() >= options.wait {
@@ -105,55 +102,15 @@ fn reach(options: &ConnectOptions) -> Result<UnixStream, ShimError> {
     }
 }
 
-/// Copies what `from` sends to `to` as it arrives, flushing each piece.
-fn pump(mut from: impl Read, mut to: impl Write) -> std::io::Result<()> {
-    let mut buffer = vec![0; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buffer) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        to.write_all(&buffer[..n])?;
-        to.flush()?;
-    }
-}
-
 /// Runs the shim until the host closes stdin (`Ok`) or the gateway goes away (`Err(Closed)`).
 /// Blocking: call it from a thread of its own (or `main`).
 pub fn connect(options: ConnectOptions) -> Result<(), ShimError> {
-    let mut stream = reach(&options)?;
+    let client = reach(&options)?;
     let hello = Hello {
         profile: options.profile.clone(),
     };
-    stream.write_all(hello.line().as_bytes())?;
-    let to_gateway = stream.try_clone()?;
-    let (done, ended) = std::sync::mpsc::channel();
-    let host_side = done.clone();
-    std::thread::spawn(move || {
-        let sent = pump(std::io::stdin().lock(), &to_gateway);
-        // Said before the gateway can see the end: its answer (closing the connection) must
-        // not be taken for the gateway going away.
-        let _ = host_side.send(("host", sent));
-        // The host is done: the gateway sees the end, and answers what is still running.
-        let _ = to_gateway.shutdown(std::net::Shutdown::Write);
-    });
-    std::thread::spawn(move || {
-        let received = pump(&stream, std::io::stdout().lock());
-        let _ = done.send(("gateway", received));
-    });
-    match ended.recv() {
-        Ok(("host", sent)) => {
-            sent?;
-            // Let the last answers out, briefly.
-            let _ = ended.recv_timeout(Duration::from_secs(5));
-            Ok(())
-        }
-        Ok((_, received)) => {
-            received?;
-            Err(ShimError::Closed)
-        }
-        Err(_) => Err(ShimError::Closed),
+    match Local::relay(client, hello.line().as_bytes())? {
+        Ended::Host => Ok(()),
+        Ended::Gateway => Err(ShimError::Closed),
     }
 }

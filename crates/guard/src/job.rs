@@ -1,18 +1,24 @@
-//! Windows: one Job Object that ends its processes when its last handle closes.
+//! Windows: a Job Object per server, that ends its processes when its last handle closes.
 //!
-//! Toolgate holds the only handle. When Toolgate exits for any reason, including being ended
-//! from the Task Manager, Windows closes the handle and, because of
-//! `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`, terminates every process in the job. A server is assigned
-//! right after it is spawned; the processes it starts afterwards are in the job from birth (job
+//! Toolgate holds the only handle of each. When Toolgate exits for any reason, including being
+//! ended from the Task Manager, Windows closes the handles and, because of
+//! `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`, terminates every process in them. A server is assigned
+//! right after it is spawned; the processes it starts afterwards are in its job from birth (job
 //! membership is inherited). What it started in the instant between spawn and assignment is not,
 //! a gap that creating it suspended would close (std's `Command` cannot do that yet).
 //!
-//! NOT VERIFIED: this type-checks for `x86_64-pc-windows-gnu` but has never run on Windows.
+//! One job per server is also Windows' process group: [`end_tree`] ends a server and whatever
+//! it started (`npx.cmd` → `node`), as a signal to a Unix process group does.
+//!
+//! Run under Wine in the test command (`crates/cli/tests/windows.rs`); not on Windows itself.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
 use windows_sys::Win32::System::JobObjects::{
     AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
-    SetInformationJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
     JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
 };
 use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_SET_QUOTA, PROCESS_TERMINATE};
@@ -58,10 +64,10 @@ impl Job {
 
     /// Puts the process with this id in the job.
     #[allow(unsafe_code)]
-    pub fn watch(&mut self, pid: u32) {
+    fn assign(&self, pid: u32) -> std::io::Result<()> {
         // SAFETY: the process handle is checked before use and closed after it; the job handle
         // is valid for as long as `self` lives.
-        let assigned = unsafe {
+        unsafe {
             let process = OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE, 0, pid);
             if process.is_null() {
                 Err(std::io::Error::last_os_error())
@@ -75,17 +81,61 @@ impl Job {
                     Ok(())
                 }
             }
-        };
-        if let Err(e) = assigned {
-            tracing::warn!(
-                pid,
-                "could not tie a server to Toolgate's lifetime ({e}); it may outlive a crash"
-            );
         }
     }
 
-    /// Nothing to do: a process leaves the job when it exits.
-    pub fn forget(&mut self, _pid: u32) {}
+    /// Ends every process in the job.
+    #[allow(unsafe_code)]
+    fn terminate(&self) -> bool {
+        // SAFETY: the job handle is valid for as long as `self` lives.
+        unsafe { TerminateJobObject(self.handle, 1) != 0 }
+    }
+}
+
+/// Each watched server's job, by the server's pid. Process-wide, since a server is stopped
+/// (`end_tree`) by code that does not hold the guard.
+static JOBS: Mutex<Option<HashMap<u32, Job>>> = Mutex::new(None);
+
+fn jobs() -> std::sync::MutexGuard<'static, Option<HashMap<u32, Job>>> {
+    JOBS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The guard's Windows side: the jobs live in [`JOBS`], so there is nothing to hold.
+pub(crate) struct Jobs;
+
+impl Jobs {
+    pub fn create() -> std::io::Result<Self> {
+        Ok(Self)
+    }
+
+    /// Gives the server with this pid a job of its own.
+    pub fn watch(&mut self, pid: u32) {
+        match Job::create().and_then(|job| job.assign(pid).map(|()| job)) {
+            Ok(job) => {
+                jobs().get_or_insert_with(HashMap::new).insert(pid, job);
+            }
+            Err(e) => tracing::warn!(
+                pid,
+                "could not tie a server to Toolgate's lifetime ({e}); it may outlive a crash"
+            ),
+        }
+    }
+
+    /// Closes the server's job, ending whatever of it is still running.
+    pub fn forget(&mut self, pid: u32) {
+        let job = jobs().as_mut().and_then(|jobs| jobs.remove(&pid));
+        drop(job);
+    }
+}
+
+/// Ends the server with this pid and every process it started (its job). `false` when it has
+/// no job (never watched, or already forgotten).
+pub fn end_tree(pid: u32) -> bool {
+    jobs()
+        .as_ref()
+        .and_then(|jobs| jobs.get(&pid))
+        .is_some_and(Job::terminate)
 }
 
 impl Drop for Job {

@@ -5,23 +5,25 @@
 //!   holds a pipe from Toolgate and kills every process group still listed when the pipe closes.
 //!   On Linux the supervisor also arms a parent-death signal for each server (in
 //!   `toolgate-mcp`'s `stdio.rs`); macOS has no such signal, so there the reaper is the guard.
-//! - **Windows:** a Job Object created with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` (`job.rs`). Each
-//!   server process is assigned to it as it starts, and the processes it starts later join it by
-//!   inheritance; when Toolgate exits or is killed, the system closes its handle to the job and
-//!   ends every process in it.
+//! - **Windows:** a Job Object per server created with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`
+//!   (`job.rs`). Each server process is assigned to its own as it starts, and the processes it
+//!   starts later join it by inheritance; when Toolgate exits or is killed, the system closes
+//!   its handles and ends every process in them. [`end_tree`] ends one server's whole tree.
 //!
 //! A guard that cannot be set up is reported, never fatal: the servers still run, and on Linux
 //! the parent-death signal and the sweep at the next start remain.
 //!
-//! Verified here: Linux (the tests run). macOS and Windows: the code type-checks for
-//! `x86_64-apple-darwin` and `x86_64-pc-windows-gnu`, but has not run on either (see
-//! ARCHITECTURE.md, "Not verified on macOS and Windows").
+//! Verified here: Linux (the tests run) and Windows under Wine (the test command's Wine step).
+//! macOS: the code type-checks for `x86_64-apple-darwin`, but has not run (see ARCHITECTURE.md,
+//! "Platforms").
 
 #[cfg(windows)]
 mod job;
 #[cfg(unix)]
 mod reaper;
 
+#[cfg(windows)]
+pub use job::end_tree;
 #[cfg(unix)]
 pub use reaper::REAPER_NAME;
 
@@ -30,7 +32,7 @@ pub struct Guard {
     #[cfg(unix)]
     inner: reaper::Reaper,
     #[cfg(windows)]
-    inner: job::Job,
+    inner: job::Jobs,
 }
 
 impl Guard {
@@ -39,7 +41,7 @@ impl Guard {
         #[cfg(unix)]
         let inner = reaper::Reaper::start()?;
         #[cfg(windows)]
-        let inner = job::Job::create()?;
+        let inner = job::Jobs::create()?;
         Ok(Self { inner })
     }
 

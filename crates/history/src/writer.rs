@@ -474,7 +474,12 @@ fn sync_loop(state: &(Mutex<SyncState>, Condvar), synced: &Synced) {
             stop
         };
         if file.is_none() {
-            file = File::open(&synced.wal).ok();
+            // Opened for writing (nothing is written through it): Windows flushes a file only
+            // through a handle that may write to it.
+            file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&synced.wal)
+                .ok();
         }
         if let Some(f) = &file {
             if let Err(e) = f.sync_data() {

@@ -83,14 +83,12 @@ pub const SERVER_DATA: &str = "servers";
 /// The app's identifier: its data folder is `$XDG_DATA_HOME/<this>` (Tauri's `app_data_dir`).
 pub const APP_IDENTIFIER: &str = "dev.toolgate.desktop";
 
-/// The folder the app keeps its settings, history and logs in, found the way Tauri finds it,
-/// for front ends that run without Tauri (the CLI, the `connect` shim).
+/// The folder the app keeps its settings, history and logs in, found the way Tauri finds it
+/// (`dirs::data_dir`: `$XDG_DATA_HOME` or `~/.local/share` on Linux, `~/Library/Application
+/// Support` on macOS, `%APPDATA%` on Windows), for front ends that run without Tauri (the CLI,
+/// the `connect` shim): they must find the app's folder, and with it its gateway.
 pub fn default_data_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join(APP_IDENTIFIER))
+    dirs::data_dir().map(|base| base.join(APP_IDENTIFIER))
 }
 
 /// Why the user's provider cannot be used.

@@ -72,7 +72,9 @@ pub async fn install(
         InstallError::Failed(format!("could not make {}: {e}", folder.display()))
     };
     // Absolute: the tools run in the folder itself, and the record must hold wherever it is read.
-    let folder = std::path::absolute(folder).map_err(made)?;
+    // Never in Windows' verbatim form (`\\?\C:\…`, what canonicalizing gives): npm cannot walk
+    // up from one (it recurses until its stack is exhausted).
+    let folder = dunce::simplified(&std::path::absolute(folder).map_err(made)?).to_path_buf();
     let (version, program) = match source.ecosystem {
         Ecosystem::Npm => {
             let version = match version {
@@ -140,7 +142,16 @@ pub(crate) async fn run(
     path: &str,
     cwd: Option<&Path>,
 ) -> Result<String, InstallError> {
-    let mut command = tokio::process::Command::new(program);
+    // Found as a shell would, on `path`: on Windows through PATHEXT too (`npm` is `npm.cmd`),
+    // which `Command` alone does not do.
+    let here = cwd
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let found = which::which_in(program, Some(path), here).map_err(|_| {
+        InstallError::Failed(format!("{program} was not found on the PATH ({path})"))
+    })?;
+    let mut command = tokio::process::Command::new(found);
     command
         .args(args)
         .env("PATH", path)

@@ -113,7 +113,16 @@ pub(crate) async fn install(
             InstallError::Failed(format!("{} was not installed", manifest_path.display()))
         })?;
     let name = bin_of(&manifest, &source.package).map_err(InstallError::Failed)?;
-    let program = at.join("node_modules/.bin").join(&name);
+    // Unix: npm's link to the script (its shebang names node). Windows: the script itself, run
+    // by node (`Record::interpreter`): npm's `.cmd` shim would need cmd.exe and its quoting.
+    let program = if cfg!(windows) {
+        let script = bin_script(&manifest, &name).ok_or_else(|| {
+            InstallError::Failed(format!("{} names no script for {name}", source.package))
+        })?;
+        at.join("node_modules").join(&source.package).join(script)
+    } else {
+        at.join("node_modules").join(".bin").join(&name)
+    };
     if !program.exists() {
         return Err(InstallError::Failed(format!(
             "{} is missing after installing {}",
@@ -127,6 +136,15 @@ pub(crate) async fn install(
         ));
     }
     Ok(program)
+}
+
+/// The script a package's `bin` names for `name` (`dist/index.js`), relative to the package.
+fn bin_script(manifest: &serde_json::Value, name: &str) -> Option<String> {
+    match manifest.get("bin")? {
+        serde_json::Value::String(script) => Some(script.clone()),
+        serde_json::Value::Object(bins) => bins.get(name)?.as_str().map(str::to_owned),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -74,9 +74,22 @@ async fn venv(at: &Path, path: &str, with_pip: bool) -> Result<String, InstallEr
         args.push("--without-pip".into());
     }
     args.push(venv.to_string_lossy().into_owned());
-    run("python3", &args, path, Some(at)).await?;
-    let program = if with_pip { "bin/pip" } else { "bin/python" };
-    Ok(venv.join(program).to_string_lossy().into_owned())
+    run(PYTHON, &args, path, Some(at)).await?;
+    let program = venv_program(&venv, if with_pip { "pip" } else { "python" });
+    Ok(program.to_string_lossy().into_owned())
+}
+
+/// The Python that makes venvs: `python3` on Unix; on Windows the installer's `python.exe`
+/// (there is no `python3` there).
+const PYTHON: &str = if cfg!(windows) { "python" } else { "python3" };
+
+/// A program of a venv: `bin/NAME` on Unix, `Scripts\NAME.exe` on Windows.
+fn venv_program(venv: &Path, name: &str) -> std::path::PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join(format!("{name}.exe"))
+    } else {
+        venv.join("bin").join(name)
+    }
 }
 
 fn requirement(source: &Source, version: Option<&str>) -> String {
@@ -149,7 +162,7 @@ pub(crate) async fn install(
     run(&pip, &args, path, Some(&at)).await?;
     let _ = std::fs::remove_dir_all(staging);
     let command = source.command.as_deref().unwrap_or(&source.package);
-    let program = at.join("venv/bin").join(command);
+    let program = venv_program(&at.join("venv"), command);
     if !program.exists() {
         return Err(InstallError::Failed(format!(
             "{} has no program {command} (looked for {})",

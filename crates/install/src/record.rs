@@ -41,6 +41,12 @@ pub(crate) fn safe_name(version: &str) -> String {
 }
 
 impl Record {
+    /// The program that runs the installed one, when it is a script: on Windows an npm
+    /// package's script is run by `node` (found on the server's PATH).
+    pub fn interpreter(&self) -> Option<&'static str> {
+        (cfg!(windows) && self.ecosystem == Ecosystem::Npm).then_some("node")
+    }
+
     /// The record in a server's folder, when there is a readable one whose program exists.
     pub fn load(folder: &Path) -> Option<Record> {
         let text = std::fs::read_to_string(folder.join(FILE)).ok()?;

@@ -464,12 +464,16 @@ mod tests {
         assert!(!c.reads(&base.path().join("toolgate/settings.json")));
         assert_eq!(c.network, Network::None);
         assert_eq!(
-            first.env["npm_config_cache"],
-            data.join("files/npm-cache").to_string_lossy()
+            Path::new(&first.env["npm_config_cache"]),
+            data.join("files/npm-cache")
         );
         assert_eq!(first.env["npm_config_offline"], "true");
+        let temp = Path::new(&first.env["TMPDIR"]);
         assert!(
-            first.env["TMPDIR"].starts_with(&*data.join("files/tmp/run-").to_string_lossy()),
+            temp.parent() == Some(&*data.join("files/tmp"))
+                && temp
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("run-")),
             "{}",
             first.env["TMPDIR"]
         );

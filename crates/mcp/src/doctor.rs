@@ -179,7 +179,8 @@ mod tests {
 
         let here = HostEnv::inherited();
         let found = doctor(&here, &MemoryStore::default());
-        let sh_dir = here.resolve("sh", None).expect("sh exists");
+        let shell = if cfg!(windows) { "cmd" } else { "sh" };
+        let sh_dir = here.resolve(shell, None).expect("the shell exists");
         assert!(sh_dir.is_absolute());
         assert!(found
             .iter()

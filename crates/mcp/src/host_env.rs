@@ -22,6 +22,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use tokio::sync::OnceCell;
 
+mod registry;
+
 const SHELL_TIMEOUT: Duration = Duration::from_secs(5);
 const START: &str = "__TOOLGATE_PATH_START__";
 const END: &str = "__TOOLGATE_PATH_END__";
@@ -40,11 +42,20 @@ impl HostEnv {
         }
     }
 
+    /// With no login shell to ask: on Windows the registry's PATH followed by the app's own;
+    /// elsewhere the app's own.
+    pub fn without_shell() -> Self {
+        #[cfg(windows)]
+        return Self::with_inherited(registry::path());
+        #[cfg(not(windows))]
+        Self::inherited()
+    }
+
     /// The login shell's PATH followed by the app's own, without duplicates.
     pub async fn detect() -> Self {
         match current_shell() {
             Some(shell) => Self::detect_with(&shell, SHELL_TIMEOUT).await,
-            None => Self::inherited(),
+            None => Self::without_shell(),
         }
     }
 
@@ -120,8 +131,8 @@ impl Platform {
 
 /// The shell to ask for the user's PATH, if there is one to ask. `$SHELL` when set; otherwise
 /// macOS's default login shell (zsh since 10.15: an app started from the Dock or Finder gets
-/// launchd's short PATH and often no `SHELL`), or `/bin/sh`. Windows has no login shell: a
-/// program started from the Start menu already gets the user's PATH from the registry.
+/// launchd's short PATH and often no `SHELL`), or `/bin/sh`. Windows has no login shell: the
+/// registry's PATH is read instead ([`HostEnv::without_shell`]).
 fn login_shell(platform: Platform, shell: Option<OsString>) -> Option<OsString> {
     match platform {
         Platform::Windows => None,
@@ -320,7 +331,7 @@ impl LoginPath {
                     return (given.clone(), true);
                 }
                 let Some(shell) = &self.shell else {
-                    return (HostEnv::inherited(), true);
+                    return (HostEnv::without_shell(), true);
                 };
                 match self.kept(shell) {
                     Some((kept, valid)) => (HostEnv::with_inherited(kept), valid),
@@ -339,7 +350,7 @@ impl LoginPath {
                     return given.clone();
                 }
                 let Some(shell) = &self.shell else {
-                    return HostEnv::inherited();
+                    return HostEnv::without_shell();
                 };
                 // Stamped before asking: a file changed while the shell runs is seen next time.
                 let stamps = stamps(self.home.as_deref());
@@ -434,14 +445,21 @@ mod tests {
 
     #[test]
     fn finds_commands_on_its_path_only() {
-        let env = HostEnv::from_dirs(vec!["/bin".into(), "/usr/bin".into()]);
-        assert!(env.resolve("sh", None).is_ok());
+        // Windows: `cmd` is `cmd.exe`, found through PATHEXT.
+        let (dirs, shell, full): (Vec<PathBuf>, _, _) = if cfg!(windows) {
+            (
+                vec![r"C:\windows\system32".into()],
+                "cmd",
+                r"C:\windows\system32\cmd.exe",
+            )
+        } else {
+            (vec!["/bin".into(), "/usr/bin".into()], "sh", "/bin/sh")
+        };
+        let env = HostEnv::from_dirs(dirs);
+        assert!(env.resolve(shell, None).is_ok());
         let empty = HostEnv::from_dirs(vec![]);
-        assert!(empty.resolve("sh", None).is_err());
-        assert!(
-            empty.resolve("/bin/sh", None).is_ok(),
-            "a path needs no search"
-        );
+        assert!(empty.resolve(shell, None).is_err());
+        assert!(empty.resolve(full, None).is_ok(), "a path needs no search");
     }
 
     #[test]
@@ -467,6 +485,7 @@ mod tests {
     }
 
     /// A shell script in a folder removed when the returned guard is dropped.
+    #[cfg(unix)]
     fn fake_shell(body: &str) -> (tempfile::TempDir, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
@@ -476,6 +495,7 @@ mod tests {
         (dir, shell)
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn the_login_shell_path_comes_first_and_the_inherited_path_is_kept() {
         // Like a profile that adds ~/.nvm/...: it prints noise, then runs the command it is given.
@@ -491,6 +511,7 @@ mod tests {
     }
 
     /// A login path asking `shell`, kept in `state`, with `home` as the user's home folder.
+    #[cfg(unix)]
     fn login_path(shell: &Path, state: &Path, home: &Path) -> LoginPath {
         LoginPath {
             given: None,
@@ -502,6 +523,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn the_shell_is_asked_once_then_its_answer_is_kept_until_a_startup_file_changes() {
         // The fake shell counts how often it is asked, in a file beside it.
@@ -570,6 +592,7 @@ mod tests {
         assert_eq!(paths.fresh().await, &given);
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_hanging_shell_profile_does_not_stall_start_up() {
         let (_dir, shell) = fake_shell("exec sleep 30");

@@ -213,6 +213,7 @@ fn kill_group_if_ours(leader: ProcessId) -> bool {
 }
 
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(windows, allow(dead_code))]
 pub(crate) enum Signal {
     Term,
     Kill,
@@ -235,6 +236,12 @@ pub(crate) fn signal_group(pgid: u32, signal: Signal) {
             Signal::Kill => S::SIGKILL,
         };
         let _ = killpg(nix::unistd::Pid::from_raw(pgid), signal);
+    }
+    // Windows has no signals: closing stdin was the request to stop; the end is the server's
+    // Job Object terminated, itself and everything it started.
+    #[cfg(windows)]
+    if matches!(signal, Signal::Kill) {
+        toolgate_guard::end_tree(pgid);
     }
 }
 
@@ -273,7 +280,9 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
+// Process groups and `/proc`: Unix (Linux) only.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

@@ -19,6 +19,10 @@ use crate::orphans::{group_members, signal_group, ProcessId, Signal};
 use crate::stdout::{Line, LineSorter};
 use crate::types::ServerEvent;
 
+/// Windows' `CREATE_NO_WINDOW`: a console program started from the app opens no window.
+#[cfg(windows)]
+const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+
 /// How much of the server's stdout is read at once.
 const READ_BUFFER: usize = 64 * 1024;
 /// The largest message accepted from a server. Tool results can be big (files, images), but a
@@ -79,8 +83,11 @@ fn command_for(
         command.current_dir(cwd);
     }
     // Its own group, so stopping it stops whatever it started (npx starts node, uvx python).
+    // On Windows, its Job Object is the group (`toolgate_guard`), and it gets no console window.
     #[cfg(unix)]
     command.process_group(0);
+    #[cfg(windows)]
+    command.creation_flags(CREATE_NO_WINDOW);
     die_with_parent(&mut command);
     let armed = match plan {
         Some(plan) => {
@@ -151,7 +158,16 @@ fn spawn_problem(program: &Path, e: &std::io::Error) -> String {
             program.display()
         );
     }
+    let batch = program
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("cmd") || x.eq_ignore_ascii_case("bat"));
     match e.kind() {
+        // Rust refuses arguments `cmd.exe` could read as commands (quotes, `%`, line breaks in
+        // some places) rather than risk running them.
+        std::io::ErrorKind::InvalidInput if batch => format!(
+            "could not start '{}': one of its arguments cannot be passed safely to a .cmd or .bat file (Windows would read part of it as a command); start the program behind it directly (for npx: node and the package's script), or change the argument",
+            program.display()
+        ),
         std::io::ErrorKind::NotFound => format!(
             "could not start '{}': the program or its interpreter was not found",
             program.display()
@@ -476,7 +492,8 @@ impl StdioProcess {
             .await
             .ok()
             .and_then(Result::ok);
-        if status.is_none() {
+        // Windows has no SIGTERM to send: straight to the end.
+        if status.is_none() && cfg!(unix) {
             signal_group(pgid, Signal::Term);
             status = tokio::time::timeout(grace, self.child.wait())
                 .await
@@ -485,6 +502,9 @@ impl StdioProcess {
         }
         if status.is_none() {
             signal_group(pgid, Signal::Kill);
+            // The leader itself, should its group or job be gone (a Windows server that could
+            // not be given a job): a stop never waits forever.
+            let _ = self.child.start_kill();
             status = self.child.wait().await.ok();
         }
         // The leader is reaped; members still alive keep the group id from being reused.

@@ -1,6 +1,8 @@
 //! The real keychain: runs only inside a D-Bus session with an unlocked Secret Service, as the
 //! README's test command sets up. It checks the item is really in the Secret Service (read back by
 //! `secret-tool`, another process), not in `keyring`'s silent in-memory fallback.
+//! Linux only; Windows' Credential Manager is `credential_manager.rs`.
+#![cfg(target_os = "linux")]
 
 use std::process::Command;
 

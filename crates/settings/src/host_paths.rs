@@ -286,6 +286,8 @@ mod tests {
         }
     }
 
+    // Linux's paths are only made on Linux (an absolute XDG folder is a Unix path).
+    #[cfg(unix)]
     #[test]
     fn linux_paths_follow_xdg_and_the_home_folder() {
         let home = env(&[("HOME", "/home/ada")]);
@@ -409,13 +411,15 @@ mod tests {
                 "/home/a/.config/Claude/claude_desktop_config.json"
             ))
         );
-        assert_eq!(
-            desktop(
-                Os::Linux,
-                &[("HOME", "/home/a"), ("XDG_CONFIG_HOME", "/cfg")]
-            ),
-            Some(PathBuf::from("/cfg/Claude/claude_desktop_config.json"))
-        );
+        if cfg!(unix) {
+            assert_eq!(
+                desktop(
+                    Os::Linux,
+                    &[("HOME", "/home/a"), ("XDG_CONFIG_HOME", "/cfg")]
+                ),
+                Some(PathBuf::from("/cfg/Claude/claude_desktop_config.json"))
+            );
+        }
         assert_eq!(desktop(Os::Windows, &[("HOME", "/home/a")]), None);
         assert_eq!(desktop(Os::MacOs, &[]), None);
     }

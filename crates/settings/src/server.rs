@@ -600,9 +600,12 @@ mod tests {
         assert!(wif(Some("${secret:WORKLOAD_JWT}"), None)
             .validate(&at)
             .is_ok());
-        assert!(wif(None, Some("/var/run/secrets/tokens/mcp"))
-            .validate(&at)
-            .is_ok());
+        let absolute = if cfg!(windows) {
+            r"C:\secrets\tokens\mcp"
+        } else {
+            "/var/run/secrets/tokens/mcp"
+        };
+        assert!(wif(None, Some(absolute)).validate(&at).is_ok());
         let neither = wif(None, None).validate(&at).unwrap_err().to_string();
         assert!(neither.contains("exactly one"), "{neither}");
         let relative = wif(None, Some("token"))

@@ -10,6 +10,9 @@
 //!
 //! The randomness is a xorshift seeded from the clock; the seed is printed, and
 //! `TOOLGATE_KILL_SEED=<seed>` replays a run.
+// Unix sockets, modes, signals or /proc: this suite runs on Linux only (the Windows suite under
+// Wine is `tests/tests/portable.rs`).
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -206,7 +206,7 @@ mod tests {
         assert_eq!(Launcher::of(Path::new("/usr/bin/npx")), Some(Launcher::Npx));
         assert_eq!(Launcher::of(Path::new("/usr/bin/node")), None);
         let env = Launcher::Uvx.cache_env(Path::new("/d"), true, None);
-        assert_eq!(env["UV_CACHE_DIR"], "/d/uv-cache");
+        assert_eq!(Path::new(&env["UV_CACHE_DIR"]), Path::new("/d/uv-cache"));
         assert_eq!(env["UV_OFFLINE"], "1");
         let home = tempfile::tempdir().unwrap();
         std::fs::write(

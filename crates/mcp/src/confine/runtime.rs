@@ -350,6 +350,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn derived_grants_never_open_home_or_its_secrets() {
         let p = Protected::new(Some("/home/u".into()), &["/home/u/.local/share/app".into()]);

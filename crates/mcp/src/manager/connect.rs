@@ -375,14 +375,16 @@ impl ServerManager {
                 let deadline = tokio::time::Instant::now() + timeout;
                 stdio::check_cwd(cwd.as_deref())?;
                 let (program, args) = match &pinned {
-                    Some((record, rest)) => (record.program.clone(), rest),
-                    None => (host.resolve(command, cwd.as_deref())?, args),
+                    Some((record, rest)) => {
+                        super::pinned::command_of(record, rest, host, cwd.as_deref())?
+                    }
+                    None => (host.resolve(command, cwd.as_deref())?, args.clone()),
                 };
                 facts.installed = pinned.as_ref().map(|(record, _)| record.clone());
                 let spec = StdioSpec {
                     server: &config.id,
                     program: &program,
-                    args,
+                    args: &args,
                     env: &env,
                     cwd: cwd.as_deref(),
                 };

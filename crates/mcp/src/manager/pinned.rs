@@ -60,3 +60,22 @@ impl ServerManager {
         Ok(Some((record, source.args)))
     }
 }
+
+/// The program and arguments that run an installed server: its program, or on Windows `node`
+/// (on the server's PATH) with an npm package's script (see `Record::interpreter`).
+pub(super) fn command_of(
+    record: &Record,
+    rest: &[String],
+    host: &HostEnv,
+    cwd: Option<&std::path::Path>,
+) -> Result<(PathBuf, Vec<String>), String> {
+    Ok(match record.interpreter() {
+        Some(interpreter) => (
+            host.resolve(interpreter, cwd)?,
+            std::iter::once(record.program.to_string_lossy().into_owned())
+                .chain(rest.iter().cloned())
+                .collect(),
+        ),
+        None => (record.program.clone(), rest.to_vec()),
+    })
+}
