@@ -40,7 +40,12 @@ pub fn profile(confinement: &Confinement) -> (String, Vec<(String, String)>) {
                 "file-read* file-write*"
             };
             text.push_str(&format!("(allow {rights} (subpath (param \"{name}\")))\n"));
-            params.push((name, path.to_string_lossy().into_owned()));
+            params.push((name.clone(), path.to_string_lossy().into_owned()));
+            if let Some(real) = private_form(path) {
+                let name = format!("{name}_PRIVATE");
+                text.push_str(&format!("(allow {rights} (subpath (param \"{name}\")))\n"));
+                params.push((name, real.to_string_lossy().into_owned()));
+            }
         }
     }
     let proxy;
@@ -61,6 +66,24 @@ pub fn profile(confinement: &Confinement) -> (String, Vec<(String, String)>) {
         }
     });
     (text, params)
+}
+
+/// The name under `/private` of a path in `/tmp`, `/var` or `/etc`, which on macOS are symbolic
+/// links there. The sandbox matches the path a file really has, so such a folder (the temporary
+/// folder, `$TMPDIR` in `/var/folders`) is allowed under both names. Other symbolic links are not
+/// followed here.
+pub fn private_form(path: &Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let mut components = path.components();
+    if components.next() != Some(Component::RootDir) {
+        return None;
+    }
+    match components.next() {
+        Some(Component::Normal(first)) if ["tmp", "var", "etc"].iter().any(|d| first == *d) => {
+            Some(Path::new("/private").join(path.strip_prefix("/").ok()?))
+        }
+        _ => None,
+    }
 }
 
 /// `sandbox-exec`'s arguments to run `program args` under `confinement`.
@@ -270,5 +293,52 @@ mod tests {
         // The checker itself catches what a spliced name would do.
         assert!(!balanced("(allow file-read* (subpath \"/a\"))\n(x\")"));
         assert!(!balanced("(allow (subpath \"/a\")))"));
+    }
+
+    #[test]
+    fn folders_under_macos_symbolic_links_are_allowed_under_their_real_names_too() {
+        assert_eq!(
+            private_form(Path::new("/var/folders/zz/abc123/T/toolgate-run-1")),
+            Some("/private/var/folders/zz/abc123/T/toolgate-run-1".into())
+        );
+        assert_eq!(private_form(Path::new("/tmp")), Some("/private/tmp".into()));
+        assert_eq!(
+            private_form(Path::new("/etc/ssl")),
+            Some("/private/etc/ssl".into())
+        );
+        for not_linked in [
+            "/private/tmp/x",
+            "/Users/u/tmp",
+            "/variable/x",
+            "tmp/x",
+            "/",
+        ] {
+            assert_eq!(private_form(Path::new(not_linked)), None, "{not_linked}");
+        }
+        let c = Confinement {
+            read: vec!["/usr".into()],
+            write: vec!["/var/folders/zz/abc123/T/toolgate-run-1".into()],
+            network: Network::None,
+        };
+        let (text, params) = profile(&c);
+        assert!(balanced(&text));
+        assert!(text.contains("(allow file-read* file-write* (subpath (param \"WRITE_0\")))\n"));
+        assert!(
+            text.contains("(allow file-read* file-write* (subpath (param \"WRITE_0_PRIVATE\")))\n")
+        );
+        assert_eq!(
+            params,
+            [
+                ("READ_0".to_owned(), "/usr".to_owned()),
+                (
+                    "WRITE_0".to_owned(),
+                    "/var/folders/zz/abc123/T/toolgate-run-1".to_owned()
+                ),
+                (
+                    "WRITE_0_PRIVATE".to_owned(),
+                    "/private/var/folders/zz/abc123/T/toolgate-run-1".to_owned()
+                ),
+            ]
+        );
     }
 }
