@@ -2,6 +2,7 @@
 //! crates under `crates/`; the commands here only adapt them to Tauri.
 
 mod apps;
+mod autostart;
 #[cfg(test)]
 mod bindings;
 #[cfg(test)]
@@ -59,12 +60,7 @@ pub fn run() {
         // Opens the log folder for the user; the web-view has no opener permission.
         .plugin(tauri_plugin_opener::init())
         // Started at login, Toolgate opens in the tray only (`--hidden`).
-        .plugin(
-            tauri_plugin_autostart::Builder::new()
-                .app_name("Toolgate")
-                .args(["--hidden"])
-                .build(),
-        )
+        .plugin(autostart::plugin())
         .register_uri_scheme_protocol(apps::SCHEME, apps::serve)
         .setup(|app| {
             app.manage(apps::Apps::default());
@@ -112,7 +108,7 @@ pub fn run() {
 
             ui_state::restore_window(app.handle());
             tray::create(app.handle())?;
-            if std::env::args().any(|a| a == "--hidden") {
+            if autostart::started_hidden(std::env::args()) {
                 if let Some(window) = app.get_webview_window("main") {
                     let _ = window.hide();
                 }

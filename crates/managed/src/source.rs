@@ -50,23 +50,33 @@ pub struct Read {
 impl Source {
     /// This OS's places, as its management tools write them.
     pub fn system() -> Self {
+        Source::for_os(std::env::consts::OS)
+    }
+
+    /// The places of the OS named as [`std::env::consts::OS`] names it (`macos`, `windows`;
+    /// any other is read as Linux), so each OS's layout is tested on any of them.
+    pub fn for_os(os: &str) -> Self {
         let mut source = Source::none();
-        if cfg!(target_os = "macos") {
-            source.preferences = Some(PathBuf::from(
-                "/Library/Managed Preferences/dev.toolgate.desktop.plist",
-            ));
-            source.files = vec![PathBuf::from(
-                "/Library/Application Support/Toolgate/managed.json",
-            )];
-        } else if cfg!(windows) {
-            source.registry = true;
-            let data = std::env::var_os("ProgramData")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(r"C:\ProgramData"));
-            source.files = vec![data.join("Toolgate").join("managed.json")];
-        } else {
-            source.files = vec![PathBuf::from("/etc/toolgate/managed.json")];
-            source.drop_ins = vec![PathBuf::from("/etc/toolgate/managed.d")];
+        match os {
+            "macos" => {
+                source.preferences = Some(PathBuf::from(
+                    "/Library/Managed Preferences/dev.toolgate.desktop.plist",
+                ));
+                source.files = vec![PathBuf::from(
+                    "/Library/Application Support/Toolgate/managed.json",
+                )];
+            }
+            "windows" => {
+                source.registry = true;
+                let data = std::env::var_os("ProgramData")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from(r"C:\ProgramData"));
+                source.files = vec![data.join("Toolgate").join("managed.json")];
+            }
+            _ => {
+                source.files = vec![PathBuf::from("/etc/toolgate/managed.json")];
+                source.drop_ins = vec![PathBuf::from("/etc/toolgate/managed.d")];
+            }
         }
         source
     }
@@ -344,5 +354,180 @@ mod tests {
         assert!(crate::Document::parse(value).is_ok());
         assert_eq!(from_registry_values(&[]), Ok(None));
         assert!(from_registry_values(&[("settings".into(), "{".into())]).is_err());
+    }
+
+    /// `/Library/Managed Preferences/dev.toolgate.desktop.plist` as a configuration profile
+    /// with Toolgate's preferences leaves it: the XML form an administrator uploads to the MDM
+    /// (or `defaults export` prints), and the binary form macOS writes (made from the XML one by
+    /// Python's plistlib, not by the reader's own crate).
+    const XML: &[u8] = include_bytes!("../fixtures/macos/dev.toolgate.desktop.xml.plist");
+    const BINARY: &[u8] = include_bytes!("../fixtures/macos/dev.toolgate.desktop.binary.plist");
+    /// A binary property list whose one key `ManagedPolicy` holds the document as JSON text.
+    const WRAPPED: &[u8] = include_bytes!("../fixtures/macos/dev.toolgate.desktop.wrapped.plist");
+
+    #[test]
+    fn macos_reads_the_managed_preferences_of_the_apps_bundle_id() {
+        let source = Source::for_os("macos");
+        let preferences = source.preferences.clone().expect("a property list");
+        assert_eq!(
+            preferences,
+            Path::new("/Library/Managed Preferences/dev.toolgate.desktop.plist")
+        );
+        assert_eq!(
+            source.files,
+            [Path::new(
+                "/Library/Application Support/Toolgate/managed.json"
+            )]
+        );
+        assert!(source.drop_ins.is_empty() && !source.registry);
+        assert_eq!(source.owner, 0, "root must own them");
+        assert_eq!(
+            source.paths().last(),
+            Some(&preferences),
+            "the profile's preferences are read last, over the file"
+        );
+        // A profile's preferences land in the file named after the bundle id it targets: the
+        // app's, from tauri.conf.json.
+        let conf = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tauri.conf.json"),
+        )
+        .expect("tauri.conf.json");
+        let conf: Value = serde_json::from_str(&conf).expect("JSON");
+        assert_eq!(
+            preferences.file_stem().and_then(|s| s.to_str()),
+            conf["identifier"].as_str()
+        );
+
+        let linux = Source::for_os("linux");
+        assert_eq!(linux.preferences, None);
+        assert_eq!(linux.files, [Path::new("/etc/toolgate/managed.json")]);
+        let windows = Source::for_os("windows");
+        assert!(windows.registry && windows.preferences.is_none());
+    }
+
+    #[test]
+    fn a_profiles_xml_preferences_read_as_the_whole_document() {
+        let d = crate::Document::parse(from_plist(XML).expect("reads")).expect("valid");
+        assert!(d.servers.allow_user_servers);
+        assert_eq!(d.servers.deny[0].npm.as_deref(), Some("@evil/mcp-server"));
+        assert_eq!(
+            d.servers.deny[1].url.as_deref(),
+            Some("https://*.untrusted.example/*")
+        );
+        let corp = &d.servers.required[0];
+        assert_eq!(
+            (corp.id.as_str(), corp.name.as_str()),
+            ("corp", "Corp knowledge base")
+        );
+        let toolgate_settings::Transport::Stdio { command, args, .. } = &corp.transport else {
+            panic!("a local server: {:?}", corp.transport);
+        };
+        assert_eq!(command, "/Library/Application Support/Corp/bin/corp-mcp");
+        assert_eq!(args, &["--workspace", "/Users/Shared/Corp Docs"]);
+        assert_eq!(d.rules[0].to_rule().id, "org:no-push");
+        assert_eq!(
+            d.rules[0].note.as_deref(),
+            Some("No pushes from agents & assistants")
+        );
+        assert_eq!(d.settings.approval_timeout_secs, Some(300));
+        assert_eq!(d.settings.auto_allow_read_only, Some(false));
+        assert_eq!(d.settings.sandbox, Some(true));
+        assert_eq!(
+            d.settings.network_at_most,
+            Some(toolgate_settings::NetworkAccess::Loopback)
+        );
+        assert_eq!(d.settings.review_results["fetch"], ["*"]);
+        let registry = d.registry.expect("a registry");
+        assert_eq!(
+            registry.url.as_deref(),
+            Some("https://mcp-registry.corp.example/")
+        );
+        assert!(!registry.registry_only);
+    }
+
+    #[test]
+    fn a_binary_property_list_reads_as_its_xml_form() {
+        assert!(BINARY.starts_with(b"bplist00"), "the fixture is binary");
+        assert_eq!(from_plist(BINARY), from_plist(XML));
+        let d = crate::Document::parse(from_plist(WRAPPED).expect("reads")).expect("valid");
+        assert!(!d.servers.allow_user_servers);
+        assert_eq!(d.settings.sandbox, Some(true));
+        assert_eq!(
+            d.settings.default_decision,
+            Some(toolgate_policy::DefaultDecision::Deny)
+        );
+    }
+
+    #[test]
+    fn what_is_not_the_policy_is_refused_with_its_reason() {
+        assert!(from_plist(b"{\"settings\": {}}")
+            .unwrap_err()
+            .starts_with("not a property list"));
+        let text = String::from_utf8(XML.to_vec()).expect("UTF-8");
+        // A key the document does not know (here one a profile's payload has, misplaced)
+        // refuses it whole, naming the key.
+        let extra = text.replacen(
+            "<dict>\n\t<key>registry</key>",
+            "<dict>\n\t<key>PayloadUUID</key>\n\t<string>5E1C0B1A-8C3D-4C7E-9B0A-2F6A1D3E4B5C</string>\n\t<key>registry</key>",
+            1,
+        );
+        assert_ne!(extra, text);
+        let e = crate::Document::parse(from_plist(extra.as_bytes()).expect("reads")).unwrap_err();
+        assert!(e.0.contains("PayloadUUID"), "{e}");
+        let wrapped = br#"<?xml version="1.0" encoding="UTF-8"?>
+<plist version="1.0"><dict><key>ManagedPolicy</key><string>{"settings": </string></dict></plist>"#;
+        assert!(from_plist(wrapped)
+            .unwrap_err()
+            .starts_with("ManagedPolicy is not JSON"));
+    }
+
+    /// The whole read of a preferences file, as on a Mac but in a folder of the test's own,
+    /// owned by the test's user.
+    #[cfg(unix)]
+    #[test]
+    fn the_preferences_file_is_read_as_a_property_list_and_checked_like_the_others() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = std::env::temp_dir().join(format!(
+            "toolgate-managed-preferences-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("folder");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let owner = std::fs::metadata(&dir).expect("folder").uid();
+        let plist = dir.join("dev.toolgate.desktop.plist");
+        std::fs::write(&plist, BINARY).expect("write");
+        std::fs::set_permissions(&plist, std::fs::Permissions::from_mode(0o644)).expect("mode");
+        let source = Source {
+            preferences: Some(plist.clone()),
+            owner,
+            ..Source::none()
+        };
+        let read = source.read();
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        assert_eq!(read.documents.len(), 1);
+        assert_eq!(read.documents[0].0.place, plist.display().to_string());
+        assert_eq!(Ok(read.documents[0].1.clone()), from_plist(XML));
+
+        // Writable by others: refused whole, with the reason.
+        std::fs::set_permissions(&plist, std::fs::Permissions::from_mode(0o666)).expect("mode");
+        let read = source.read();
+        assert!(read.documents.is_empty());
+        assert!(
+            read.warnings[0].contains("can be changed by other users"),
+            "{:?}",
+            read.warnings
+        );
+        // Not a property list: refused, with the reason.
+        std::fs::set_permissions(&plist, std::fs::Permissions::from_mode(0o644)).expect("mode");
+        std::fs::write(&plist, b"servers = nothing").expect("write");
+        let read = source.read();
+        assert!(read.documents.is_empty());
+        assert!(
+            read.warnings[0].contains("not a property list"),
+            "{:?}",
+            read.warnings
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

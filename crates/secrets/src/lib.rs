@@ -24,14 +24,90 @@ compile_error!("toolgate-secrets has no OS keychain for this platform; add one i
 /// What went wrong with the keychain, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SecretError {
-    #[error("the OS keychain is not reachable ({detail}). Toolgate keeps API keys only in the keychain: start a Secret Service such as gnome-keyring or KWallet (it runs in a normal desktop session) and try again")]
+    #[error(
+        "the OS keychain is not reachable ({detail}). {}",
+        unreachable_advice(std::env::consts::OS)
+    )]
     Unavailable { detail: String },
-    #[error("the OS keychain is locked or refused access ({detail}). Unlock it (for example by logging in again or opening your keyring manager) and try again")]
+    #[error(
+        "the OS keychain is locked or refused access ({detail}). {}",
+        locked_advice(std::env::consts::OS)
+    )]
     Locked { detail: String },
     #[error("the keychain item '{name}' is unreadable ({detail}). Clear it and set it again")]
     Corrupt { name: String, detail: String },
     #[error("the OS keychain failed: {detail}")]
     Other { detail: String },
+}
+
+/// What to do when the keychain cannot be reached, on the OS named as
+/// [`std::env::consts::OS`] names it.
+pub fn unreachable_advice(os: &str) -> &'static str {
+    match os {
+        "macos" => "Toolgate keeps API keys only in the keychain: use Toolgate from your own logged-in desktop session (the login keychain is not open to a program started over SSH or by a launch daemon) and try again",
+        _ => "Toolgate keeps API keys only in the keychain: start a Secret Service such as gnome-keyring or KWallet (it runs in a normal desktop session) and try again",
+    }
+}
+
+/// What to do when the keychain is locked or refused Toolgate, on the OS named as
+/// [`std::env::consts::OS`] names it.
+pub fn locked_advice(os: &str) -> &'static str {
+    match os {
+        "macos" => "Unlock the login keychain (in Keychain Access, or by logging in again), choose Allow or Always Allow when macOS asks whether Toolgate may use it, and try again",
+        _ => "Unlock it (for example by logging in again or opening your keyring manager) and try again",
+    }
+}
+
+/// The keychain service every item of Toolgate's is kept under ([`Keychain::default`]). On macOS
+/// it is the item's name and "where" in Keychain Access; another value would lose every saved key.
+pub const SERVICE: &str = "toolgate";
+
+/// Where one secret is kept in the OS keychain, as `keyring` is asked for it.
+///
+/// On macOS: a generic password in the login keychain whose service attribute is `service` and
+/// whose account attribute is the secret's name, exactly as given (`provider.anthropic.api_key`,
+/// `secret.GITHUB_TOKEN`, `oauth:github:https://github.com`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item<'a> {
+    pub service: &'a str,
+    pub account: &'a str,
+}
+
+/// The item of secret `name` under `service`. An empty service or name is refused: macOS reads
+/// an empty attribute as "any", so an item with an empty name would find any of Toolgate's.
+pub fn item<'a>(service: &'a str, name: &'a str) -> Result<Item<'a>, SecretError> {
+    if service.is_empty() || name.is_empty() {
+        return Err(SecretError::Other {
+            detail: format!(
+                "a keychain item needs a service and a name (service {service:?}, name {name:?})"
+            ),
+        });
+    }
+    Ok(Item {
+        service,
+        account: name,
+    })
+}
+
+/// Whether a status of macOS's Security framework means the keychain is locked or the user
+/// refused Toolgate (so the user can act), rather than that it cannot be reached:
+/// `errSecUserCanceled` (the keychain's prompt was cancelled), `errSecAuthFailed` (its password
+/// was wrong, or access was denied) and `errSecInteractionNotAllowed` (it is locked and no prompt
+/// can be shown). keyring already maps "no keychain" and "read-only" to `NoStorageAccess`.
+pub fn macos_status_is_refusal(code: i32) -> bool {
+    matches!(code, -128 | -25293 | -25308)
+}
+
+/// The macOS status inside a keyring platform failure, when there is one.
+#[cfg(target_os = "macos")]
+fn platform_refused(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    e.downcast_ref::<security_framework::base::Error>()
+        .is_some_and(|e| macos_status_is_refusal(e.code()))
+}
+
+#[cfg(not(target_os = "macos"))]
+fn platform_refused(_: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    false
 }
 
 /// A place to keep secrets by name.
@@ -42,7 +118,8 @@ pub trait SecretStore: Send + Sync {
     fn delete(&self, name: &str) -> Result<(), SecretError>;
 }
 
-/// The OS keychain. Items are stored under `service` with the secret's name as the user.
+/// The OS keychain. Items are stored under `service` with the secret's name as the user (see
+/// [`item`]).
 #[derive(Debug, Clone)]
 pub struct Keychain {
     service: String,
@@ -56,13 +133,14 @@ impl Keychain {
     }
 
     fn entry(&self, name: &str) -> Result<keyring::Entry, SecretError> {
-        keyring::Entry::new(&self.service, name).map_err(|e| map_error(name, e))
+        let item = item(&self.service, name)?;
+        keyring::Entry::new(item.service, item.account).map_err(|e| map_error(name, e))
     }
 }
 
 impl Default for Keychain {
     fn default() -> Self {
-        Self::new("toolgate")
+        Self::new(SERVICE)
     }
 }
 
@@ -72,7 +150,7 @@ fn map_error(name: &str, error: keyring::Error) -> SecretError {
     match error {
         E::PlatformFailure(e) => {
             let detail = e.to_string();
-            if detail.contains("locked") || detail.contains("dismissed") {
+            if detail.contains("locked") || detail.contains("dismissed") || platform_refused(&*e) {
                 SecretError::Locked { detail }
             } else {
                 SecretError::Unavailable { detail }
@@ -269,5 +347,94 @@ mod tests {
             ("sk-from-keychain", KeySource::Keychain)
         );
         std::env::remove_var(var);
+    }
+
+    #[test]
+    fn each_secret_is_one_item_under_toolgates_service_named_as_it_is() {
+        assert_eq!(SERVICE, "toolgate");
+        let keychain = Keychain::default();
+        assert_eq!(keychain.service, SERVICE);
+        // The names Toolgate gives its items (provider keys, the user's secrets, a server's
+        // secret, OAuth tokens and DPoP keys, the door's tokens) are the accounts, unchanged.
+        for name in [
+            "provider.anthropic.api_key",
+            "secret.GITHUB_TOKEN",
+            "secret.WEATHER_API_KEY",
+            "oauth:github:https://github.com/login/oauth",
+            "oauth-dpop:linear",
+            "door:token:cursor",
+        ] {
+            assert_eq!(
+                item(&keychain.service, name).expect("an item"),
+                Item {
+                    service: "toolgate",
+                    account: name
+                }
+            );
+        }
+        assert_eq!(
+            item("toolgate-test", "k").expect("an item").service,
+            "toolgate-test"
+        );
+    }
+
+    #[test]
+    fn an_empty_name_never_reaches_the_keychain() {
+        assert!(item("toolgate", "").is_err());
+        assert!(item("", "k").is_err());
+        // Refused before the OS is asked: no keychain is needed for this.
+        let keychain = Keychain::default();
+        for result in [
+            keychain.get("").map(|_| ()),
+            keychain.set("", "v"),
+            keychain.delete(""),
+        ] {
+            let e = result.expect_err("refused");
+            assert!(
+                matches!(e, SecretError::Other { .. })
+                    && e.to_string().contains("needs a service and a name"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mac_is_told_about_its_login_keychain_not_a_secret_service() {
+        for advice in [unreachable_advice("macos"), locked_advice("macos")] {
+            for linux_only in [
+                "gnome-keyring",
+                "KWallet",
+                "Secret Service",
+                "keyring manager",
+            ] {
+                assert!(!advice.contains(linux_only), "{advice}");
+            }
+        }
+        assert!(locked_advice("macos").contains("Keychain Access"));
+        assert!(unreachable_advice("macos").contains("logged-in desktop session"));
+        assert!(unreachable_advice("linux").contains("start a Secret Service"));
+        assert!(locked_advice("linux").contains("keyring manager"));
+        // Each message ends with this OS's advice.
+        let os = std::env::consts::OS;
+        let unreachable = SecretError::Unavailable { detail: "d".into() }.to_string();
+        assert!(
+            unreachable.ends_with(unreachable_advice(os)),
+            "{unreachable}"
+        );
+        let locked = SecretError::Locked { detail: "d".into() }.to_string();
+        assert!(locked.ends_with(locked_advice(os)), "{locked}");
+    }
+
+    #[test]
+    fn macos_statuses_that_the_user_can_answer_are_refusals() {
+        // errSecUserCanceled, errSecAuthFailed, errSecInteractionNotAllowed.
+        for code in [-128, -25293, -25308] {
+            assert!(macos_status_is_refusal(code), "{code}");
+        }
+        // errSecItemNotFound (no such key), errSecNotAvailable (no keychain),
+        // errSecMissingEntitlement, errSecDuplicateItem.
+        for code in [-25300, -25291, -34018, -25299] {
+            assert!(!macos_status_is_refusal(code), "{code}");
+        }
     }
 }
