@@ -153,7 +153,7 @@ run_tests() {
   cargo fmt --manifest-path fuzz/Cargo.toml -- --check
   CARGO_TARGET_DIR="$ROOT/target" cargo clippy --manifest-path fuzz/Cargo.toml --bins --locked -- -D warnings
 
-  step "macOS and Windows: type-check the keychain and process-guard crates"
+  step "macOS: type-check every crate without C in its dependencies, for both Mac targets"
   scripts/check-platforms.sh
 
   step "UI: lint, type check, unit tests"
