@@ -169,6 +169,7 @@ run_tests() {
 
   step "Windows: the workspace built for x86_64-pc-windows-gnu, its suites run under Wine"
   scripts/wine.sh
+  scripts/windows-package.sh
 
   step "Checking that the tests left nothing in $tmp"
   local left
