@@ -10,13 +10,14 @@
 //! as it reads the call (before answering): the audit kill test (`tests/audit_kill.rs`) learns
 //! from it which calls reached the server.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 
 use serde_json::{json, Value};
+use toolgate_tests::line_server::Answer;
 
 const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
+fn answer(method: &str, params: &Value) -> Answer {
     match method {
         "initialize" => {
             let wanted = params["protocolVersion"].as_str().unwrap_or_default();
@@ -46,8 +47,6 @@ fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
 }
 
 fn main() -> std::io::Result<()> {
-    let stdin = std::io::stdin().lock();
-    let mut stdout = std::io::stdout().lock();
     let mut log = match std::env::var_os("TOOLGATE_ECHO_LOG") {
         Some(path) => Some(
             std::fs::OpenOptions::new()
@@ -57,30 +56,12 @@ fn main() -> std::io::Result<()> {
         ),
         None => None,
     };
-    for line in stdin.lines() {
-        let Ok(message) = serde_json::from_str::<Value>(&line?) else {
-            continue;
-        };
-        // Notifications (no id) and responses (no method) need no answer.
-        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
-            continue;
-        };
+    toolgate_tests::line_server::serve(|method, params| {
         if let (Some(log), "tools/call") = (log.as_mut(), method) {
             // One write per line, unbuffered: a line in the file is a call that arrived.
-            let text = message["params"]["arguments"]["text"]
-                .as_str()
-                .unwrap_or_default();
+            let text = params["arguments"]["text"].as_str().unwrap_or_default();
             log.write_all(format!("{text}\n").as_bytes())?;
         }
-        let reply = match answer(method, &message["params"]) {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, text)) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}})
-            }
-        };
-        serde_json::to_writer(&mut stdout, &reply)?;
-        stdout.write_all(b"\n")?;
-        stdout.flush()?;
-    }
-    Ok(())
+        Ok(answer(method, params))
+    })
 }

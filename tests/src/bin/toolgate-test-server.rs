@@ -15,12 +15,12 @@
 //!
 //! `toolgate-test-server --linger DIR ROLE` is how the child and grandchild run.
 
-use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use toolgate_tests::line_server::Answer;
 
 const VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
@@ -86,7 +86,7 @@ fn family() -> Result<Value, (i64, String)> {
     Err((-32603, "the child and grandchild did not start".to_owned()))
 }
 
-fn answer(method: &str, params: &Value) -> Result<Value, (i64, String)> {
+fn answer(method: &str, params: &Value) -> Answer {
     let arguments = &params["arguments"];
     match (method, params["name"].as_str()) {
         ("initialize", _) => {
@@ -127,23 +127,5 @@ fn main() -> std::io::Result<()> {
             spawn_linger(&dir, "child")?;
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(message) = serde_json::from_str::<Value>(&line?) else {
-            continue;
-        };
-        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
-            continue;
-        };
-        let reply = match answer(method, &message["params"]) {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, text)) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": text}})
-            }
-        };
-        serde_json::to_writer(&mut stdout, &reply)?;
-        stdout.write_all(b"\n")?;
-        stdout.flush()?;
-    }
-    Ok(())
+    toolgate_tests::line_server::serve(|method, params| Ok(answer(method, params)))
 }
