@@ -168,6 +168,21 @@ impl OAuthServers {
             .collect()
     }
 
+    /// Whether the resource server says `line` within 5 s. It writes its lines to a pipe that a
+    /// thread reads, so a line can land a moment after the response it was about.
+    pub fn says(&self, line: &str) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            if self.proofs().iter().any(|p| p == line) {
+                return true;
+            }
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// The tool calls the resource server passed on, as `call <tool> <subject>`.
     pub fn calls(&self) -> Vec<String> {
         self.proxy_lines

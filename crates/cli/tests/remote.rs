@@ -642,7 +642,7 @@ fn a_dpop_bound_sign_in_proves_its_key_on_every_request_and_a_copied_token_is_re
         401
     );
     assert!(
-        remote.proofs().iter().any(|p| p == "dpop refused no proof"),
+        remote.says("dpop refused no proof"),
         "{:?}",
         remote.proofs()
     );
