@@ -10,9 +10,9 @@
 //! One job per server is also Windows' process group: [`end_tree`] ends a server and whatever
 //! it started (`npx.cmd` → `node`), as a signal to a Unix process group does.
 //!
-//! Run under Wine in the test command (`crates/cli/tests/windows.rs`); not on Windows itself.
+//! Run under Wine in the test command (`tests/tests/portable.rs`); not on Windows itself.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
@@ -94,9 +94,9 @@ impl Job {
 
 /// Each watched server's job, by the server's pid. Process-wide, since a server is stopped
 /// (`end_tree`) by code that does not hold the guard.
-static JOBS: Mutex<Option<HashMap<u32, Job>>> = Mutex::new(None);
+static JOBS: Mutex<BTreeMap<u32, Job>> = Mutex::new(BTreeMap::new());
 
-fn jobs() -> std::sync::MutexGuard<'static, Option<HashMap<u32, Job>>> {
+fn jobs() -> std::sync::MutexGuard<'static, BTreeMap<u32, Job>> {
     JOBS.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -113,7 +113,7 @@ impl Jobs {
     pub fn watch(&mut self, pid: u32) {
         match Job::create().and_then(|job| job.assign(pid).map(|()| job)) {
             Ok(job) => {
-                jobs().get_or_insert_with(HashMap::new).insert(pid, job);
+                jobs().insert(pid, job);
             }
             Err(e) => tracing::warn!(
                 pid,
@@ -124,7 +124,7 @@ impl Jobs {
 
     /// Closes the server's job, ending whatever of it is still running.
     pub fn forget(&mut self, pid: u32) {
-        let job = jobs().as_mut().and_then(|jobs| jobs.remove(&pid));
+        let job = jobs().remove(&pid);
         drop(job);
     }
 }
@@ -132,10 +132,7 @@ impl Jobs {
 /// Ends the server with this pid and every process it started (its job). `false` when it has
 /// no job (never watched, or already forgotten).
 pub fn end_tree(pid: u32) -> bool {
-    jobs()
-        .as_ref()
-        .and_then(|jobs| jobs.get(&pid))
-        .is_some_and(Job::terminate)
+    jobs().get(&pid).is_some_and(Job::terminate)
 }
 
 impl Drop for Job {

@@ -19,10 +19,6 @@ use crate::orphans::{group_members, signal_group, ProcessId, Signal};
 use crate::stdout::{Line, LineSorter};
 use crate::types::ServerEvent;
 
-/// Windows' `CREATE_NO_WINDOW`: a console program started from the app opens no window.
-#[cfg(windows)]
-const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-
 /// How much of the server's stdout is read at once.
 const READ_BUFFER: usize = 64 * 1024;
 /// The largest message accepted from a server. Tool results can be big (files, images), but a
@@ -87,7 +83,7 @@ fn command_for(
     #[cfg(unix)]
     command.process_group(0);
     #[cfg(windows)]
-    command.creation_flags(CREATE_NO_WINDOW);
+    command.creation_flags(windows_sys::Win32::System::Threading::CREATE_NO_WINDOW);
     die_with_parent(&mut command);
     let armed = match plan {
         Some(plan) => {

@@ -309,32 +309,18 @@ async fn relay_on(
     to_gateway.write_all(&hello).await?;
     let host = async {
         let mut stdin = tokio::io::stdin();
-        copy_flushing(&mut stdin, &mut to_gateway).await
+        // tokio's copy flushes whenever the reader has nothing more for now.
+        tokio::io::copy(&mut stdin, &mut to_gateway).await.map(drop)
     };
     let gateway = async {
         let mut stdout = tokio::io::stdout();
-        copy_flushing(&mut from_gateway, &mut stdout).await
+        tokio::io::copy(&mut from_gateway, &mut stdout)
+            .await
+            .map(drop)
     };
     tokio::select! {
         sent = host => sent.map(|()| Ended::Host),
         received = gateway => received.map(|()| Ended::Gateway),
-    }
-}
-
-/// Copies what `from` sends to `to` as it arrives, flushing each piece.
-async fn copy_flushing(
-    from: &mut (impl tokio::io::AsyncRead + Unpin),
-    to: &mut (impl tokio::io::AsyncWrite + Unpin),
-) -> std::io::Result<()> {
-    use tokio::io::AsyncReadExt;
-    let mut buffer = vec![0; 64 * 1024];
-    loop {
-        let n = from.read(&mut buffer).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        to.write_all(&buffer[..n]).await?;
-        to.flush().await?;
     }
 }
 
