@@ -92,11 +92,20 @@ suites=()
 for crate in "${LIB_SUITES[@]}"; do suites+=(-p "$crate"); done
 say "running the Windows suites under $(wine --version 2>/dev/null)"
 status=0
-{
-  cargo test --locked --target "$TARGET" --lib "${suites[@]}" \
-    && cargo test --locked --target "$TARGET" -p toolgate-secrets --test credential_manager \
-    && cargo test --locked --target "$TARGET" -p toolgate-tests --test portable
-} 2>&1 | tee "$log" || status=$?
+# The output goes to a file, shown as it grows, never through a pipe: a process a failed test
+# leaves running under Wine would hold a pipe open and the step would never end. A hung suite
+# is stopped after 40 minutes.
+: >"$log"
+timeout --kill-after=30 2400 bash -c '
+  cargo test --locked --target "$0" --lib "${@}" \
+    && cargo test --locked --target "$0" -p toolgate-secrets --test credential_manager \
+    && cargo test --locked --target "$0" -p toolgate-tests --test portable
+' "$TARGET" "${suites[@]}" >"$log" 2>&1 </dev/null &
+tests=$!
+tail -n +1 -f --pid="$tests" "$log" &
+shown=$!
+wait "$tests" || status=$?
+wait "$shown" || true
 # Whatever a failed test left running in the prefix.
 wineserver -k >/dev/null 2>&1 || true
 ran="$(grep -E '^test result' "$log" | awk '{p += $4; f += $6} END {print p + f}')"
