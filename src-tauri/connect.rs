@@ -8,9 +8,9 @@ use std::time::Duration;
 use toolgate_gateway::shim::ConnectOptions;
 
 const USAGE: &str =
-    "usage: toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS]";
+    "usage: toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS] [--relay]";
 
-/// `toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS]`, the
+/// `toolgate-app connect [--profile NAME] [--data-dir DIR] [--no-start] [--wait SECONDS] [--relay]`, the
 /// same shim as `toolgate connect`; returns the exit code.
 pub fn connect(args: &[String]) -> i32 {
     let (mut options, data_dir) = match parse(args) {
@@ -41,6 +41,7 @@ fn parse(args: &[String]) -> Result<(ConnectOptions, Option<PathBuf>), String> {
         profile: None,
         app: std::env::current_exe().ok(),
         wait: Duration::from_secs(30),
+        relay: false,
     };
     let mut data_dir = None;
     let mut args = args.iter();
@@ -54,6 +55,10 @@ fn parse(args: &[String]) -> Result<(ConnectOptions, Option<PathBuf>), String> {
             },
             ("--no-start", _) => {
                 options.app = None;
+                continue;
+            }
+            ("--relay", _) => {
+                options.relay = true;
                 continue;
             }
             _ => return Err(format!("unexpected {arg:?}")),

@@ -86,14 +86,16 @@ async fn stop_requested() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Forwards stdin and stdout to the gateway of the Toolgate on `data_dir`; exits the process
-/// when done (stdin is read on a thread that would otherwise keep it alive).
-pub fn connect(data_dir: &Path, profile: Option<String>, wait: u64, start: bool) -> ! {
+/// Connects stdin and stdout to the gateway of the Toolgate on `data_dir` (handed over, or
+/// copied when `relay`); exits the process when done (stdin may be read on a thread that would
+/// otherwise keep it alive).
+pub fn connect(data_dir: &Path, profile: Option<String>, wait: u64, start: bool, relay: bool) -> ! {
     let options = ConnectOptions {
         socket: toolgate_gateway::socket_path(data_dir),
         profile,
         app: if start { shim::find_app() } else { None },
         wait: Duration::from_secs(wait),
+        relay,
     };
     let code = match shim::connect(options) {
         Ok(()) => 0,

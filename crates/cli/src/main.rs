@@ -115,6 +115,10 @@ enum Command {
         /// Fail at once when no gateway runs, instead of starting the app.
         #[arg(long)]
         no_start: bool,
+        /// Copy every message through this process instead of handing the host's stdin and
+        /// stdout to the gateway (Linux and macOS hand them over; Windows always copies).
+        #[arg(long)]
+        relay: bool,
     },
     /// Connect another host (Claude Desktop, Claude Code, Cursor, VS Code, Goose, Zed, Codex CLI,
     /// Gemini CLI) to Toolgate: its servers move into Toolgate and it runs `toolgate connect`; or
@@ -367,9 +371,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         profile,
         wait,
         no_start,
+        relay,
     } = cli.command
     {
-        gateway::connect(&data_dir, profile, wait, !no_start)
+        gateway::connect(&data_dir, profile, wait, !no_start, relay)
     }
     // Only these start servers or turns; the rest read and write the settings and keychain.
     let runs_servers = matches!(

@@ -70,11 +70,15 @@ pub enum GatewayError {
 }
 
 /// The first line a shim sends, before any MCP message.
-#[derive(Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hello {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// The shim offers to hand the host's stdin and stdout over (Unix); a gateway that can
+    /// take them says so ([`local`]'s handover), an older one ignores the offer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handover: bool,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -88,6 +92,7 @@ impl Hello {
         let line = HelloLine {
             toolgate_connect: Hello {
                 profile: self.profile.clone(),
+                handover: self.handover,
             },
         };
         format!("{}\n", serde_json::json!(line))
@@ -147,8 +152,8 @@ impl Gateway {
                 () = self.stop.cancelled() => break,
                 accepted = Local::accept(&mut self.listener) => accepted,
             };
-            let (read, write) = match accepted {
-                Ok(Some(stream)) => stream,
+            let conn = match accepted {
+                Ok(Some(conn)) => conn,
                 Ok(None) => continue,
                 Err(e) => {
                     tracing::warn!("the gateway could not accept a client: {e}");
@@ -158,8 +163,7 @@ impl Gateway {
             };
             tokio::spawn(serve_client(
                 self.host.clone(),
-                read,
-                write,
+                conn,
                 self.stop.child_token(),
             ));
         }
@@ -169,7 +173,29 @@ impl Gateway {
 }
 
 /// One client, from its first line to its last.
-async fn serve_client<R, W>(host: Arc<Host>, read: R, write: W, stop: CancellationToken)
+async fn serve_client(host: Arc<Host>, conn: <Local as Transport>::Conn, stop: CancellationToken) {
+    // Ended by the client (its side closed, or its shim gone) or by the gateway stopping.
+    let closed = stop.child_token();
+    let opened = match Local::open(conn, closed.clone()).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            tracing::info!("a gateway client left before it said who it is: {e}");
+            return;
+        }
+    };
+    // Boxed as `Send` here: proven there, inside, the compiler manages it; proven at the
+    // spawn, through the boxed reader and writer, it fails ("not general enough").
+    let session: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+        Box::pin(run(host, opened.read, opened.write, closed));
+    session.await;
+    if let Some(ended) = opened.ended {
+        // Not stopped by the gateway: the host closed its side (or its shim went away).
+        let _ = ended.send(!stop.is_cancelled());
+    }
+}
+
+/// A client's session, from its first line to its last.
+async fn run<R, W>(host: Arc<Host>, read: R, write: W, closed: CancellationToken)
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
@@ -183,8 +209,6 @@ where
         Some(hello) => (hello.profile, None),
         None => (None, Some(first)),
     };
-    // Ended by the client (its side closed) or by the gateway stopping.
-    let closed = stop.child_token();
     let transport = frame::LineTransport::new(reader, write, first, closed.clone());
     let session = session::Session::new(host, profile, closed.clone());
     let running = match rmcp::serve_server(session, transport).await {
@@ -211,8 +235,21 @@ mod tests {
     fn a_hello_names_the_profile_and_mcp_is_no_hello() {
         let hello = Hello {
             profile: Some("claude-code".into()),
+            ..Hello::default()
         };
         assert_eq!(Hello::parse(hello.line().trim().as_bytes()), Some(hello));
+        // The offer to hand stdin and stdout over is said only when made, and a hello from
+        // before it (or a gateway from before it reading one with it) still reads.
+        let offer = Hello {
+            handover: true,
+            ..Hello::default()
+        };
+        assert_eq!(offer.line(), "{\"toolgateConnect\":{\"handover\":true}}\n");
+        assert_eq!(
+            Hello::parse(br#"{"toolgateConnect":{"profile":"x","handover":true,"later":1}}"#)
+                .map(|h| (h.profile, h.handover)),
+            Some((Some("x".into()), true))
+        );
         assert_eq!(
             Hello::parse(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#),
             None

@@ -6,9 +6,12 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
 
-use crate::GatewayError;
+use crate::{GatewayError, Hello};
 
+#[cfg(unix)]
+mod handover;
 #[cfg(windows)]
 pub(crate) mod pipe;
 #[cfg(unix)]
@@ -19,13 +22,29 @@ pub(crate) use pipe::{detach, NamedPipe as Local};
 #[cfg(unix)]
 pub(crate) use unix::{detach, UnixSocket as Local};
 
+/// A client's way in, as the session reads it.
+pub(crate) type Reader = Box<dyn AsyncRead + Send + Unpin>;
+/// A client's way out, as the session writes it.
+pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// One client's connection, opened: what the session reads (its first line included) and
+/// writes, and, when the shim handed the host's own stdin and stdout over (on Unix, see
+/// [`unix`]), where to say how the session ended.
+pub(crate) struct Opened {
+    pub read: Reader,
+    pub write: Writer,
+    /// `Some` for a handed-over connection: send `true` when the host ended the session (the
+    /// shim then exits 0), `false` or nothing when the gateway did (the shim says Toolgate
+    /// closed the connection). The shim going away cancels the session's `closed` token.
+    pub ended: Option<tokio::sync::oneshot::Sender<bool>>,
+}
+
 /// Where the gateway listens and how the shim reaches it, for one platform.
 pub(crate) trait Transport {
     /// The bound door, ready to accept.
     type Listener: Send + 'static;
-    /// One client's connection, split into its two directions.
-    type Read: AsyncRead + Send + Unpin + 'static;
-    type Write: AsyncWrite + Send + Unpin + 'static;
+    /// A client's connection, accepted, not yet read.
+    type Conn: Send + 'static;
     /// The shim's end of a connection.
     type Client;
 
@@ -40,7 +59,14 @@ pub(crate) trait Transport {
     /// and logged; the caller goes on accepting.
     fn accept(
         listener: &mut Self::Listener,
-    ) -> impl Future<Output = std::io::Result<Option<(Self::Read, Self::Write)>>> + Send;
+    ) -> impl Future<Output = std::io::Result<Option<Self::Conn>>> + Send;
+
+    /// Reads the start of a connection (in the client's own task, never the accepting one)
+    /// and opens it; `closed` is cancelled if the shim goes away while the session runs.
+    fn open(
+        conn: Self::Conn,
+        closed: CancellationToken,
+    ) -> impl Future<Output = std::io::Result<Opened>> + Send;
 
     /// Removes what `bind` left behind, if anything.
     fn unbind(address: &Path);
@@ -49,10 +75,11 @@ pub(crate) trait Transport {
     /// mean no gateway runs there.
     fn dial(address: &Path) -> std::io::Result<Self::Client>;
 
-    /// Sends `hello`, then copies the shim's stdin to the gateway and the gateway to its stdout
-    /// until the host closes stdin (`Ok(Ended::Host)`) or the gateway goes away
-    /// (`Ok(Ended::Gateway)`). Blocking.
-    fn relay(client: Self::Client, hello: &[u8]) -> std::io::Result<Ended>;
+    /// Sends `hello`, then carries the host's messages to the gateway and back until the host
+    /// closes stdin (`Ok(Ended::Host)`) or the gateway goes away (`Ok(Ended::Gateway)`): by
+    /// copying them, or on Unix, unless `copy`, by handing stdin and stdout to a gateway that
+    /// takes them and waiting. Blocking.
+    fn relay(client: Self::Client, hello: &Hello, copy: bool) -> std::io::Result<Ended>;
 }
 
 /// Which side ended a relay.

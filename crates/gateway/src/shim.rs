@@ -1,6 +1,7 @@
-//! `toolgate connect`: the stdio server another host launches. It forwards the host's stdin to
-//! the gateway's socket and the socket to its stdout, byte for byte, after one line naming the
-//! profile. When no gateway answers, it starts the app hidden in the tray and waits for it.
+//! `toolgate connect`: the stdio server another host launches. After one line naming the
+//! profile, the host's messages reach the gateway and come back byte for byte: on Unix the shim
+//! hands the host's stdin and stdout to the gateway and waits, elsewhere (or with `--relay`) it
+//! copies them. When no gateway answers, it starts the app hidden in the tray and waits for it.
 //! How the bytes travel is the platform's transport's ([`crate::local`]).
 
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ pub struct ConnectOptions {
     pub app: Option<PathBuf>,
     /// How long to wait for a started app's gateway.
     pub wait: Duration,
+    /// Copy every message through this process, never hand stdin and stdout to the gateway.
+    pub relay: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,8 +111,9 @@ pub fn connect(options: ConnectOptions) -> Result<(), ShimError> {
     let client = reach(&options)?;
     let hello = Hello {
         profile: options.profile.clone(),
+        handover: false,
     };
-    match Local::relay(client, hello.line().as_bytes())? {
+    match Local::relay(client, &hello, options.relay)? {
         Ended::Host => Ok(()),
         Ended::Gateway => Err(ShimError::Closed),
     }

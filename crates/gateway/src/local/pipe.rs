@@ -12,8 +12,9 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::io::AsyncWriteExt;
 use tokio::net::windows::named_pipe::{ClientOptions, NamedPipeServer, ServerOptions};
+use tokio_util::sync::CancellationToken;
 use windows_sys::Win32::Foundation::{CloseHandle, LocalFree, HANDLE};
 use windows_sys::Win32::Security::Authorization::{
     ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
@@ -25,8 +26,8 @@ use windows_sys::Win32::Security::{
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 use windows_sys::Win32::System::WindowsProgramming::GetUserNameW;
 
-use super::{folder_key, Ended, Transport};
-use crate::GatewayError;
+use super::{folder_key, Ended, Opened, Transport};
+use crate::{GatewayError, Hello};
 
 /// `ERROR_PIPE_BUSY`: every instance is taken for the moment.
 const PIPE_BUSY: i32 = 231;
@@ -210,8 +211,7 @@ fn answers(name: &Path) -> bool {
 
 impl Transport for NamedPipe {
     type Listener = Listener;
-    type Read = ReadHalf<NamedPipeServer>;
-    type Write = WriteHalf<NamedPipeServer>;
+    type Conn = NamedPipeServer;
     type Client = tokio::net::windows::named_pipe::NamedPipeClient;
 
     fn address(data_dir: &Path) -> PathBuf {
@@ -237,7 +237,7 @@ impl Transport for NamedPipe {
         })
     }
 
-    async fn accept(listener: &mut Listener) -> std::io::Result<Option<(Self::Read, Self::Write)>> {
+    async fn accept(listener: &mut Listener) -> std::io::Result<Option<NamedPipeServer>> {
         let server = match listener.next.take() {
             Some(server) => server,
             None => listener.instance(true).map_err(|e| {
@@ -254,7 +254,17 @@ impl Transport for NamedPipe {
         server.connect().await?;
         // The next client finds an instance waiting.
         listener.next = Some(listener.instance(false)?);
-        Ok(Some(tokio::io::split(server)))
+        Ok(Some(server))
+    }
+
+    /// Windows has no handing over (a shim always relays): the pipe is the connection.
+    async fn open(server: NamedPipeServer, _closed: CancellationToken) -> std::io::Result<Opened> {
+        let (read, write) = tokio::io::split(server);
+        Ok(Opened {
+            read: Box::new(read),
+            write: Box::new(write),
+            ended: None,
+        })
     }
 
     fn unbind(_name: &Path) {}
@@ -276,9 +286,9 @@ impl Transport for NamedPipe {
         }
     }
 
-    fn relay(client: Self::Client, hello: &[u8]) -> std::io::Result<Ended> {
+    fn relay(client: Self::Client, hello: &Hello, _copy: bool) -> std::io::Result<Ended> {
         let runtime = shim_runtime()?;
-        let hello = hello.to_vec();
+        let hello = hello.line().into_bytes();
         // On a thread of its own: the caller may itself be inside a runtime (the CLI's).
         std::thread::scope(|scope| {
             scope

@@ -1,19 +1,20 @@
 //! Linux and macOS: a Unix domain socket, `$XDG_RUNTIME_DIR/toolgate/<folder>.sock`, in a folder
 //! only the user can enter (0700), itself 0600; a connection from another uid is refused.
 //!
-//! The shim relays with plain threads and blocking I/O: every message of the host passes there
-//! twice, and a thread blocked on a read wakes sooner than a runtime's task would.
+//! The shim hands the host's stdin and stdout to the gateway where it can ([`super::handover`]);
+//! otherwise it relays with plain threads and blocking I/O: every message of the host passes
+//! there twice, and a thread blocked on a read wakes sooner than a runtime's task would.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::UnixListener;
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
 
-use super::{folder_key, Ended, Transport};
-use crate::GatewayError;
+use super::{folder_key, handover, Ended, Opened, Transport};
+use crate::{GatewayError, Hello};
 
 pub(crate) struct UnixSocket;
 
@@ -46,8 +47,7 @@ fn runtime_dir() -> Option<PathBuf> {
 
 impl Transport for UnixSocket {
     type Listener = Bound;
-    type Read = OwnedReadHalf;
-    type Write = OwnedWriteHalf;
+    type Conn = UnixStream;
     type Client = std::os::unix::net::UnixStream;
 
     /// In the user's runtime folder (`$XDG_RUNTIME_DIR/toolgate`: the user's own, cleared at
@@ -92,7 +92,7 @@ impl Transport for UnixSocket {
         })
     }
 
-    async fn accept(bound: &mut Bound) -> std::io::Result<Option<(OwnedReadHalf, OwnedWriteHalf)>> {
+    async fn accept(bound: &mut Bound) -> std::io::Result<Option<UnixStream>> {
         if let Some(listener) = bound.bound.take() {
             bound.listener = Some(UnixListener::from_std(listener)?);
         }
@@ -101,7 +101,7 @@ impl Transport for UnixSocket {
         };
         let (stream, _) = listener.accept().await?;
         match stream.peer_cred() {
-            Ok(cred) if same_user(cred.uid(), bound.own_uid) => Ok(Some(stream.into_split())),
+            Ok(cred) if same_user(cred.uid(), bound.own_uid) => Ok(Some(stream)),
             Ok(cred) => {
                 tracing::warn!(uid = cred.uid(), "refused a gateway client of another user");
                 Ok(None)
@@ -113,6 +113,10 @@ impl Transport for UnixSocket {
         }
     }
 
+    async fn open(stream: UnixStream, closed: CancellationToken) -> std::io::Result<Opened> {
+        handover::open(stream, closed).await
+    }
+
     fn unbind(path: &Path) {
         let _ = std::fs::remove_file(path);
     }
@@ -121,8 +125,17 @@ impl Transport for UnixSocket {
         std::os::unix::net::UnixStream::connect(path)
     }
 
-    fn relay(mut stream: Self::Client, hello: &[u8]) -> std::io::Result<Ended> {
-        stream.write_all(hello)?;
+    fn relay(mut stream: Self::Client, hello: &Hello, copy: bool) -> std::io::Result<Ended> {
+        // A late yes to the offer may still come; it is not the host's to read.
+        let mut late_yes = false;
+        if !copy && handover::can_hand_over() {
+            match handover::offer(&mut stream, hello)? {
+                handover::Offer::Taken(ended) => return Ok(ended),
+                handover::Offer::Unanswered => late_yes = true,
+            }
+        } else {
+            stream.write_all(hello.line().as_bytes())?;
+        }
         let to_gateway = stream.try_clone()?;
         let (done, ended) = std::sync::mpsc::channel();
         let host_side = done.clone();
@@ -135,7 +148,11 @@ impl Transport for UnixSocket {
             let _ = to_gateway.shutdown(std::net::Shutdown::Write);
         });
         std::thread::spawn(move || {
-            let received = pump(&stream, std::io::stdout().lock());
+            let received = match late_yes {
+                true => handover::skip_late_yes(&stream, std::io::stdout().lock()),
+                false => Ok(()),
+            }
+            .and_then(|()| pump(&stream, std::io::stdout().lock()));
             let _ = done.send(("gateway", received));
         });
         match ended.recv() {

@@ -1,0 +1,267 @@
+//! `toolgate connect`'s two ways to carry a host's messages, against the real host and gateway:
+//! handing the host's own stdin and stdout to the gateway (the default on Linux and macOS), and
+//! copying them (`--relay`). Which way ran is read from the shim's own I/O counters
+//! (`/proc/<pid>/io`): a shim that handed its pipes over reads none of the host's messages.
+// /proc, signals and Unix sockets: Linux only (the Windows shim always relays; see
+// `tests/tests/portable.rs`).
+#![cfg(target_os = "linux")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use toolgate_gateway::Gateway;
+use toolgate_host::{Host, HostOptions};
+use toolgate_mcp::{HostEnv, ServerStatus};
+use toolgate_policy::{Effect, Rule, Scope, Target};
+use toolgate_settings::Settings;
+use toolgate_tests::{temp_dir, TestDir};
+
+const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
+
+/// The fault server as `fault`, `echo` and `hang` allowed by a rule; the host running it and
+/// its gateway listening.
+async fn gateway(tag: &str) -> (TestDir, Arc<Host>, tokio_util::sync::CancellationToken) {
+    let dir = temp_dir(&format!("shim-{tag}"));
+    let mut settings = Settings::first_run(toolgate_tests::fault_server("fault", "ok"));
+    for tool in ["echo", "hang"] {
+        let target = Target::Tool {
+            server_id: "fault".into(),
+            tool: tool.into(),
+        };
+        let rule = Rule::new(
+            format!("allow-{tool}"),
+            Effect::Allow,
+            target,
+            Scope::Always,
+            0,
+        );
+        settings.policy.rules.push(rule);
+    }
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let host = Host::open(HostOptions {
+        env: Some(HostEnv::inherited()),
+        secrets: Arc::new(toolgate_secrets::MemoryStore::default()),
+        ..HostOptions::new(dir.to_path_buf())
+    })
+    .expect("host");
+    host.servers.start_all(&settings.servers).await;
+    for _ in 0..600 {
+        if host.servers.snapshot().await[0].status == ServerStatus::Ready {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let gateway =
+        Gateway::bind(host.clone(), toolgate_gateway::socket_path(&dir)).expect("gateway binds");
+    let stop = gateway.stopper();
+    tokio::spawn(gateway.serve());
+    (dir, host, stop)
+}
+
+/// A shim as a host runs it: its stdin and stdout are this test's pipes.
+struct Shim {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: mpsc::Receiver<Value>,
+}
+
+impl Shim {
+    fn start(dir: &Path, relay: bool) -> Self {
+        let mut command = Command::new(TOOLGATE);
+        command
+            .arg("--data-dir")
+            .arg(dir)
+            .args(["connect", "--no-start"]);
+        if relay {
+            command.arg("--relay");
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the shim starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(message) = serde_json::from_str::<Value>(&line) {
+                    let _ = sender.send(message);
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut shim = Self {
+            child,
+            stdin,
+            answers,
+        };
+        let init = shim.ask(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "shim-test", "version": "1"}}),
+        );
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        shim.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        shim
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("open");
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// The answer to request `id` (within 30 s).
+    fn ask(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.answers.recv_timeout(left) {
+                Ok(message) if message["id"] == id => return message,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        panic!("no answer to {method} ({id})");
+    }
+
+    /// Bytes the shim has read with `read(2)` and its kin so far.
+    fn bytes_read(&self) -> u64 {
+        let io = std::fs::read_to_string(format!("/proc/{}/io", self.child.id())).expect("io");
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("rchar")
+    }
+
+    /// Closes stdin, as a host does to stop its server; how the shim ended.
+    fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the shim did not end with stdin");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Shim {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// 40 echo calls of 32 kB each through `shim`: 1.3 MB of the host's messages.
+fn echo_a_lot(shim: &mut Shim) -> u64 {
+    let text = "x".repeat(32 * 1024);
+    let mut sent = 0;
+    for id in 1..=40 {
+        let params = json!({"name": "echo", "arguments": {"text": format!("{id} {text}")}});
+        sent += params.to_string().len() as u64;
+        let answer = shim.ask(id, "tools/call", params);
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        let said = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(said.starts_with(&format!("{id} x")), "{said:.80}");
+    }
+    sent
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shim_hands_the_hosts_pipes_over_and_relays_only_when_asked() {
+    let (dir, host, stop) = gateway("ways").await;
+    let path = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        // Handed over: the answers come, and the shim read none of the calls.
+        let mut shim = Shim::start(&path, false);
+        let before = shim.bytes_read();
+        let sent = echo_a_lot(&mut shim);
+        let read = shim.bytes_read() - before;
+        assert!(
+            read < 64 * 1024,
+            "a shim that handed its pipes over read {read} of the {sent} bytes sent"
+        );
+        assert_eq!(shim.close().code(), Some(0), "the host ended it: exit 0");
+
+        // Relayed: the same answers, every byte through the shim.
+        let mut shim = Shim::start(&path, true);
+        let before = shim.bytes_read();
+        let sent = echo_a_lot(&mut shim);
+        let read = shim.bytes_read() - before;
+        assert!(read >= sent, "a relaying shim read {read} of {sent} bytes");
+        assert_eq!(shim.close().code(), Some(0));
+    })
+    .await
+    .expect("joins");
+    stop.cancel();
+    host.servers.stop_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_kills_its_shim_without_closing_stdin_ends_the_session_and_its_calls() {
+    let (dir, host, stop) = gateway("killed").await;
+    let path = dir.to_path_buf();
+    let mut shim = tokio::task::spawn_blocking(move || {
+        let mut shim = Shim::start(&path, false);
+        shim.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                          "params": {"name": "hang", "arguments": {}}}));
+        shim
+    })
+    .await
+    .expect("joins");
+    let running = |host: Arc<Host>| async move {
+        host.servers
+            .stderr_tail("fault")
+            .await
+            .iter()
+            .filter(|l| l.starts_with("cancelled"))
+            .count()
+    };
+    for _ in 0..200 {
+        if host
+            .servers
+            .stderr_tail("fault")
+            .await
+            .iter()
+            .any(|l| l.contains("recv tools/call"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let before = running(host.clone()).await;
+    // SIGKILL: the shim can say nothing, and this test still holds the host's end of stdin,
+    // so the gateway never reads the end of it: only the shim's socket closing tells.
+    shim.child.kill().expect("kill");
+    shim.child.wait().expect("reaped");
+    let mut cancelled = false;
+    for _ in 0..200 {
+        if running(host.clone()).await > before {
+            cancelled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        cancelled,
+        "the call of a host whose shim was killed was cancelled at the server"
+    );
+    drop(shim);
+    stop.cancel();
+    host.servers.stop_all().await;
+}
