@@ -32,6 +32,7 @@ use toolgate_settings::ServerConfig;
 
 pub mod bench;
 pub mod fixtures;
+pub mod line_client;
 pub mod line_server;
 pub mod oauth;
 pub mod wire;

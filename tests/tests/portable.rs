@@ -13,16 +13,16 @@
 //! Whether a process runs is read from its heartbeat file (see the test server), the same way on
 //! every platform.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use toolgate_mcp::{CallOptions, HostEnv, ManagerOptions, McpError, ServerManager, ServerStatus};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 use toolgate_settings::{ServerConfig, Settings, Transport};
+use toolgate_tests::line_client::LineClient;
 use toolgate_tests::temp_dir;
 
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_toolgate-test-server");
@@ -246,78 +246,19 @@ fn toolgate_exe() -> PathBuf {
     toolgate
 }
 
-/// A client speaking to `toolgate connect`: its lines in, the answers out.
-struct Client {
-    child: Child,
-    stdin: Option<std::process::ChildStdin>,
-    answers: mpsc::Receiver<Value>,
+/// A client speaking to `toolgate connect`, as a host runs it.
+fn connect(data: &Path) -> LineClient {
+    let mut command = Command::new(toolgate_exe());
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .args(["connect", "--no-start"])
+        .stderr(Stdio::inherit());
+    LineClient::start(command)
 }
 
-impl Client {
-    fn connect(data: &Path) -> Self {
-        let mut child = Command::new(toolgate_exe())
-            .arg("--data-dir")
-            .arg(data)
-            .args(["connect", "--no-start"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("toolgate connect starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(message) = serde_json::from_str::<Value>(&line) {
-                    let _ = sender.send(message);
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Self {
-            child,
-            stdin,
-            answers,
-        }
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("open");
-        stdin
-            .write_all(format!("{message}\n").as_bytes())
-            .expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    /// The answer to request `id`, or `None` if none comes within 20 s.
-    fn ask(&mut self, id: u64, method: &str, params: Value) -> Option<Value> {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.answers.recv_timeout(left) {
-                Ok(message) if message["id"] == id => return Some(message),
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
-        None
-    }
-
-    fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        self.child.wait().expect("connect ends")
-    }
-}
-
-impl Drop for Client {
-    /// A failed assertion must not leave `toolgate connect` running.
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
+/// How long a client waits for an answer, or for `toolgate connect` to end.
+const WAIT: Duration = Duration::from_secs(20);
 
 #[test]
 fn a_client_through_toolgate_connect_is_served_and_refused_at_the_gate() {
@@ -353,20 +294,23 @@ fn a_client_through_toolgate_connect_is_served_and_refused_at_the_gate() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let (mut client, listed) = loop {
         assert!(Instant::now() < deadline, "the gateway never served echo");
-        let mut client = Client::connect(&data);
-        let initialized = client.ask(
+        let mut client = connect(&data);
+        let initialized = client.ask_within(
+            WAIT,
             1,
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "portable-test", "version": "1"}}),
         );
         if initialized.is_none() {
-            client.close();
+            client.close_within(WAIT);
             std::thread::sleep(Duration::from_millis(300));
             continue;
         }
         client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        let listed = client.ask(2, "tools/list", json!({})).expect("tools/list");
+        let listed = client
+            .ask_within(WAIT, 2, "tools/list", json!({}))
+            .expect("tools/list");
         let names: Vec<&str> = listed["result"]["tools"]
             .as_array()
             .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
@@ -374,13 +318,14 @@ fn a_client_through_toolgate_connect_is_served_and_refused_at_the_gate() {
         if names.contains(&"echo") {
             break (client, listed);
         }
-        client.close();
+        client.close_within(WAIT);
         std::thread::sleep(Duration::from_millis(300));
     };
     assert!(listed["result"]["tools"].as_array().is_some());
 
     let echoed = client
-        .ask(
+        .ask_within(
+            WAIT,
             3,
             "tools/call",
             json!({"name": "echo", "arguments": {"text": "through the gateway"}}),
@@ -391,7 +336,8 @@ fn a_client_through_toolgate_connect_is_served_and_refused_at_the_gate() {
         "{echoed}"
     );
     let refused = client
-        .ask(
+        .ask_within(
+            WAIT,
             4,
             "tools/call",
             json!({"name": "sleep", "arguments": {"ms": 1}}),
@@ -402,7 +348,10 @@ fn a_client_through_toolgate_connect_is_served_and_refused_at_the_gate() {
         .as_str()
         .unwrap_or_default();
     assert!(why.contains("nobody could be asked"), "{why}");
-    assert!(client.close().success(), "connect ends cleanly with stdin");
+    assert!(
+        client.close_within(WAIT).success(),
+        "connect ends cleanly with stdin"
+    );
     drop(serve);
 }
 

@@ -6,11 +6,10 @@
 // `tests/tests/portable.rs`).
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use toolgate_gateway::Gateway;
@@ -18,6 +17,7 @@ use toolgate_host::{Host, HostOptions};
 use toolgate_mcp::{HostEnv, ServerStatus};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 use toolgate_settings::Settings;
+use toolgate_tests::line_client::LineClient;
 use toolgate_tests::{temp_dir, TestDir};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
@@ -62,117 +62,52 @@ async fn gateway(tag: &str) -> (TestDir, Arc<Host>, tokio_util::sync::Cancellati
     (dir, host, stop)
 }
 
-/// A shim as a host runs it: its stdin and stdout are this test's pipes.
-struct Shim {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    answers: mpsc::Receiver<Value>,
+/// A shim as a host runs it (its stdin and stdout this test's pipes), initialized.
+fn start_shim(dir: &Path, relay: bool) -> LineClient {
+    let mut command = Command::new(TOOLGATE);
+    command
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["connect", "--no-start"])
+        .stderr(Stdio::inherit());
+    if relay {
+        command.arg("--relay");
+    }
+    let mut shim = LineClient::start(command);
+    let init = ask(
+        &mut shim,
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "shim-test", "version": "1"}}),
+    );
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    shim.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    shim
 }
 
-impl Shim {
-    fn start(dir: &Path, relay: bool) -> Self {
-        let mut command = Command::new(TOOLGATE);
-        command
-            .arg("--data-dir")
-            .arg(dir)
-            .args(["connect", "--no-start"]);
-        if relay {
-            command.arg("--relay");
-        }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the shim starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(message) = serde_json::from_str::<Value>(&line) {
-                    let _ = sender.send(message);
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut shim = Self {
-            child,
-            stdin,
-            answers,
-        };
-        let init = shim.ask(
-            0,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "shim-test", "version": "1"}}),
-        );
-        assert!(init["result"]["serverInfo"].is_object(), "{init}");
-        shim.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        shim
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("open");
-        stdin
-            .write_all(format!("{message}\n").as_bytes())
-            .expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    /// The answer to request `id` (within 30 s).
-    fn ask(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.answers.recv_timeout(left) {
-                Ok(message) if message["id"] == id => return message,
-                Ok(_) => {}
-                Err(_) => break,
-            }
-        }
-        panic!("no answer to {method} ({id})");
-    }
-
-    /// Bytes the shim has read with `read(2)` and its kin so far.
-    fn bytes_read(&self) -> u64 {
-        let io = std::fs::read_to_string(format!("/proc/{}/io", self.child.id())).expect("io");
-        io.lines()
-            .find_map(|l| l.strip_prefix("rchar: "))
-            .and_then(|n| n.trim().parse().ok())
-            .expect("rchar")
-    }
-
-    /// Closes stdin, as a host does to stop its server; how the shim ended.
-    fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "the shim did not end with stdin");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+fn ask(shim: &mut LineClient, id: u64, method: &str, params: Value) -> Value {
+    shim.ask_within(Duration::from_secs(30), id, method, params)
+        .unwrap_or_else(|| panic!("no answer to {method} ({id})"))
 }
 
-impl Drop for Shim {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+/// Bytes `shim` has read with `read(2)` and its kin so far.
+fn bytes_read(shim: &LineClient) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{}/io", shim.child.id())).expect("io");
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("rchar")
 }
 
 /// 40 echo calls of 32 kB each through `shim`: 1.3 MB of the host's messages.
-fn echo_a_lot(shim: &mut Shim) -> u64 {
+fn echo_a_lot(shim: &mut LineClient) -> u64 {
     let text = "x".repeat(32 * 1024);
     let mut sent = 0;
     for id in 1..=40 {
         let params = json!({"name": "echo", "arguments": {"text": format!("{id} {text}")}});
         sent += params.to_string().len() as u64;
-        let answer = shim.ask(id, "tools/call", params);
+        let answer = ask(shim, id, "tools/call", params);
         assert_eq!(answer["result"]["isError"], false, "{answer}");
         let said = answer["result"]["content"][0]["text"]
             .as_str()
@@ -188,23 +123,27 @@ async fn a_shim_hands_the_hosts_pipes_over_and_relays_only_when_asked() {
     let path = dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         // Handed over: the answers come, and the shim read none of the calls.
-        let mut shim = Shim::start(&path, false);
-        let before = shim.bytes_read();
+        let mut shim = start_shim(&path, false);
+        let before = bytes_read(&shim);
         let sent = echo_a_lot(&mut shim);
-        let read = shim.bytes_read() - before;
+        let read = bytes_read(&shim) - before;
         assert!(
             read < 64 * 1024,
             "a shim that handed its pipes over read {read} of the {sent} bytes sent"
         );
-        assert_eq!(shim.close().code(), Some(0), "the host ended it: exit 0");
+        assert_eq!(
+            shim.close_within(Duration::from_secs(20)).code(),
+            Some(0),
+            "the host ended it: exit 0"
+        );
 
         // Relayed: the same answers, every byte through the shim.
-        let mut shim = Shim::start(&path, true);
-        let before = shim.bytes_read();
+        let mut shim = start_shim(&path, true);
+        let before = bytes_read(&shim);
         let sent = echo_a_lot(&mut shim);
-        let read = shim.bytes_read() - before;
+        let read = bytes_read(&shim) - before;
         assert!(read >= sent, "a relaying shim read {read} of {sent} bytes");
-        assert_eq!(shim.close().code(), Some(0));
+        assert_eq!(shim.close_within(Duration::from_secs(20)).code(), Some(0));
     })
     .await
     .expect("joins");
@@ -217,7 +156,7 @@ async fn a_host_that_kills_its_shim_without_closing_stdin_ends_the_session_and_i
     let (dir, host, stop) = gateway("killed").await;
     let path = dir.to_path_buf();
     let mut shim = tokio::task::spawn_blocking(move || {
-        let mut shim = Shim::start(&path, false);
+        let mut shim = start_shim(&path, false);
         shim.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                           "params": {"name": "hang", "arguments": {}}}));
         shim

@@ -401,6 +401,37 @@ mod tests {
         got
     }
 
+    /// A shim's first two steps against `open`: the offer sent, the yes read.
+    async fn offered(
+        closed: CancellationToken,
+    ) -> (
+        tokio::net::UnixStream,
+        tokio::task::JoinHandle<std::io::Result<Opened>>,
+    ) {
+        let (mut client, gateway) = tokio::net::UnixStream::pair().expect("pair");
+        client.write_all(&hello(true)).await.expect("write");
+        let opening = tokio::spawn(open(gateway, closed));
+        let mut yes = vec![0; YES.len()];
+        client.read_exact(&mut yes).await.expect("the yes");
+        assert_eq!(yes, YES);
+        (client, opening)
+    }
+
+    /// A shim's third step: one byte with `stdin` and `stdout` attached.
+    fn hand(client: &tokio::net::UnixStream, stdin: impl AsFd, stdout: impl AsFd) {
+        let fds = [stdin.as_fd(), stdout.as_fd()];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+        let mut rights = SendAncillaryBuffer::new(&mut space);
+        assert!(rights.push(SendAncillaryMessage::ScmRights(&fds)));
+        sendmsg(
+            client,
+            &[IoSlice::new(b"+")],
+            &mut rights,
+            SendFlags::empty(),
+        )
+        .expect("send");
+    }
+
     #[tokio::test]
     async fn a_gateway_serves_the_socket_for_a_client_that_offers_nothing_or_gives_up() {
         let message = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
@@ -416,12 +447,7 @@ mod tests {
         assert_eq!(read_some(&mut opened.read, expected.len()).await, expected);
 
         // A shim that offered, then relayed before the yes reached it.
-        let (mut client, gateway) = tokio::net::UnixStream::pair().expect("pair");
-        client.write_all(&hello(true)).await.expect("write");
-        let opening = tokio::spawn(open(gateway, CancellationToken::new()));
-        let mut yes = vec![0; YES.len()];
-        client.read_exact(&mut yes).await.expect("the yes");
-        assert_eq!(yes, YES);
+        let (mut client, opening) = offered(CancellationToken::new()).await;
         client.write_all(message).await.expect("write");
         let mut opened = opening.await.expect("joins").expect("open");
         assert!(opened.ended.is_none(), "served on the socket");
@@ -432,27 +458,12 @@ mod tests {
     #[tokio::test]
     async fn a_gateway_takes_handed_pipes_and_says_how_the_session_ended() {
         for host_ended in [true, false] {
-            let (mut client, gateway) = tokio::net::UnixStream::pair().expect("pair");
-            client.write_all(&hello(true)).await.expect("write");
             let closed = CancellationToken::new();
-            let opening = tokio::spawn(open(gateway, closed.clone()));
-            let mut yes = vec![0; YES.len()];
-            client.read_exact(&mut yes).await.expect("the yes");
+            let (mut client, opening) = offered(closed.clone()).await;
             // The host's two pipes: it writes to `to_shim`, reads `from_shim`.
             let (stdin, mut to_shim) = std::io::pipe().expect("pipe");
             let (mut from_shim, stdout) = std::io::pipe().expect("pipe");
-            let fds = [stdin.as_fd(), stdout.as_fd()];
-            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
-            let mut rights = SendAncillaryBuffer::new(&mut space);
-            assert!(rights.push(SendAncillaryMessage::ScmRights(&fds)));
-            sendmsg(
-                &client,
-                &[IoSlice::new(b"+")],
-                &mut rights,
-                SendFlags::empty(),
-            )
-            .expect("send");
-            drop((stdin, stdout));
+            hand(&client, stdin, stdout);
             let mut opened = opening.await.expect("joins").expect("open");
 
             to_shim.write_all(b"from the host\n").expect("host writes");
@@ -484,25 +495,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_shim_gone_ends_a_handed_over_session() {
-        let (mut client, gateway) = tokio::net::UnixStream::pair().expect("pair");
-        client.write_all(&hello(true)).await.expect("write");
         let closed = CancellationToken::new();
-        let opening = tokio::spawn(open(gateway, closed.clone()));
-        let mut yes = vec![0; YES.len()];
-        client.read_exact(&mut yes).await.expect("the yes");
+        let (client, opening) = offered(closed.clone()).await;
         let (stdin, _host_in) = std::io::pipe().expect("pipe");
         let (_host_out, stdout) = std::io::pipe().expect("pipe");
-        let fds = [stdin.as_fd(), stdout.as_fd()];
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
-        let mut rights = SendAncillaryBuffer::new(&mut space);
-        assert!(rights.push(SendAncillaryMessage::ScmRights(&fds)));
-        sendmsg(
-            &client,
-            &[IoSlice::new(b"+")],
-            &mut rights,
-            SendFlags::empty(),
-        )
-        .expect("send");
+        hand(&client, &stdin, &stdout);
         let _opened = opening.await.expect("joins").expect("open");
         assert!(!closed.is_cancelled());
         drop(client);
