@@ -102,6 +102,12 @@ mod tests {
             data_dir.as_deref(),
             Some(Path::new("/home/u/.local/share/dev.toolgate.desktop"))
         );
+        assert!(
+            !options.relay,
+            "a connected host's shim hands its pipes over"
+        );
+        let (relayed, _) = parse(&["--relay".into(), "--no-start".into()]).unwrap();
+        assert!(relayed.relay && relayed.app.is_none());
         assert!(parse(&["--wait".into(), "soon".into()]).is_err());
         assert!(parse(&["--nope".into()]).is_err());
     }
