@@ -29,7 +29,7 @@ pub(crate) type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// One client's connection, opened: what the session reads (its first line included) and
 /// writes, and, when the shim handed the host's own stdin and stdout over (on Unix, see
-/// [`unix`]), where to say how the session ended.
+/// `local/handover.rs`), where to say how the session ended.
 pub(crate) struct Opened {
     pub read: Reader,
     pub write: Writer,

@@ -112,20 +112,7 @@ pub(super) fn offer(stream: &mut UnixStream, hello: &Hello) -> std::io::Result<O
             "the gateway answered the offer to hand stdin and stdout over with something else",
         ));
     }
-    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
-    let fds = [stdin.as_fd(), stdout.as_fd()];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
-    let mut rights = SendAncillaryBuffer::new(&mut space);
-    if !rights.push(SendAncillaryMessage::ScmRights(&fds)) {
-        return Err(std::io::Error::other("no room to send stdin and stdout"));
-    }
-    // One byte carries them (a stream socket sends no descriptors without data).
-    sendmsg(
-        &*stream,
-        &[IoSlice::new(b"+")],
-        &mut rights,
-        SendFlags::empty(),
-    )?;
+    hand(&*stream, std::io::stdin(), std::io::stdout())?;
     let mut word = [0; 1];
     loop {
         return Ok(Offer::Taken(match stream.read(&mut word) {
@@ -135,6 +122,24 @@ pub(super) fn offer(stream: &mut UnixStream, hello: &Hello) -> std::io::Result<O
             Err(e) => return Err(e),
         }));
     }
+}
+
+/// Sends `stdin` and `stdout` over `socket`, attached to one byte (a stream socket sends no
+/// descriptors without data).
+fn hand(socket: impl AsFd, stdin: impl AsFd, stdout: impl AsFd) -> std::io::Result<()> {
+    let fds = [stdin.as_fd(), stdout.as_fd()];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+    let mut rights = SendAncillaryBuffer::new(&mut space);
+    if !rights.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(std::io::Error::other("no room to send stdin and stdout"));
+    }
+    sendmsg(
+        socket,
+        &[IoSlice::new(b"+")],
+        &mut rights,
+        SendFlags::empty(),
+    )?;
+    Ok(())
 }
 
 /// A relaying shim whose offer went unanswered: drops the gateway's yes if it comes first
@@ -417,21 +422,6 @@ mod tests {
         (client, opening)
     }
 
-    /// A shim's third step: one byte with `stdin` and `stdout` attached.
-    fn hand(client: &tokio::net::UnixStream, stdin: impl AsFd, stdout: impl AsFd) {
-        let fds = [stdin.as_fd(), stdout.as_fd()];
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
-        let mut rights = SendAncillaryBuffer::new(&mut space);
-        assert!(rights.push(SendAncillaryMessage::ScmRights(&fds)));
-        sendmsg(
-            client,
-            &[IoSlice::new(b"+")],
-            &mut rights,
-            SendFlags::empty(),
-        )
-        .expect("send");
-    }
-
     #[tokio::test]
     async fn a_gateway_serves_the_socket_for_a_client_that_offers_nothing_or_gives_up() {
         let message = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
@@ -463,7 +453,7 @@ mod tests {
             // The host's two pipes: it writes to `to_shim`, reads `from_shim`.
             let (stdin, mut to_shim) = std::io::pipe().expect("pipe");
             let (mut from_shim, stdout) = std::io::pipe().expect("pipe");
-            hand(&client, stdin, stdout);
+            hand(&client, stdin, stdout).expect("send");
             let mut opened = opening.await.expect("joins").expect("open");
 
             to_shim.write_all(b"from the host\n").expect("host writes");
@@ -499,7 +489,7 @@ mod tests {
         let (client, opening) = offered(closed.clone()).await;
         let (stdin, _host_in) = std::io::pipe().expect("pipe");
         let (_host_out, stdout) = std::io::pipe().expect("pipe");
-        hand(&client, &stdin, &stdout);
+        hand(&client, &stdin, &stdout).expect("send");
         let _opened = opening.await.expect("joins").expect("open");
         assert!(!closed.is_cancelled());
         drop(client);
