@@ -1433,6 +1433,48 @@ fn queued_writes_commit_in_order_and_a_failing_one_is_undone_alone() {
 }
 
 #[test]
+fn lazy_writes_have_no_savepoint_and_a_failing_one_still_leaves_nothing_and_takes_nothing() {
+    // Lazy writes are one statement each and run without a savepoint of their own: SQLite
+    // undoes a failed statement by itself, and the rest of the batch commits.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = History::open(&dir.path().join("history.db")).expect("open");
+    let committed = Arc::new(AtomicI64::new(0));
+    let failed = Arc::new(AtomicI64::new(0));
+    for i in 0..101 {
+        let (committed, failed) = (committed.clone(), failed.clone());
+        history.writer.write_lazily(
+            move |conn| {
+                // The 51st breaks the table's CHECK on `is_error` after its other columns were
+                // bound: the statement fails as a whole.
+                let is_error = if i == 50 { 2 } else { 0 };
+                conn.execute(
+                    "INSERT INTO audit (decided_at, server_id, tool, arguments, decision,
+                         decided_by, is_error, search_text)
+                     VALUES (?1, 's', 't', '{}', 'allowed', 'rule', ?2, '')",
+                    rusqlite::params![i, is_error],
+                )?;
+                Ok(())
+            },
+            move |ok| {
+                let counter = if ok { committed } else { failed };
+                counter.fetch_add(1, Ordering::Relaxed);
+            },
+        );
+    }
+    history.flush();
+    assert_eq!(committed.load(Ordering::Relaxed), 100);
+    assert_eq!(failed.load(Ordering::Relaxed), 1);
+    let rows = history.audit(&AuditFilter::default()).expect("audit");
+    let mut times: Vec<i64> = rows.iter().map(|r| r.entry.decided_at).collect();
+    times.sort_unstable();
+    let expected: Vec<i64> = (0..101).filter(|&i| i != 50).collect();
+    assert_eq!(
+        times, expected,
+        "every write but the failing one, each once"
+    );
+}
+
+#[test]
 fn a_read_sees_every_write_queued_before_it_even_one_nobody_waited_for() {
     let (history, _) = memory();
     let id = history

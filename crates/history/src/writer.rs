@@ -46,16 +46,27 @@ pub const LAZY_DELAY: Duration = Duration::from_millis(5);
 /// One queued write: runs its statements (or, given no connection, does not run because the
 /// transaction could not start) and says how to answer its caller once the batch's commit is
 /// known.
-pub(crate) type Job = Box<dyn FnOnce(Option<&Connection>) -> Done + Send>;
+pub(crate) struct Job {
+    run: Run,
+    /// Whether the write needs a savepoint of its own to be undone alone when it fails. A write
+    /// of one statement does not: SQLite undoes a failed statement by itself. A savepoint per
+    /// write also makes SQLite copy every page the write touches that the batch's earlier
+    /// writes touched too: a quarter of an audit entry's CPU (BENCHMARKS §1).
+    savepoint: bool,
+}
 
 pub(crate) struct Done {
-    /// The write failed: its savepoint is rolled back, the rest of the batch commits.
+    /// The write failed: it is undone (its savepoint rolled back, or its one statement undone
+    /// by SQLite), the rest of the batch commits.
     failed: bool,
     /// Answers the caller, given the commit's outcome.
     answer: Answer,
 }
 
 type Answer = Box<dyn FnOnce(Result<(), &CommitError>) + Send>;
+
+/// A job's statements: given no connection, it does not run (the transaction could not start).
+type Run = Box<dyn FnOnce(Option<&Connection>) -> Done + Send>;
 
 /// Why a batch's commit failed, given to each of its callers.
 pub(crate) struct CommitError {
@@ -144,7 +155,8 @@ pub(crate) struct Writer {
     lazy: Arc<Mutex<Vec<Job>>>,
     progress: Arc<Progress>,
     thread: Option<JoinHandle<()>>,
-    path: PathBuf,
+    /// Shared by every job, for the words of a failure.
+    path: Arc<Path>,
     /// Removed once everything is committed, on drop.
     journal: Option<Arc<Journal>>,
 }
@@ -178,7 +190,7 @@ impl Writer {
             lazy,
             progress,
             thread,
-            path: path.to_owned(),
+            path: Arc::from(path),
             journal,
         }
     }
@@ -207,7 +219,9 @@ impl Writer {
         op: impl FnOnce(&Connection) -> Result<T, Failure> + Send + 'static,
         after: impl FnOnce(bool) + Send + 'static,
     ) -> Pending<T> {
-        let (job, pending) = self.job(op, after);
+        let (tell, answer) = oneshot::channel();
+        let job = self.job(op, after, Some(tell), true);
+        let pending = Pending { answer };
         self.progress.queued.fetch_add(1, Ordering::AcqRel);
         let sent = self.queue.as_ref().map(|q| q.send(job));
         if !matches!(sent, Some(Ok(()))) {
@@ -221,13 +235,16 @@ impl Writer {
     /// next batch, at the latest [`LAZY_DELAY`] later. For the writes of a call's path whose
     /// safety does not hang on the commit (an audit decision already in the journal, a
     /// completion): a wake-up per write cost more than the write.
+    ///
+    /// `op` makes at most one change, in one statement, and fails only by that statement (or
+    /// before it): it runs without a savepoint of its own ([`Job::savepoint`]).
     pub(crate) fn write_lazily(
         &self,
         op: impl FnOnce(&Connection) -> Result<(), Failure> + Send + 'static,
         after: impl FnOnce(bool) + Send + 'static,
     ) {
-        let (job, pending) = self.job(op, after);
-        drop(pending);
+        // Nobody waits: no answer channel (a failure is logged).
+        let job = self.job(op, after, None, false);
         if self.queue.is_none() {
             return;
         }
@@ -243,15 +260,16 @@ impl Writer {
         }
     }
 
-    /// A job for `op`, and what its caller awaits.
+    /// A job for `op`, answering `tell` (when someone waits) once its batch is committed.
     fn job<T: Send + 'static>(
         &self,
         op: impl FnOnce(&Connection) -> Result<T, Failure> + Send + 'static,
         after: impl FnOnce(bool) + Send + 'static,
-    ) -> (Job, Pending<T>) {
-        let (tell, answer) = oneshot::channel();
+        tell: Option<oneshot::Sender<Result<T, HistoryError>>>,
+        savepoint: bool,
+    ) -> Job {
         let path = self.path.clone();
-        let job: Job = Box::new(move |conn| {
+        let run = Box::new(move |conn: Option<&Connection>| {
             let result = conn.map(op);
             Done {
                 failed: !matches!(result, Some(Ok(_))),
@@ -263,14 +281,18 @@ impl Writer {
                         (None, Ok(())) => Err(HistoryError::WriterStopped),
                     };
                     after(result.is_ok());
-                    if let Err(Err(e)) = tell.send(result) {
+                    let unseen = match tell {
+                        Some(tell) => tell.send(result).err(),
+                        None => Some(result),
+                    };
+                    if let Some(Err(e)) = unseen {
                         // Nobody waited: the failure would otherwise go unseen.
                         tracing::error!("a history write failed: {e}");
                     }
                 }),
             }
         });
-        (job, Pending { answer })
+        Job { run, savepoint }
     }
 }
 
@@ -356,18 +378,20 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>) {
         // the database past the busy timeout, the disk is full…).
         let error = CommitError { error };
         for job in batch {
-            (job(None).answer)(Err(&error));
+            ((job.run)(None).answer)(Err(&error));
         }
         return;
     }
     let mut answers = Vec::with_capacity(batch.len());
     let mut any_failed = false;
-    for job in batch {
-        // A savepoint per write, so one that fails is undone alone; a batch of one needs none.
-        if !alone {
+    for Job { run, savepoint } in batch {
+        // A savepoint for a write of several statements, so one that fails is undone alone; a
+        // batch of one needs none.
+        let savepoint = savepoint && !alone;
+        if savepoint {
             let _ = conn.execute_batch("SAVEPOINT write");
         }
-        let done = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(Some(conn))))
+        let done = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(Some(conn))))
         {
             Ok(done) => Some(done),
             Err(_) => {
@@ -377,7 +401,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Job>) {
         };
         let failed = done.as_ref().is_none_or(|d| d.failed);
         any_failed |= failed;
-        if !alone {
+        if savepoint {
             if failed {
                 let _ = conn.execute_batch("ROLLBACK TO write");
             }
