@@ -140,26 +140,90 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
             name: "keychain".into(),
             ok: false,
             detail: e.to_string(),
-            fix: Some(match e {
-                SecretError::Locked { .. } => {
-                    "Unlock your keyring (log in again, or open Passwords and Keys)".into()
-                }
-                SecretError::Unavailable { .. } => {
-                    "Start a Secret Service: gnome-keyring (apt install gnome-keyring) or KWallet"
-                        .into()
-                }
-                _ => "Clear the damaged item in your keyring manager and set it again".into(),
-            }),
+            fix: Some(keychain_fix(&e, std::env::consts::OS).into()),
         },
     };
     checks.push(keychain_check);
     checks
 }
 
+/// How to fix a keychain that does not answer, on the OS named as [`std::env::consts::OS`]
+/// names it: each has its own keychain and its own tool for it.
+fn keychain_fix(error: &SecretError, os: &str) -> &'static str {
+    match (error, os) {
+        (SecretError::Locked { .. }, "macos") => {
+            "Unlock the login keychain (in Keychain Access, or log in again)"
+        }
+        (SecretError::Unavailable { .. }, "macos") => {
+            "Run Toolgate in your own logged-in session: the login keychain is not open over SSH \
+             or to a launch daemon"
+        }
+        (_, "macos") => "Delete the damaged item in Keychain Access and set it again",
+        (SecretError::Locked { .. }, "windows") => {
+            "Run Toolgate as the Windows user who saved the keys"
+        }
+        (SecretError::Unavailable { .. }, "windows") => {
+            "Run Toolgate signed in to Windows as yourself: Credential Manager is not open to a \
+             service account"
+        }
+        (_, "windows") => "Remove the damaged item in Credential Manager and set it again",
+        (SecretError::Locked { .. }, _) => {
+            "Unlock your keyring (log in again, or open Passwords and Keys)"
+        }
+        (SecretError::Unavailable { .. }, _) => {
+            "Start a Secret Service: gnome-keyring (apt install gnome-keyring) or KWallet"
+        }
+        _ => "Clear the damaged item in your keyring manager and set it again",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use toolgate_secrets::MemoryStore;
+
+    #[test]
+    fn the_keychain_fix_names_each_operating_system_s_own_keychain() {
+        let locked = SecretError::Locked { detail: "d".into() };
+        let unavailable = SecretError::Unavailable { detail: "d".into() };
+        let corrupt = SecretError::Corrupt {
+            name: "n".into(),
+            detail: "d".into(),
+        };
+        // Each OS's words, and words that belong to another OS's keychain.
+        let rows: [(&str, &str, &[&str]); 3] = [
+            ("linux", "key", &["Keychain Access", "Credential Manager"]),
+            (
+                "macos",
+                "keychain",
+                &["gnome-keyring", "Secret Service", "Credential Manager"],
+            ),
+            (
+                "windows",
+                "Windows",
+                &[
+                    "gnome-keyring",
+                    "Secret Service",
+                    "Keychain Access",
+                    "login keychain",
+                ],
+            ),
+        ];
+        for (os, own, others) in rows {
+            for error in [&locked, &unavailable, &corrupt] {
+                let fix = keychain_fix(error, os);
+                for other in others {
+                    assert!(!fix.contains(other), "{os}: {fix}");
+                }
+                if !matches!(error, SecretError::Corrupt { .. }) || os == "linux" {
+                    assert!(fix.contains(own), "{os}: {fix}");
+                }
+            }
+        }
+        assert!(keychain_fix(&corrupt, "windows").contains("Credential Manager"));
+        assert!(keychain_fix(&corrupt, "macos").contains("Keychain Access"));
+        assert!(keychain_fix(&unavailable, "linux").contains("gnome-keyring"));
+    }
 
     #[test]
     fn missing_launchers_are_reported_with_a_fix_and_present_ones_with_where() {

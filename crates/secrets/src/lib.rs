@@ -45,6 +45,7 @@ pub enum SecretError {
 pub fn unreachable_advice(os: &str) -> &'static str {
     match os {
         "macos" => "Toolgate keeps API keys only in the keychain: use Toolgate from your own logged-in desktop session (the login keychain is not open to a program started over SSH or by a launch daemon) and try again",
+        "windows" => "Toolgate keeps API keys only in Windows Credential Manager: use Toolgate signed in to Windows as yourself (Credential Manager is not open to a service account or a program started without your profile) and try again",
         _ => "Toolgate keeps API keys only in the keychain: start a Secret Service such as gnome-keyring or KWallet (it runs in a normal desktop session) and try again",
     }
 }
@@ -54,6 +55,7 @@ pub fn unreachable_advice(os: &str) -> &'static str {
 pub fn locked_advice(os: &str) -> &'static str {
     match os {
         "macos" => "Unlock the login keychain (in Keychain Access, or by logging in again), choose Allow or Always Allow when macOS asks whether Toolgate may use it, and try again",
+        "windows" => "Run Toolgate as the Windows user who saved the keys (Credential Manager keeps each user's apart) and try again",
         _ => "Unlock it (for example by logging in again or opening your keyring manager) and try again",
     }
 }
@@ -423,6 +425,24 @@ mod tests {
         );
         let locked = SecretError::Locked { detail: "d".into() }.to_string();
         assert!(locked.ends_with(locked_advice(os)), "{locked}");
+    }
+
+    #[test]
+    fn windows_is_told_about_credential_manager_not_a_secret_service_or_a_keychain() {
+        for advice in [unreachable_advice("windows"), locked_advice("windows")] {
+            for elsewhere in [
+                "gnome-keyring",
+                "KWallet",
+                "Secret Service",
+                "keyring manager",
+                "Keychain Access",
+                "login keychain",
+            ] {
+                assert!(!advice.contains(elsewhere), "{advice}");
+            }
+        }
+        assert!(unreachable_advice("windows").contains("Credential Manager"));
+        assert!(locked_advice("windows").contains("Credential Manager"));
     }
 
     #[test]
