@@ -3,7 +3,7 @@
 //! `${secret:…}` values come from. Each finding says how to fix what is missing.
 
 use serde::Serialize;
-use toolgate_secrets::{SecretError, SecretStore};
+use toolgate_secrets::SecretStore;
 
 use crate::HostEnv;
 
@@ -136,93 +136,60 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
             detail: "the OS keychain answers".into(),
             fix: None,
         },
-        Err(e) => Check {
-            name: "keychain".into(),
-            ok: false,
-            detail: e.to_string(),
-            fix: Some(keychain_fix(&e, std::env::consts::OS).into()),
-        },
+        Err(e) => {
+            // The fix is the advice the error's message ends with; the detail is the rest.
+            let fix = e.advice(std::env::consts::OS);
+            let message = e.to_string();
+            let detail = message
+                .strip_suffix(fix)
+                .map_or(message.as_str(), str::trim_end)
+                .to_owned();
+            Check {
+                name: "keychain".into(),
+                ok: false,
+                detail,
+                fix: Some(fix.into()),
+            }
+        }
     };
     checks.push(keychain_check);
     checks
 }
 
-/// How to fix a keychain that does not answer, on the OS named as [`std::env::consts::OS`]
-/// names it: each has its own keychain and its own tool for it.
-fn keychain_fix(error: &SecretError, os: &str) -> &'static str {
-    match (error, os) {
-        (SecretError::Locked { .. }, "macos") => {
-            "Unlock the login keychain (in Keychain Access, or log in again)"
-        }
-        (SecretError::Unavailable { .. }, "macos") => {
-            "Run Toolgate in your own logged-in session: the login keychain is not open over SSH \
-             or to a launch daemon"
-        }
-        (_, "macos") => "Delete the damaged item in Keychain Access and set it again",
-        (SecretError::Locked { .. }, "windows") => {
-            "Run Toolgate as the Windows user who saved the keys"
-        }
-        (SecretError::Unavailable { .. }, "windows") => {
-            "Run Toolgate signed in to Windows as yourself: Credential Manager is not open to a \
-             service account"
-        }
-        (_, "windows") => "Remove the damaged item in Credential Manager and set it again",
-        (SecretError::Locked { .. }, _) => {
-            "Unlock your keyring (log in again, or open Passwords and Keys)"
-        }
-        (SecretError::Unavailable { .. }, _) => {
-            "Start a Secret Service: gnome-keyring (apt install gnome-keyring) or KWallet"
-        }
-        _ => "Clear the damaged item in your keyring manager and set it again",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgate_secrets::MemoryStore;
+    use toolgate_secrets::{MemoryStore, SecretError};
+
+    /// A keychain that fails every read, as a locked one does.
+    struct Locked;
+
+    impl SecretStore for Locked {
+        fn get(&self, _: &str) -> Result<Option<String>, SecretError> {
+            Err(SecretError::Locked {
+                detail: "refused".into(),
+            })
+        }
+        fn set(&self, _: &str, _: &str) -> Result<(), SecretError> {
+            unreachable!("the doctor only reads")
+        }
+        fn delete(&self, _: &str) -> Result<(), SecretError> {
+            unreachable!("the doctor only reads")
+        }
+    }
 
     #[test]
-    fn the_keychain_fix_names_each_operating_system_s_own_keychain() {
-        let locked = SecretError::Locked { detail: "d".into() };
-        let unavailable = SecretError::Unavailable { detail: "d".into() };
-        let corrupt = SecretError::Corrupt {
-            name: "n".into(),
-            detail: "d".into(),
-        };
-        // Each OS's words, and words that belong to another OS's keychain.
-        let rows: [(&str, &str, &[&str]); 3] = [
-            ("linux", "key", &["Keychain Access", "Credential Manager"]),
-            (
-                "macos",
-                "keychain",
-                &["gnome-keyring", "Secret Service", "Credential Manager"],
-            ),
-            (
-                "windows",
-                "Windows",
-                &[
-                    "gnome-keyring",
-                    "Secret Service",
-                    "Keychain Access",
-                    "login keychain",
-                ],
-            ),
-        ];
-        for (os, own, others) in rows {
-            for error in [&locked, &unavailable, &corrupt] {
-                let fix = keychain_fix(error, os);
-                for other in others {
-                    assert!(!fix.contains(other), "{os}: {fix}");
-                }
-                if !matches!(error, SecretError::Corrupt { .. }) || os == "linux" {
-                    assert!(fix.contains(own), "{os}: {fix}");
-                }
-            }
-        }
-        assert!(keychain_fix(&corrupt, "windows").contains("Credential Manager"));
-        assert!(keychain_fix(&corrupt, "macos").contains("Keychain Access"));
-        assert!(keychain_fix(&unavailable, "linux").contains("gnome-keyring"));
+    fn a_locked_keychain_is_reported_with_this_os_s_fix_said_once() {
+        let checks = doctor(&HostEnv::from_dirs(Vec::new()), &Locked);
+        let keychain = checks
+            .iter()
+            .find(|c| c.name == "keychain")
+            .expect("keychain checked");
+        let fix = toolgate_secrets::locked_advice(std::env::consts::OS);
+        assert!(!keychain.ok);
+        assert_eq!(keychain.fix.as_deref(), Some(fix));
+        assert!(keychain.detail.contains("refused"), "{}", keychain.detail);
+        assert!(!keychain.detail.contains(fix), "{}", keychain.detail);
     }
 
     #[test]

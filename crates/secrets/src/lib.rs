@@ -34,7 +34,10 @@ pub enum SecretError {
         locked_advice(std::env::consts::OS)
     )]
     Locked { detail: String },
-    #[error("the keychain item '{name}' is unreadable ({detail}). Clear it and set it again")]
+    #[error(
+        "the keychain item '{name}' is unreadable ({detail}). {}",
+        damaged_advice(std::env::consts::OS)
+    )]
     Corrupt { name: String, detail: String },
     #[error("the OS keychain failed: {detail}")]
     Other { detail: String },
@@ -57,6 +60,29 @@ pub fn locked_advice(os: &str) -> &'static str {
         "macos" => "Unlock the login keychain (in Keychain Access, or by logging in again), choose Allow or Always Allow when macOS asks whether Toolgate may use it, and try again",
         "windows" => "Run Toolgate as the Windows user who saved the keys (Credential Manager keeps each user's apart) and try again",
         _ => "Unlock it (for example by logging in again or opening your keyring manager) and try again",
+    }
+}
+
+/// What to do about an item the keychain holds but Toolgate cannot read, on the OS named as
+/// [`std::env::consts::OS`] names it.
+pub fn damaged_advice(os: &str) -> &'static str {
+    match os {
+        "macos" => "Delete the item in Keychain Access and set it again",
+        "windows" => "Remove the item in Credential Manager and set it again",
+        _ => "Clear the item in your keyring manager and set it again",
+    }
+}
+
+impl SecretError {
+    /// What to do about this error on the OS named as [`std::env::consts::OS`] names it: the
+    /// advice its message ends with, on that OS (a keychain that failed otherwise is treated as
+    /// holding a damaged item).
+    pub fn advice(&self, os: &str) -> &'static str {
+        match self {
+            SecretError::Unavailable { .. } => unreachable_advice(os),
+            SecretError::Locked { .. } => locked_advice(os),
+            SecretError::Corrupt { .. } | SecretError::Other { .. } => damaged_advice(os),
+        }
     }
 }
 
@@ -409,27 +435,44 @@ mod tests {
             "keyring manager",
         ];
         const MAC: &[&str] = &["Keychain Access", "login keychain"];
-        // The OS, words its advice must have (unreachable, locked), words of other systems'.
-        type Row<'a> = (&'a str, [&'a str; 2], &'a [&'a [&'a str]]);
+        // The OS, words its advice must have (unreachable, locked, damaged), words of other
+        // systems'.
+        type Row<'a> = (&'a str, [&'a str; 3], &'a [&'a [&'a str]]);
         let rows: [Row; 3] = [
             (
                 "linux",
-                ["start a Secret Service", "keyring manager"],
+                [
+                    "start a Secret Service",
+                    "keyring manager",
+                    "keyring manager",
+                ],
                 &[MAC, &["Credential Manager"]],
             ),
             (
                 "macos",
-                ["logged-in desktop session", "Keychain Access"],
+                [
+                    "logged-in desktop session",
+                    "Keychain Access",
+                    "Keychain Access",
+                ],
                 &[LINUX, &["Credential Manager"]],
             ),
             (
                 "windows",
-                ["Credential Manager", "Credential Manager"],
+                [
+                    "Credential Manager",
+                    "Credential Manager",
+                    "Credential Manager",
+                ],
                 &[LINUX, MAC],
             ),
         ];
         for (os, musts, others) in rows {
-            let advice = [unreachable_advice(os), locked_advice(os)];
+            let advice = [
+                unreachable_advice(os),
+                locked_advice(os),
+                damaged_advice(os),
+            ];
             for (text, must) in advice.iter().zip(musts) {
                 assert!(text.contains(must), "{os}: {text}");
                 for other in others.iter().flat_map(|words| words.iter()) {
@@ -446,6 +489,14 @@ mod tests {
         );
         let locked = SecretError::Locked { detail: "d".into() }.to_string();
         assert!(locked.ends_with(locked_advice(os)), "{locked}");
+        let damaged = SecretError::Corrupt {
+            name: "n".into(),
+            detail: "d".into(),
+        };
+        assert!(
+            damaged.to_string().ends_with(damaged.advice(os)),
+            "{damaged}"
+        );
     }
 
     #[test]
