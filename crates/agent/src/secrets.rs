@@ -96,40 +96,132 @@ pub fn original(call_id: &str) -> Option<String> {
         .get(call_id)
 }
 
-/// `output` with what looks like a secret removed from its text, its text blocks and the
-/// strings of its structured content; returns how many were removed. The text as it was is
-/// kept under `call_id` for [`original`] when something was removed from it.
+/// `output` with what looks like a secret removed from every part of its result: text and
+/// embedded resources (a text blob too), resource links, structured content, annotations,
+/// `_meta` at every level, and the names of keys; only images' and audio's media bytes are not
+/// read. Returns in how many places something was removed. The text as it was is kept under
+/// `call_id` for [`original`] when something was removed.
+///
+/// The result is walked as JSON, the form a receiver gets, so a kind of block or field that a
+/// later protocol adds is scrubbed too. A result that cannot be rebuilt from the scrubbed JSON
+/// is withheld, saying why: never passed on unscrubbed.
 pub(crate) fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
     let known = toolgate_mcp::known_secrets();
-    let (text, found) = SCANNER.redact_with(&output.text, &known);
-    let mut removed = found.len();
-    if removed > 0 {
-        keep(call_id, std::mem::replace(&mut output.text, text));
-    }
-    for block in output.result.content.iter_mut() {
-        if let ContentBlock::Text(t) = block {
-            let (text, found) = SCANNER.redact_with(&t.text, &known);
-            removed += found.len();
-            t.text = text;
+    let mut value = match serde_json::to_value(&output.result) {
+        Ok(value) => value,
+        Err(e) => {
+            withhold(
+                output,
+                &format!("it could not be read to check it for secrets ({e})"),
+            );
+            return 1;
         }
+    };
+    let removed = redact_json(&mut value, &known, Place::Other);
+    if removed == 0 {
+        return 0;
     }
-    if let Some(structured) = output.result.structured_content.as_mut() {
-        removed += redact_json(structured, &known);
+    match serde_json::from_value::<rmcp::model::CallToolResult>(value) {
+        Ok(result) => {
+            let scrubbed = ToolOutput::new(result);
+            keep(call_id, std::mem::replace(&mut output.text, scrubbed.text));
+            output.result = scrubbed.result;
+        }
+        Err(e) => withhold(
+            output,
+            &format!("what looked like a secret was removed, and the rest was no longer a valid result ({e})"),
+        ),
     }
     removed
 }
 
-fn redact_json(value: &mut Value, known: &[(String, String)]) -> usize {
+/// Replaces `output` by an error result saying why it was withheld. Nothing is kept for
+/// revealing: what could not be checked may hold a secret that was never found.
+fn withhold(output: &mut ToolOutput, why: &str) {
+    *output = ToolOutput::new(rmcp::model::CallToolResult::error(vec![
+        ContentBlock::text(format!("Toolgate withheld this result: {why}.")),
+    ]));
+}
+
+/// What a JSON value is, where that changes how it is scrubbed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// An image's or audio's base64 bytes: media, not text.
+    Media,
+    /// A resource's base64 `blob`: scrubbed when it decodes to text.
+    Blob,
+    Other,
+}
+
+fn redact_json(value: &mut Value, known: &[(String, String)], place: Place) -> usize {
     match value {
+        Value::String(_) if place == Place::Media => 0,
+        Value::String(s) if place == Place::Blob => redact_blob(s, known),
         Value::String(s) => {
             let (text, found) = SCANNER.redact_with(s, known);
-            *s = text;
-            found.len()
+            if !found.is_empty() {
+                *s = text;
+            }
+            usize::from(!found.is_empty())
         }
-        Value::Array(items) => items.iter_mut().map(|v| redact_json(v, known)).sum(),
-        Value::Object(map) => map.values_mut().map(|v| redact_json(v, known)).sum(),
+        Value::Array(items) => items
+            .iter_mut()
+            .map(|v| redact_json(v, known, Place::Other))
+            .sum(),
+        Value::Object(map) => {
+            let media = matches!(
+                map.get("type").and_then(Value::as_str),
+                Some("image" | "audio")
+            );
+            let mut removed = 0;
+            for (key, v) in map.iter_mut() {
+                let place = match key.as_str() {
+                    "data" if media => Place::Media,
+                    "blob" => Place::Blob,
+                    _ => Place::Other,
+                };
+                removed += redact_json(v, known, place);
+            }
+            removed + redact_keys(map, known)
+        }
         _ => 0,
     }
+}
+
+/// Keys that look like a secret (`{"ghp_…": true}`) are renamed to their marker.
+fn redact_keys(map: &mut serde_json::Map<String, Value>, known: &[(String, String)]) -> usize {
+    let renamed: Vec<(String, String)> = map
+        .keys()
+        .filter_map(|key| {
+            let (text, found) = SCANNER.redact_with(key, known);
+            (!found.is_empty()).then(|| (key.clone(), text))
+        })
+        .collect();
+    for (from, to) in &renamed {
+        if let Some(v) = map.remove(from) {
+            map.insert(to.clone(), v);
+        }
+    }
+    renamed.len()
+}
+
+/// A base64 blob that decodes to UTF-8 text (an `.env` file served as a blob) is scrubbed as
+/// text and encoded again; other bytes are left as they are.
+fn redact_blob(blob: &mut String, known: &[(String, String)]) -> usize {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let Ok(bytes) = engine.decode(blob.as_bytes()) else {
+        return 0;
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return 0;
+    };
+    let (scrubbed, found) = SCANNER.redact_with(&text, known);
+    if found.is_empty() {
+        return 0;
+    }
+    *blob = engine.encode(scrubbed);
+    1
 }
 
 #[cfg(test)]
@@ -157,7 +249,7 @@ mod tests {
         result.structured_content = Some(json!({"token": KEY}));
         let mut output = ToolOutput::new(result);
         let removed = redact(&mut output, "call-1");
-        assert_eq!(removed, 3, "text, block and structured content");
+        assert_eq!(removed, 2, "the text block and the structured content");
         let all = serde_json::to_string(&output).unwrap();
         assert!(!all.contains(KEY), "{all}");
         assert!(
@@ -178,6 +270,59 @@ mod tests {
             None,
             "nothing kept when nothing was removed"
         );
+    }
+
+    /// The review's finding: the same token in an embedded resource and in `_meta` reached the
+    /// client raw. Every place a result can carry text is scrubbed; media bytes are left alone.
+    #[test]
+    fn every_block_and_every_meta_is_scrubbed() {
+        use base64::Engine as _;
+        let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+        let image = b64("not text \u{0} at all");
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [
+                {"type": "text", "text": "weather: sunny", "_meta": {"note": KEY},
+                 "annotations": {"audience": ["user"], "priority": 0.5}},
+                {"type": "resource", "resource": {"uri": "file:///app/.env", "mimeType": "text/plain",
+                    "text": format!("GITHUB_TOKEN={KEY}"), "_meta": {"k": KEY}}},
+                {"type": "resource", "resource": {"uri": "file:///app/.env.b64",
+                    "blob": b64(&format!("GITHUB_TOKEN={KEY}\n"))}},
+                {"type": "resource_link", "uri": format!("https://x.example/?t={KEY}"),
+                    "name": "link", "description": format!("token {KEY}")},
+                {"type": "image", "data": image, "mimeType": "image/png"}
+            ],
+            "structuredContent": {"note": KEY, KEY: "as a key"},
+            "_meta": {"note": format!("also {KEY}")},
+            "isError": false
+        }))
+        .unwrap();
+        let mut output = ToolOutput::new(result);
+        let removed = redact(&mut output, "call-every");
+        assert!(removed >= 9, "{removed}");
+        let all = serde_json::to_string(&output).unwrap();
+        assert!(!all.contains(KEY), "{all}");
+        assert!(
+            !all.contains(&b64(&format!("GITHUB_TOKEN={KEY}\n"))),
+            "{all}"
+        );
+        let ContentBlock::Resource(embedded) = &output.result.content[2] else {
+            panic!("still a resource");
+        };
+        let rmcp::model::ResourceContents::BlobResourceContents { blob, .. } = &embedded.resource
+        else {
+            panic!("still a blob");
+        };
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(blob)
+            .unwrap();
+        assert!(
+            String::from_utf8(decoded)
+                .unwrap()
+                .contains("[secret removed: GitHub Token]"),
+            "the blob keeps its text without the token"
+        );
+        assert!(all.contains(&image), "media bytes are not touched");
+        assert!(output.text.contains("weather: sunny"), "{}", output.text);
     }
 
     #[test]

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use toolgate_agent::{Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
 
+use crate::screen;
+
 /// Why a call is denied when no terminal is attached.
 /// What would let the call run is the gatekeeper's to say (`toolgate_agent::gatekeeper::remedy`):
 /// it depends on why the call was asked.
@@ -47,70 +49,82 @@ fn read_line() -> String {
     line.trim().to_lowercase()
 }
 
-/// Asks about one request until it is answered (or was answered elsewhere).
+/// Longest name, reason or domain shown on one line.
+const NAME_MAX: usize = 80;
+/// Longest block (arguments, a message, a result under review) shown before the question.
+const BLOCK_MAX: usize = 20_000;
+
+/// Who asks and what, in one line of Toolgate's own, every part from outside escaped and bounded
+/// ([`crate::screen`]): printed above what the request carries and again at the question, so the
+/// real server and tool are on screen when the user answers, however long the block between.
+fn who_and_what(call: &PendingCall) -> String {
+    let server = screen::line(&call.server_name, NAME_MAX);
+    let tool = screen::line(&call.tool, NAME_MAX);
+    match (call.request, &call.client) {
+        (RequestKind::ToolCall, Some(client)) => format!(
+            "{} wants to run {tool} on {server}",
+            screen::line(client, NAME_MAX)
+        ),
+        (RequestKind::ToolCall, None) => format!("{tool} on {server} wants to run"),
+        (RequestKind::Sampling, _) => format!("{server} wants to use your model"),
+        (RequestKind::Elicitation, _) if call.link.is_some() => {
+            format!("{server} asks you to open a page")
+        }
+        (RequestKind::Elicitation, _) => format!("{server} asks you a question"),
+        (RequestKind::ToolResult, _) => format!("The result of {tool} on {server}"),
+    }
+}
+
+/// Asks about one request until it is answered (or was answered elsewhere). Everything the
+/// server or model said is printed through [`crate::screen`]: it cannot draw on the terminal.
 fn ask(gate: &Gate, call: &PendingCall) {
     let mut err = std::io::stderr();
     let pretty = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+    let arguments = screen::block(&pretty, BLOCK_MAX);
+    let message = screen::block(call.message.as_deref().unwrap_or_default(), BLOCK_MAX);
+    let who = who_and_what(call);
     let _ = match call.request {
-        RequestKind::ToolCall => match &call.client {
-            Some(client) => writeln!(
-                err,
-                "\n{client} wants to run {} on {} with:\n{pretty}",
-                call.tool, call.server_name
-            ),
-            None => writeln!(
-                err,
-                "\n{} on {} wants to run with:\n{pretty}",
-                call.tool, call.server_name
-            ),
-        },
-        RequestKind::Sampling => writeln!(
-            err,
-            "\n{} wants to use your model:\n{pretty}",
-            call.server_name
-        ),
+        RequestKind::ToolCall => writeln!(err, "\n{who} with:\n{arguments}"),
+        RequestKind::Sampling => writeln!(err, "\n{who}:\n{arguments}"),
         RequestKind::Elicitation => match &call.link {
             // A page to open: the domain first and alone on its line, then the whole address.
             Some(link) => writeln!(
                 err,
-                "\n{} asks you to open a page on\n\n    {}\n\n{}\nThe whole address: {}",
-                call.server_name,
-                link.domain,
-                call.message.as_deref().unwrap_or_default(),
-                link.url
+                "\n{who} on\n\n    {}\n\n{message}\nThe whole address: {}",
+                screen::line(&link.domain, NAME_MAX),
+                screen::line(&link.url, BLOCK_MAX)
             ),
             None => writeln!(
                 err,
-                "\n{} asks: {}\nThe answer starts as:\n{pretty}",
-                call.server_name,
-                call.message.as_deref().unwrap_or_default()
+                "\n{who}:\n{message}\nThe answer starts as:\n{arguments}"
             ),
         },
         RequestKind::ToolResult => writeln!(
             err,
-            "\nThe result of {} on {} ({}), held for your review:\n{}",
-            call.tool,
-            call.server_name,
-            call.message.as_deref().unwrap_or_default(),
-            call.arguments["text"].as_str().unwrap_or_default()
+            "\n{who} ({}), held for your review:\n{}",
+            screen::line(call.message.as_deref().unwrap_or_default(), NAME_MAX),
+            screen::block(
+                call.arguments["text"].as_str().unwrap_or_default(),
+                BLOCK_MAX
+            )
         ),
     };
     if !call.reason.is_empty() {
-        let _ = writeln!(err, "({})", call.reason);
+        let _ = writeln!(err, "({})", screen::line(&call.reason, BLOCK_MAX));
     }
     loop {
         let _ = match call.request {
             RequestKind::Elicitation if call.link.is_some() => {
-                write!(err, "Open it in your browser? [o]pen, [n]o: ")
+                write!(err, "{who}. Open it in your browser? [o]pen, [n]o: ")
             }
             RequestKind::Elicitation => {
-                write!(err, "Answer? [e]dit and send, [s]end as is, [n]o: ")
+                write!(err, "{who}. Answer? [e]dit and send, [s]end as is, [n]o: ")
             }
             RequestKind::ToolResult => write!(
                 err,
-                "Let the model see it? [p]ass, [e]dit (to redact), [w]ithhold: "
+                "{who}. Let the model see it? [p]ass, [e]dit (to redact), [w]ithhold: "
             ),
-            _ => write!(err, "Allow? [y]es, [n]o, [a]lways, [e]dit: "),
+            _ => write!(err, "{who}. Allow? [y]es, [n]o, [a]lways, [e]dit: "),
         };
         let _ = err.flush();
         let line = read_line();

@@ -14,6 +14,7 @@ mod packages;
 mod policy;
 mod registry;
 mod run;
+mod screen;
 mod sign_in;
 
 use std::path::PathBuf;

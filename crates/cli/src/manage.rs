@@ -141,17 +141,23 @@ pub async fn servers_restart(ctx: &Context, id: &str) -> Result<u8> {
     let snapshot = manager.snapshot().await;
     manager.stop_all().await;
     let server = snapshot.first().context("the server was not started")?;
-    println!("{id}: {}", status_line(&server.status));
+    println!(
+        "{id}: {}",
+        crate::screen::line(&status_line(&server.status), 2000)
+    );
     if server.status == ServerStatus::Ready {
         println!(
             "{} tools, {} resources, {} prompts ({})",
             server.tools.len(),
             server.resources.len(),
             server.prompts.len(),
-            server
-                .implementation
-                .as_deref()
-                .unwrap_or("unknown implementation")
+            crate::screen::line(
+                server
+                    .implementation
+                    .as_deref()
+                    .unwrap_or("unknown implementation"),
+                200
+            )
         );
         Ok(0)
     } else {
@@ -169,8 +175,9 @@ pub fn servers_logs(ctx: &Context, id: &str, lines: usize) -> Result<u8> {
         )
     })?;
     let all: Vec<&str> = text.lines().collect();
+    // The server wrote these lines: shown, never obeyed.
     for line in &all[all.len().saturating_sub(lines)..] {
-        println!("{line}");
+        println!("{}", crate::screen::stream(line));
     }
     Ok(0)
 }
@@ -193,11 +200,17 @@ pub(crate) async fn started(
     for server in manager.snapshot().await {
         match &server.status {
             ServerStatus::Failed { reason } => {
-                eprintln!("toolgate: server {} is not available: {reason}", server.id);
+                eprintln!(
+                    "toolgate: server {} is not available: {}",
+                    server.id,
+                    crate::screen::line(reason, 2000)
+                );
             }
             ServerStatus::SignIn { reason, .. } => eprintln!(
-                "toolgate: server {} is not available: {reason} (`toolgate servers login {}`)",
-                server.id, server.id
+                "toolgate: server {} is not available: {} (`toolgate servers login {}`)",
+                server.id,
+                crate::screen::line(reason, 2000),
+                server.id
             ),
             _ => {}
         }
@@ -261,7 +274,9 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
             });
             println!(
                 "{:<40} → {} on {}{warning}",
-                e.model_name, e.tool.name, e.server_id
+                crate::screen::line(&e.model_name, 80),
+                crate::screen::line(&e.tool.name, 80),
+                e.server_id
             );
         }
     }
@@ -271,7 +286,9 @@ pub async fn tools_list(ctx: &Context, json: bool) -> Result<u8> {
         for refused in &server.refused_tools {
             let line = format!(
                 "{:<40} ✗ refused on {}: {}",
-                refused.name, server.id, refused.reason
+                crate::screen::line(&refused.name, 80),
+                server.id,
+                crate::screen::line(&refused.reason, 500)
             );
             if json {
                 eprintln!("{line}");
@@ -314,7 +331,7 @@ pub async fn call(ctx: &Context, tool: &str, arguments: &str, json: bool) -> Res
     if json {
         println!("{}", serde_json::to_string(&output.result)?);
     } else {
-        println!("{}", output.text);
+        println!("{}", crate::screen::stream(&output.text));
     }
     Ok(if output.is_error { 1 } else { 0 })
 }

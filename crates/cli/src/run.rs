@@ -14,6 +14,7 @@ use toolgate_llm::{ContentPart, Message, Usage};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 
 use crate::context::Context;
+use crate::screen;
 
 /// One tool call of the run, as the model asked for it and as it ended.
 #[derive(Debug, Clone, Serialize)]
@@ -137,7 +138,11 @@ impl Session {
         }
         for server in servers.snapshot().await {
             if let toolgate_mcp::ServerStatus::Failed { reason } = &server.status {
-                eprintln!("toolgate: server {} is not available: {reason}", server.id);
+                eprintln!(
+                    "toolgate: server {} is not available: {}",
+                    server.id,
+                    screen::line(reason, 2000)
+                );
             }
         }
         let snapshot = servers.snapshot().await;
@@ -201,7 +206,7 @@ impl Session {
                 let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                 match event {
                     TurnEvent::TextDelta { text } if stream_text => {
-                        print!("{text}");
+                        print!("{}", screen::stream(&text));
                         let _ = std::io::stdout().flush();
                     }
                     TurnEvent::DecidedByRule { call, allowed } => {
@@ -209,7 +214,8 @@ impl Session {
                             let verb = if allowed { "allowed" } else { "denied" };
                             eprintln!(
                                 "\n[{} on {}: {verb} by a rule]",
-                                call.tool, call.server_name
+                                screen::line(&call.tool, 80),
+                                screen::line(&call.server_name, 80)
                             );
                         }
                         let entry = seen.entry(call.call_id.clone()).or_default();
@@ -237,8 +243,8 @@ impl Session {
                         if print {
                             eprintln!(
                                 "\n[{} denied: {}]",
-                                entry.tool.as_deref().unwrap_or("call"),
-                                reason.as_deref().unwrap_or("by the user")
+                                screen::line(entry.tool.as_deref().unwrap_or("call"), 80),
+                                screen::line(reason.as_deref().unwrap_or("by the user"), 2000)
                             );
                         }
                         entry.reason = reason;
@@ -248,12 +254,18 @@ impl Session {
                     } if print => {
                         let entry = seen.entry(call_id).or_default();
                         let how = if is_error { "failed" } else { "done" };
-                        eprintln!("[{} {how}]", entry.tool.as_deref().unwrap_or("call"));
+                        eprintln!(
+                            "[{} {how}]",
+                            screen::line(entry.tool.as_deref().unwrap_or("call"), 80)
+                        );
                     }
                     TurnEvent::Retrying {
                         delay_ms, reason, ..
                     } if print => {
-                        eprintln!("\n[{reason}; trying again in {delay_ms} ms]");
+                        eprintln!(
+                            "\n[{}; trying again in {delay_ms} ms]",
+                            screen::line(&reason, 500)
+                        );
                     }
                     TurnEvent::ToolsSearched {
                         call_id,
@@ -263,11 +275,12 @@ impl Session {
                         let names: Vec<String> = found.into_iter().map(|f| f.name).collect();
                         if print {
                             eprintln!(
-                                "\n[searched the tools for \"{query}\": {}]",
+                                "\n[searched the tools for \"{}\": {}]",
+                                screen::line(&query, 200),
                                 if names.is_empty() {
                                     "nothing found".to_owned()
                                 } else {
-                                    format!("loaded {}", names.join(", "))
+                                    format!("loaded {}", screen::line(&names.join(", "), 2000))
                                 }
                             );
                         }
@@ -482,10 +495,15 @@ pub async fn run(
     } else {
         if let (true, Some(answer)) = (structured, &report.answer) {
             // The value alone on stdout, for a script to read; the trace stays on stderr.
-            println!("{answer}");
+            // Raw for a script; escaped when a person reads it on a terminal.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                println!("{}", screen::stream(answer));
+            } else {
+                println!("{answer}");
+            }
         }
         if let Some(error) = &report.error {
-            eprintln!("toolgate: {error}");
+            eprintln!("toolgate: {}", screen::stream(error));
         }
         eprintln!(
             "[{} tool call(s); {}]",
@@ -521,7 +539,7 @@ pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
         }
         let (result, _, spent) = session.turn(&mut history, text, true, None).await;
         if let Err(e) = result {
-            eprintln!("toolgate: {e}");
+            eprintln!("toolgate: {}", screen::stream(&e));
         }
         eprintln!("[{}]", spent.describe());
     }

@@ -78,10 +78,12 @@ fn command_for(
     if let Some(cwd) = spec.cwd {
         command.current_dir(cwd);
     }
-    // Its own group, so stopping it stops whatever it started (npx starts node, uvx python).
-    // On Windows, its Job Object is the group (`toolgate_guard`), and it gets no console window.
+    // Its own session, and so its own group (stopping it stops whatever it started: npx starts
+    // node, uvx python), with no controlling terminal: a server cannot open `/dev/tty` and draw
+    // on the screen where the CLI asks its questions. On Windows, its Job Object is the group
+    // (`toolgate_guard`), and it gets no console window.
     #[cfg(unix)]
-    command.process_group(0);
+    new_session(&mut command);
     #[cfg(windows)]
     command.creation_flags(windows_sys::Win32::System::Threading::CREATE_NO_WINDOW);
     die_with_parent(&mut command);
@@ -135,7 +137,8 @@ fn arm(plan: &Plan, command: &mut tokio::process::Command) -> Result<Armed, Stri
     if let Some(dir) = inner.get_current_dir() {
         wrapped.current_dir(dir);
     }
-    wrapped.process_group(0).kill_on_drop(true);
+    new_session(&mut wrapped);
+    wrapped.kill_on_drop(true);
     *command = wrapped;
     Ok(())
 }
@@ -477,6 +480,24 @@ fn die_with_parent(command: &mut tokio::process::Command) {
 
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_command: &mut tokio::process::Command) {}
+
+/// The server starts a session of its own (`setsid`): it leads a new process group (its id is
+/// the server's pid, as `process_group(0)` would make it) and has no controlling terminal, so
+/// `/dev/tty` cannot be opened and signals from the terminal (Ctrl-C meant for Toolgate) do not
+/// reach it.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn new_session(command: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the child between fork and exec and only calls setsid, which
+    // is async-signal-safe and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(drop)
+                .map_err(std::io::Error::from)
+        });
+    }
+}
 
 impl StdioProcess {
     /// Stops the server after its stdin has been closed: waits `grace` for it to exit, then

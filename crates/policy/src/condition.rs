@@ -38,12 +38,22 @@
 //! # Globs
 //!
 //! Globs use `globset` with `*` stopping at `/` and `**` crossing it, so `/home/me/project/**` is
-//! "anything under that folder". Paths are compared as text, case-sensitively, without resolving
-//! links or relative paths; that is why a `..` segment counts as "cannot be checked".
+//! "anything under that folder".
+//!
+//! # Spellings
+//!
+//! Values are compared in their canonical form ([`crate::canonical`]), never as typed: a glob or
+//! prefix that is an absolute path reads the value as a path (`//etc/./passwd` is `/etc/passwd`;
+//! a relative path or a `..` segment cannot be checked, since links and the server's folder
+//! decide where they lead); one that is a URL reads it as a URL (scheme, host, port and path as a
+//! client parses them; user information, as in `https://api.example.com@evil.example`, cannot be
+//! checked). Paths are compared case-sensitively and without resolving links.
 
 use std::fmt;
 
 use globset::GlobBuilder;
+
+use crate::canonical::{canonical, kind_of_pattern, path, url_has_prefix, Canonical, Kind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -79,6 +89,10 @@ pub(crate) enum Leaning {
 
 /// Characters that let a shell run, substitute or redirect another command.
 const SHELL_CONTROL: &[char] = &[';', '&', '|', '`', '$', '<', '>', '\n', '\r'];
+
+/// What no URL holds unencoded but a shell reads as control: a URL prefix's Allow refuses them
+/// (`&` is left out: queries are made of it).
+const URL_SHELL_CONTROL: &[char] = &[';', '|', '`', '$', '<', '>', '\n', '\r', ' ', '\t'];
 
 /// Where a Deny or Ask prefix looks for the start of another command: the control characters,
 /// plus brackets and quotes, behind which `$( … )`, `bash -c "…"` and subshells hide commands.
@@ -126,16 +140,66 @@ impl ArgCondition {
         match &self.matcher {
             Matcher::Equals(expected) => Checked::from(found == Some(expected)),
             Matcher::Glob(pattern) => match (found, compile_glob(pattern)) {
-                (Some(Value::String(text)), Ok(glob)) if !has_parent_segment(text) => {
-                    Checked::from(glob.is_match(text))
-                }
+                (Some(Value::String(text)), Ok(glob)) => check_glob(text, pattern, &glob),
                 _ => Checked::Unknown,
             },
             Matcher::Prefix(prefix) => match found {
-                Some(Value::String(text)) if !prefix.is_empty() => check_prefix(text, prefix),
+                Some(Value::String(text)) if !prefix.is_empty() => {
+                    check_prefix_of_kind(text, prefix)
+                }
                 _ => Checked::Unknown,
             },
         }
+    }
+}
+
+/// A glob compares the value's canonical form ([`crate::canonical`]): a path pattern reads the
+/// value as a path, a URL pattern as a URL, and any value that is a URL is parsed.
+fn check_glob(text: &str, pattern: &str, glob: &globset::GlobMatcher) -> Checked {
+    match canonical(text, kind_of_pattern(pattern)) {
+        Canonical::Path(path) => Checked::from(glob.is_match(path)),
+        Canonical::Url(url) => Checked::from(glob.is_match(url.as_str())),
+        Canonical::Text(_) if kind_of_pattern(pattern) == Kind::Url => Checked::Unknown,
+        Canonical::Text(text) if !has_parent_segment(&text) => Checked::from(glob.is_match(text)),
+        Canonical::Text(_) | Canonical::Unknown => Checked::Unknown,
+    }
+}
+
+/// A prefix by the kind of value it is written for: a URL prefix compares scheme, host, port
+/// and path segments; a path prefix folds the value's path (a lone relative path is Unknown); a
+/// command prefix reads the value as a command line.
+fn check_prefix_of_kind(text: &str, prefix: &str) -> Checked {
+    match kind_of_pattern(prefix) {
+        Kind::Url => match canonical(text, Kind::Url) {
+            Canonical::Url(url) => match url_has_prefix(&url, prefix) {
+                Some(true) if text.trim().contains(URL_SHELL_CONTROL) => Checked::Unknown,
+                Some(matches) => Checked::from(matches),
+                None => Checked::Unknown,
+            },
+            Canonical::Path(_) | Canonical::Text(_) | Canonical::Unknown => Checked::Unknown,
+        },
+        Kind::Path => {
+            let Canonical::Path(prefix) = path(prefix) else {
+                return Checked::Unknown;
+            };
+            let value = text.trim_start();
+            if value.starts_with('/') {
+                // A path, or a command line starting with one: folded whole, so a `..` anywhere
+                // in it (`/home/x /../../etc`) leaves the target unknown.
+                match path(value) {
+                    Canonical::Path(folded) => check_prefix(&folded, &prefix),
+                    _ => Checked::Unknown,
+                }
+            } else if value.contains(char::is_whitespace) {
+                // A command line: the path may come later (`sudo /bin/rm`), which the pieces
+                // of `check_prefix` look for.
+                check_prefix(value, &prefix)
+            } else {
+                // A lone relative path: where it leads depends on a folder the gate cannot see.
+                Checked::Unknown
+            }
+        }
+        Kind::Other => check_prefix(text, prefix),
     }
 }
 

@@ -74,6 +74,7 @@
 //! can point at it.
 
 mod arguments;
+mod canonical;
 pub mod condition;
 mod decide;
 pub mod fingerprint;

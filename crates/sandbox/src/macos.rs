@@ -27,7 +27,7 @@ pub fn profile(confinement: &Confinement) -> (String, Vec<(String, String)>) {
          (allow sysctl-read)\n\
          (allow file-read-metadata)\n\
          (allow mach-lookup (global-name \"com.apple.system.opendirectoryd.libinfo\"))\n\
-         (allow file-read* file-write* (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\"))\n\
+         (allow file-read* file-write* (literal \"/dev/null\") (literal \"/dev/zero\"))\n\
          (allow file-read* (literal \"/dev/random\") (literal \"/dev/urandom\"))\n",
     );
     let mut params = Vec::new();

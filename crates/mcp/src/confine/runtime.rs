@@ -32,8 +32,10 @@ pub(crate) const SYSTEM: &[&str] = &[
     "/dev/urandom",
 ];
 
-/// Devices a server may write to: the bit buckets and its terminal.
-pub(crate) const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Devices a server may write to: the bit buckets. Never a terminal (`/dev/tty`, `/dev/pts/*`):
+/// a server that could write on the user's screen could draw a fake approval question over the
+/// real one (servers also run in a session of their own, with no controlling terminal).
+pub(crate) const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Where people install runtimes under their home folder (version managers, uv's Pythons, user
 /// site-packages, per-user bin folders). Read-only; those that do not exist are skipped.
