@@ -26,7 +26,9 @@ MODE (default `ok`):
   naive         like ok, plus tools that do whatever they are asked with no checks of
                 their own (see NAIVE_TOOLS): read any path, fetch any URL, post to any URL.
                 Only the sandbox stands between them and the rest of the computer;
-                stderr gets `posted <url>` for every post that left.
+                stderr gets `posted <url>` for every post that left. It also serves resources:
+                the file named by its second argument is listed, and `resources/read` reads
+                any `file://` URI it is given.
 
 Tools in every mode: echo, crash, hang, big, slow, junk (see TOOLS); with FAULT_RICH_SCHEMA set,
 also `lookup`, whose schema has `$schema`, `$defs`, `additionalProperties` and a top-level `anyOf`.
@@ -263,6 +265,28 @@ def pull_the_rug():
     send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
 
+def file_resources():
+    """naive mode's resource list: the file named on the command line, if any."""
+    if mode != "naive" or len(sys.argv) < 3:
+        return []
+    path = os.path.abspath(sys.argv[2])
+    return [{"uri": "file://" + path, "name": os.path.basename(path), "mimeType": "text/plain"}]
+
+
+def read_file_resource(rid, params):
+    uri = params.get("uri") or ""
+    if not uri.startswith("file://"):
+        error(rid, -32602, "Resource not found: %s" % uri)
+        return
+    try:
+        with open(uri[len("file://"):], "r", encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        error(rid, -32602, "Resource not found: %s (%s)" % (uri, exc))
+        return
+    reply(rid, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]})
+
+
 def handle(msg):
     method = msg.get("method")
     rid = msg.get("id")
@@ -284,7 +308,8 @@ def handle(msg):
         wanted = params.get("protocolVersion")
         reply(rid, {
             "protocolVersion": wanted if wanted in ("2025-11-25", "2025-06-18") else "2025-11-25",
-            "capabilities": {"tools": {"listChanged": True}},
+            "capabilities": dict({"tools": {"listChanged": True}},
+                                 **({"resources": {}} if mode == "naive" else {})),
             "serverInfo": {"name": "fault-server", "version": "1"},
         })
     elif method == "ping":
@@ -295,6 +320,12 @@ def handle(msg):
         list_tools(rid, params)
     elif method == "tools/call":
         call_tool(rid, params)
+    elif method == "resources/list" and mode == "naive":
+        reply(rid, {"resources": file_resources()})
+    elif method == "resources/templates/list" and mode == "naive":
+        reply(rid, {"resourceTemplates": []})
+    elif method == "resources/read" and mode == "naive":
+        read_file_resource(rid, params)
     else:
         error(rid, -32601, "Method not found: %s" % method)
 

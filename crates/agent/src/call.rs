@@ -10,6 +10,7 @@ use crate::gate::{PendingCall, RequestKind};
 use crate::gatekeeper::{self, Announce, Asker, Next, RuleToSave, Settlement};
 use crate::offer::Offer;
 use crate::output::{images_of, json_size, truncate};
+use crate::resource::{self, Action};
 use crate::{
     approval, apps, exposure, Agent, AgentError, CallOutcome, ShownImage, ToolTarget, TurnEvent,
     TurnOptions,
@@ -43,6 +44,42 @@ impl Agent {
     ) -> Result<CallOutcome, AgentError> {
         let offer = self.offer().await?;
         Ok(self.gated(&offer, call, options, on_event).await)
+    }
+
+    /// A connected client's `resources/read` of `uri` on `server_id`, on the same gated path as
+    /// a call ([`crate::resource`]): decided, asked when the rules say so, audited, reviewed
+    /// when the user asked to, and scrubbed of secrets. The read's result comes back as the
+    /// gate's [`ToolOutput`]; [`crate::resource::as_read`] makes it a read result again.
+    pub async fn read_for_client(
+        &self,
+        server_id: &str,
+        uri: &str,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<CallOutcome, AgentError> {
+        let offer = self.offer().await?;
+        let (entry, call) = resource::entry_and_call(&offer, server_id, uri);
+        let fingerprint = offer
+            .fingerprints
+            .get(server_id)
+            .map(String::as_str)
+            .unwrap_or("");
+        let subject = approval::subject(
+            &entry,
+            fingerprint,
+            &approval::tool_print(&entry),
+            &call.arguments,
+        );
+        Ok(self
+            .decide_and_run(
+                &offer,
+                (&entry, &subject),
+                &call,
+                options,
+                on_event,
+                Action::Read,
+            )
+            .await)
     }
 
     /// Decides one call by the user's rules, asking the user when they say to; then runs it or
@@ -95,6 +132,29 @@ impl Agent {
         let Subject::ToolCall(subject) = &asked else {
             return CallOutcome::Refused("Toolgate could not describe this call.".into());
         };
+        self.decide_and_run(
+            offer,
+            (entry, subject),
+            call,
+            options,
+            on_event,
+            Action::Call,
+        )
+        .await
+    }
+
+    /// Steps 2 to 5 for a request resolved to `entry` and `subject`: what the rules say, what
+    /// the user says, what that comes to, and then `action` run or the request refused.
+    async fn decide_and_run(
+        &self,
+        offer: &Offer,
+        (entry, subject): (&toolgate_catalog::Entry, &PolicyCall),
+        call: &ToolCall,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+        action: Action,
+    ) -> CallOutcome {
+        let asked = Subject::ToolCall(subject.clone());
         // 2. What the rules say, knowing what this conversation has read.
         let verdict = self.verdict(offer, entry, &asked);
         // 3. What the user says, when the rules leave it to them.
@@ -120,7 +180,7 @@ impl Agent {
             call,
             &verdict,
             settled,
-            options,
+            (options, action),
             on_event,
         )
         .await
@@ -137,7 +197,7 @@ impl Agent {
         call: &ToolCall,
         verdict: &toolgate_policy::Verdict,
         settled: Settlement,
-        options: &TurnOptions,
+        (options, action): (&TurnOptions, Action),
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> CallOutcome {
         if let Some(announce) = settled.announce {
@@ -168,8 +228,16 @@ impl Agent {
                 let audit = self
                     .audit
                     .allowed(subject, &arguments, original, settled.audit);
-                self.run(offer, entry, call, arguments, audit, options, on_event)
-                    .await
+                self.run(
+                    offer,
+                    entry,
+                    call,
+                    arguments,
+                    audit,
+                    (options, action),
+                    on_event,
+                )
+                .await
             }
         }
     }
@@ -318,7 +386,7 @@ impl Agent {
         call: &ToolCall,
         arguments: Value,
         audit: Option<toolgate_history::AuditRef>,
-        options: &TurnOptions,
+        (options, action): (&TurnOptions, Action),
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> CallOutcome {
         on_event(TurnEvent::ToolStarted {
@@ -334,12 +402,16 @@ impl Agent {
             logs: options.server_logs,
             ..CallOptions::default()
         };
-        let running = self.servers.call_tool_with(
-            &entry.server_id,
-            &entry.tool.name,
-            arguments,
-            call_options,
-        );
+        let running = async {
+            match action {
+                Action::Call => {
+                    self.servers
+                        .call_tool_with(&entry.server_id, &entry.tool.name, arguments, call_options)
+                        .await
+                }
+                Action::Read => resource::run(&self.servers, &entry.server_id, &arguments).await,
+            }
+        };
         tokio::pin!(running);
         let outcome = loop {
             tokio::select! {

@@ -26,6 +26,7 @@ mod offer;
 mod output;
 mod record;
 mod requests;
+pub mod resource;
 mod review;
 mod rules;
 mod search;

@@ -40,8 +40,9 @@ fn allow(server: &str, tool: &str) -> Rule {
     )
 }
 
-/// A data folder with server-everything and a filesystem server on `<dir>/root`, a rule that
-/// allows `echo`, and a profile `py-client` that hides the filesystem's `list_*` tools.
+/// A data folder with server-everything and a filesystem server on `<dir>/root`, rules that
+/// allow `echo` and server-everything's resource reads, and a profile `py-client` that hides
+/// the filesystem's `list_*` tools.
 fn data_dir(tag: &str) -> (TestDir, PathBuf, Settings) {
     let dir = temp_dir(&format!("gateway-{tag}"));
     let root = dir.join("root");
@@ -49,6 +50,11 @@ fn data_dir(tag: &str) -> (TestDir, PathBuf, Settings) {
     let mut settings = Settings::first_run(everything_server("everything"));
     settings.servers.push(filesystem_server("files", &root));
     settings.policy.rules.push(allow("everything", "echo"));
+    // Resource reads pass the gate as calls do: the user allowed this server's.
+    settings
+        .policy
+        .rules
+        .push(allow("everything", toolgate_agent::resource::RESOURCE_READ));
     settings.gateway.profiles.insert(
         "py-client".into(),
         GatewayProfile {
@@ -297,6 +303,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
     assert_eq!(
         rows,
         [
+            (Some("ts-sdk-client"), "resources/read", Allowed, Rule),
             (Some("ts-sdk-client"), "echo", Allowed, Rule),
             (Some("ts-sdk-client"), "write_file", Denied, User),
             (Some("ts-sdk-client"), "write_file", Allowed, User),
@@ -1238,4 +1245,99 @@ async fn a_tool_held_since_it_changed_is_neither_listed_nor_called_through_the_g
     assert!(offered.iter().any(|n| n == "echo"), "{offered:?}");
     let status = stop_serving(serving);
     assert!(status.success(), "{status:?}");
+}
+
+/// A GitHub token as a `.env` file holds one.
+const TOKEN: &str = "ghp_0123456789abcdefABCDEF0123456789abcd";
+
+/// The review's first finding: a connected client's `resources/read` of a `.env` was served raw,
+/// with no question and no audit row. Now a read is held at the gate like a call (here denied,
+/// then approved by the user), audited with its client, and what is served has the token
+/// removed (threat model: "resources/read by a client").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_resource_read_is_gated_audited_and_scrubbed() {
+    let dir = temp_dir("gateway-reads");
+    let env_file = dir.join("project.env");
+    std::fs::write(&env_file, format!("GITHUB_TOKEN={TOKEN}\nDEBUG=1\n")).expect("env file");
+    let mut server = toolgate_tests::fault_server("files", "naive");
+    if let toolgate_settings::Transport::Stdio { args, .. } = &mut server.transport {
+        args.push(env_file.to_string_lossy().into_owned());
+    }
+    let settings = Settings::first_run(server);
+    toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    // The user at the window: denies the first read, approves the second.
+    let seen = Arc::new(Mutex::new(Vec::<PendingCall>::new()));
+    let (gate, record) = (host.gate.clone(), seen.clone());
+    tokio::spawn(async move {
+        let mut changes = gate.subscribe();
+        loop {
+            for call in gate.waiting() {
+                let first = record.lock().expect("lock").is_empty();
+                let decision = if first {
+                    Decision::Deny {
+                        reason: Some("not my secrets".into()),
+                    }
+                } else {
+                    Decision::Approve
+                };
+                if gate.answer(&call.id, decision).is_ok() {
+                    record.lock().expect("lock").push(call);
+                }
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut raw = Raw::connect(&dir, None).await;
+    raw.initialize().await;
+    let uri = format!("file://{}", env_file.display());
+    let read = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+        "params": {"uri": uri}})
+    };
+
+    raw.send(read(1)).await;
+    let (denied, _) = raw.answer(1).await;
+    assert!(denied["error"]["message"].is_string(), "{denied}");
+    assert!(!denied.to_string().contains(TOKEN), "{denied}");
+    {
+        let seen = seen.lock().expect("lock");
+        assert_eq!(seen.len(), 1, "the read was held and asked: {seen:?}");
+        assert_eq!(seen[0].tool, toolgate_agent::resource::RESOURCE_READ);
+        assert_eq!(seen[0].server_id, "files");
+        assert_eq!(seen[0].arguments["uri"], uri);
+        assert_eq!(seen[0].client.as_deref(), Some("raw-client"));
+        assert!(seen[0].read_only);
+    }
+
+    raw.send(read(2)).await;
+    let (served, _) = raw.answer(2).await;
+    let text = served["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the file's text: {served}"));
+    assert!(!served.to_string().contains(TOKEN), "{served}");
+    assert!(text.contains("[secret removed: GitHub Token]"), "{text}");
+    assert!(text.contains("DEBUG=1"), "the rest is served: {text}");
+    assert_eq!(served["result"]["contents"][0]["uri"], uri);
+
+    let history = host.history.clone().expect("history");
+    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    let reads: Vec<(AuditDecision, Option<&str>)> = audit
+        .iter()
+        .rev()
+        .filter(|r| r.entry.tool == toolgate_agent::resource::RESOURCE_READ)
+        .map(|r| (r.entry.decision, r.entry.client.as_deref()))
+        .collect();
+    assert_eq!(
+        reads,
+        [
+            (AuditDecision::Denied, Some("raw-client")),
+            (AuditDecision::Allowed, Some("raw-client"))
+        ],
+        "both reads are in the audit log"
+    );
+    stop.cancel();
+    host.servers.stop_all().await;
 }

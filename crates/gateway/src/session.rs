@@ -355,19 +355,40 @@ impl ServerHandler for Session {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let client = self.client_of(&context)?;
         let owner = self.owner_of(&client.name, &request.uri).await?;
-        let mut read = self
-            .host
-            .servers
-            .read_resource(&owner, &request.uri)
+        // Through the gate, as a call is: decided, asked, audited, reviewed, scrubbed.
+        let options = toolgate_agent::TurnOptions {
+            cancel: context.ct.clone(),
+            approval_timeout: self.host.settings().policy.approval_timeout(),
+            ..toolgate_agent::TurnOptions::default()
+        };
+        let outcome = self
+            .agent(&client)
             .await
-            .map_err(|e| {
-                // The server's own words, when it refused: "not found" is not Toolgate's fault.
-                ErrorData::new(
+            .read_for_client(&owner, &request.uri, &options, &|_| {})
+            .await;
+        let uri = serde_json::json!({ "uri": request.uri });
+        let mut read = match outcome {
+            Ok(toolgate_agent::CallOutcome::Ran(Ok(output))) => {
+                toolgate_agent::resource::as_read(output, &request.uri)
+            }
+            // The server's own words, when it refused: "not found" is not Toolgate's fault.
+            Ok(toolgate_agent::CallOutcome::Ran(Err(e))) => {
+                return Err(ErrorData::new(
                     ErrorCode::INVALID_PARAMS,
                     e.to_string(),
-                    Some(serde_json::json!({ "uri": request.uri })),
-                )
-            })?;
+                    Some(uri),
+                ))
+            }
+            Ok(toolgate_agent::CallOutcome::Refused(told)) => {
+                return Err(ErrorData::new(ErrorCode::INVALID_REQUEST, told, Some(uri)))
+            }
+            Err(e) => {
+                return Err(ErrorData::internal_error(
+                    format!("Toolgate could not read this resource: {e}"),
+                    Some(uri),
+                ))
+            }
+        };
         read.result_type = Some(ResultType::COMPLETE);
         Ok(ReadResourceResponse::Complete(read))
     }
