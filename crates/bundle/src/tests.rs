@@ -287,6 +287,13 @@ fn a_chain_is_followed_to_the_authority_the_bundle_carries() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     self_signed_cert(d, "Test CA");
+    // A version 3 leaf, as authorities issue them (`x509 -req` without extensions writes a
+    // version 1 certificate, which the path validator refuses).
+    std::fs::write(
+        d.join("leaf.ext"),
+        "keyUsage = digitalSignature\nextendedKeyUsage = codeSigning\n",
+    )
+    .unwrap();
     openssl(
         d,
         &[
@@ -317,6 +324,8 @@ fn a_chain_is_followed_to_the_authority_the_bundle_carries() {
             "-days",
             "2",
             "-sha256",
+            "-extfile",
+            "leaf.ext",
             "-out",
             "leaf.pem",
         ],
@@ -362,6 +371,7 @@ fn a_chain_is_followed_to_the_authority_the_bundle_carries() {
         .unwrap()
     };
     let (ca, leaf) = (der("Test CA"), der("leaf"));
+    let ca = rustls_pki_types::CertificateDer::from(der::Encode::to_der(&ca).unwrap());
     let signer = chain::describe_with(&leaf, &[], &[ca], std::time::SystemTime::now());
     assert!(signer.chain_valid && signer.trusted, "{signer:?}");
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5 * 86400);
@@ -480,3 +490,5 @@ fn a_manifest_that_reads_toolgates_secrets_or_leaks_one_on_the_command_line_is_r
     };
     assert_eq!(args, &["/b/i.js", "3"]);
 }
+
+mod signer_chain;

@@ -1350,7 +1350,8 @@ issuer: string,
  */
 selfSigned: boolean,
 /**
- * Each certificate of the chain is signed by the next and within its dates now.
+ * Each certificate of the chain is signed by the next and within its dates now, each issuer
+ * is an authority that may sign certificates, and the signer may sign code.
  */
 chainValid: boolean,
 /**
