@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 use crate::confine::Plan;
 use crate::host_env::HostEnv;
 use crate::logs::ServerLog;
-use crate::orphans::{group_members, signal_group, ProcessId, Signal};
+use crate::orphans::{group_members, signal_group, ProcessId, Signal, MARKER};
 use crate::stdout::{Line, LineSorter};
 use crate::types::ServerEvent;
 
@@ -75,6 +75,10 @@ fn command_for(
         .envs(spec.env)
         // A last resort should this handle be dropped without `stop`.
         .kill_on_drop(true);
+    // Set after the configured variables, so that a setting cannot claim another run's.
+    if let Some(host) = ProcessId::current() {
+        command.env(MARKER, host.marker());
+    }
     if let Some(cwd) = spec.cwd {
         command.current_dir(cwd);
     }
