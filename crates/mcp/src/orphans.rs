@@ -238,6 +238,32 @@ fn kill_group_if_ours(host: ProcessId, leader: ProcessId) -> bool {
     killed
 }
 
+/// Signals what is left of a group of this process's after its leader was reaped: its number
+/// may already lead another program's group, so only the members that carry this process's
+/// [`MARKER`] and started after the leader are signalled. Returns whether any was left.
+pub(crate) fn signal_leftovers(leader: ProcessId, signal: Signal) -> bool {
+    let Some(host) = ProcessId::current() else {
+        // No /proc (macOS): by number, as before; sound unless the pid counter wraps between
+        // the leader's reaping and here.
+        let left = !group_members(leader.pid).is_empty();
+        if left {
+            signal_group(leader.pid, signal);
+        }
+        return left;
+    };
+    let marker = host.marker();
+    let mut left = false;
+    for pid in group_members(leader.pid) {
+        let Some(member) = ProcessId::of(pid) else {
+            continue;
+        };
+        if member.start >= leader.start && carries_marker(pid, &marker) {
+            left |= signal_process_if(member, signal);
+        }
+    }
+    left
+}
+
 /// Whether the process's environment holds `MARKER=<marker>`.
 fn carries_marker(pid: u32, marker: &str) -> bool {
     let wanted = format!("{MARKER}={marker}");
