@@ -46,9 +46,18 @@ impl Guard {
     }
 
     /// Watches a server that has just started: on Unix its process group (led by `pid`), on
-    /// Windows its process and whatever it starts from now on.
-    pub fn watch(&mut self, pid: u32) {
-        self.inner.watch(pid);
+    /// Windows its process and whatever it starts from now on. `start` is the leader's start
+    /// time (field 22 of `/proc/<pid>/stat`) as read when it was started: on Linux the reaper
+    /// kills the group only while its leader is still that process. Elsewhere it is unused (on
+    /// Windows the job holds the process itself, not its number).
+    pub fn watch(&mut self, pid: u32, start: u64) {
+        #[cfg(unix)]
+        self.inner.watch(pid, start);
+        #[cfg(windows)]
+        {
+            let _ = start;
+            self.inner.watch(pid);
+        }
     }
 
     /// Stops watching a server that was stopped and waited for.

@@ -5,11 +5,14 @@
 //!    launcher such as `npx` cannot leave the real server behind.
 //! 2. On Linux each server gets a parent-death signal: if Toolgate dies, even by SIGKILL, the
 //!    kernel kills the server. It covers the direct child only, so
-//! 3. a reaper process (`toolgate-guard`) is told every running group and kills what is left of them
-//!    the moment Toolgate dies, so a server's helpers die with it; and since the reaper itself
-//!    can be killed too,
+//! 3. a reaper process (`toolgate-guard`) is told every running group and its leader's start
+//!    time, and kills what is left of them the moment Toolgate dies (only while the leader is
+//!    still that process), so a server's helpers die with it; and since the reaper itself can be
+//!    killed too,
 //! 4. each running group is recorded in a file (pid plus its start time, so a pid the system has
-//!    since reused is never touched), and the next start sweeps up what a killed run left.
+//!    since reused is never touched), and the next start sweeps up what a killed run left: a
+//!    group by its number only while its recorded leader is unreaped, otherwise only the members
+//!    that carry the dead run's [`MARKER`].
 //!
 //! The records of a Toolgate process that is still running are left alone, so two instances
 //! never stop each other's servers. Records of an earlier boot are dropped without killing
@@ -46,7 +49,26 @@ impl ProcessId {
     pub fn is_alive(&self) -> bool {
         Self::of(self.pid).is_some_and(|now| now == *self)
     }
+
+    /// Whether the pid still names this process, exited but not yet reaped included: while it
+    /// is unreaped, its number (and the group it leads) cannot be handed to another.
+    fn is_unreaped(&self) -> bool {
+        read_stat(self.pid).is_some_and(|s| s.start == self.start)
+    }
+
+    /// The value of [`MARKER`] in the environment of the servers this process starts.
+    pub(crate) fn marker(&self) -> String {
+        format!("{}.{}", self.pid, self.start)
+    }
 }
+
+/// Set in every server's environment to the identity of the Toolgate process that started it
+/// ([`ProcessId::marker`]), and inherited by what the server starts. When a dead run's group
+/// has lost its leader, its number alone proves nothing (the group may have emptied and the
+/// number been taken by another program's group); the sweep kills only the members that carry
+/// the dead run's own marker. A helper that was started with a cleared environment is spared:
+/// missing one of ours is the price of never killing another's.
+pub(crate) const MARKER: &str = "TOOLGATE_STARTED_BY";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Record {
@@ -111,7 +133,7 @@ impl Registry {
                 .ok();
         }
         if let Some(guard) = self.guard.as_mut() {
-            guard.watch(leader.pid);
+            guard.watch(leader.pid, leader.start);
         }
     }
 
@@ -172,7 +194,7 @@ pub fn sweep(dir: &Path) -> Vec<(String, u32)> {
             continue;
         }
         for (server, leader) in record.groups {
-            if kill_group_if_ours(leader) {
+            if kill_group_if_ours(record.host, leader) {
                 tracing::warn!(
                     server,
                     pid = leader.pid,
@@ -186,30 +208,93 @@ pub fn sweep(dir: &Path) -> Vec<(String, u32)> {
     killed
 }
 
-/// Kills the group `leader` led, if it still exists and is still the same group.
-fn kill_group_if_ours(leader: ProcessId) -> bool {
+/// Kills what is left of the group `leader` led in the dead run `host`, touching nothing that
+/// is not provably that run's: the whole group while its leader is unreaped and still the
+/// recorded process (the number cannot be reused then), or else each member carrying the run's
+/// [`MARKER`], checked again just before its signal.
+fn kill_group_if_ours(host: ProcessId, leader: ProcessId) -> bool {
     if leader.pid <= 1 {
         return false;
     }
-    let ours = match ProcessId::of(leader.pid) {
-        // The leader runs: it is ours only if it started when ours did.
-        Some(now) => now == leader,
-        // The leader is gone. While a member of its group lives, the kernel does not hand the
-        // number to a new process, so a live member is ours, unless the group emptied and a new
-        // group took the number. Members of ours started no earlier than our leader; members of
-        // a group that predates it cannot be ours.
-        None => {
-            let members = group_members(leader.pid);
-            !members.is_empty()
-                && members
-                    .iter()
-                    .all(|pid| ProcessId::of(*pid).is_some_and(|p| p.start >= leader.start))
-        }
-    };
-    if ours {
+    if leader.is_unreaped() {
         signal_group(leader.pid, Signal::Kill);
+        return true;
     }
-    ours
+    if read_stat(leader.pid).is_some() {
+        // The number is another process's now, and so is the group it leads.
+        return false;
+    }
+    let marker = host.marker();
+    let mut killed = false;
+    for pid in group_members(leader.pid) {
+        let Some(member) = ProcessId::of(pid) else {
+            continue;
+        };
+        if member.start < leader.start || !carries_marker(pid, &marker) {
+            continue;
+        }
+        killed |= signal_process_if(member, Signal::Kill);
+    }
+    killed
+}
+
+/// Signals what is left of a group of this process's after its leader was reaped: its number
+/// may already lead another program's group, so only the members that carry this process's
+/// [`MARKER`] and started after the leader are signalled. Returns whether any was left.
+pub(crate) fn signal_leftovers(leader: ProcessId, signal: Signal) -> bool {
+    let Some(host) = ProcessId::current() else {
+        // No /proc (macOS): by number, as before; sound unless the pid counter wraps between
+        // the leader's reaping and here.
+        let left = !group_members(leader.pid).is_empty();
+        if left {
+            signal_group(leader.pid, signal);
+        }
+        return left;
+    };
+    let marker = host.marker();
+    let mut left = false;
+    for pid in group_members(leader.pid) {
+        let Some(member) = ProcessId::of(pid) else {
+            continue;
+        };
+        if member.start >= leader.start && carries_marker(pid, &marker) {
+            left |= signal_process_if(member, signal);
+        }
+    }
+    left
+}
+
+/// Whether the process's environment holds `MARKER=<marker>`.
+fn carries_marker(pid: u32, marker: &str) -> bool {
+    let wanted = format!("{MARKER}={marker}");
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == wanted.as_bytes()))
+}
+
+/// Signals one process if its pid still names `process`. The check and the signal are two
+/// system calls apart: the pid would have to be freed and the counter go all the way round in
+/// between.
+fn signal_process_if(process: ProcessId, signal: Signal) -> bool {
+    if !process.is_unreaped() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{kill, Signal as S};
+        let Ok(pid) = i32::try_from(process.pid) else {
+            return false;
+        };
+        let signal = match signal {
+            Signal::Term => S::SIGTERM,
+            Signal::Kill => S::SIGKILL,
+        };
+        kill(nix::unistd::Pid::from_raw(pid), signal).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = signal;
+        false
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -246,6 +331,7 @@ pub(crate) fn signal_group(pgid: u32, signal: Signal) {
 }
 
 struct Stat {
+    zombie: bool,
     pgrp: u32,
     start: u64,
 }
@@ -253,14 +339,18 @@ struct Stat {
 /// Fields of `/proc/<pid>/stat`: after the command name (which may hold spaces and parentheses,
 /// hence the last `)`), field 3 is the state, 5 the process group, 22 the start time.
 fn proc_stat(pid: u32) -> Option<Stat> {
+    read_stat(pid).filter(|s| !s.zombie)
+}
+
+/// As [`proc_stat`], zombies included: a zombie has exited (only its parent's bookkeeping
+/// remains), but it still holds its pid and its group's number.
+fn read_stat(pid: u32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // fields[0] is field 3 of the file.
-    if fields.first() == Some(&"Z") {
-        return None; // a zombie has exited; only its parent's bookkeeping remains
-    }
     Some(Stat {
+        zombie: fields.first() == Some(&"Z"),
         pgrp: fields.get(2)?.parse().ok()?,
         start: fields.get(19)?.parse().ok()?,
     })
@@ -293,6 +383,104 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap()
+    }
+
+    /// A group whose leader has exited, leaving one `sleep` running; with `marker` in its
+    /// environment when given. Returns the sleeper, the group and the leader's start time.
+    fn leaderless_group(marker: Option<&str>) -> (u32, u32, u64) {
+        use std::io::Write;
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new("sh");
+        command
+            .args(["-c", "sleep 30 & read x"])
+            .stdin(std::process::Stdio::piped())
+            .process_group(0);
+        if let Some(marker) = marker {
+            command.env(MARKER, marker);
+        }
+        let mut leader = command.spawn().unwrap();
+        let pgid = leader.id();
+        let start = ProcessId::of(pgid).unwrap().start;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while group_members(pgid).len() < 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        writeln!(leader.stdin.take().unwrap()).unwrap();
+        leader.wait().unwrap();
+        let members = group_members(pgid);
+        assert_eq!(members.len(), 1, "the sleeper outlives its leader");
+        (members[0], pgid, start)
+    }
+
+    /// A dead run's group whose leader is gone is swept by its members' marker, never by its
+    /// number: the number may since lead another program's group (here one without the marker,
+    /// recorded as if its number had been ours, which the sweep used to kill).
+    #[test]
+    fn a_leaderless_group_is_swept_by_the_dead_runs_marker_only() {
+        let dir = std::env::temp_dir().join(format!("tg-orphans-marker-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dead = ProcessId { pid: 1, start: 1 };
+        let (our_helper, our_group, our_start) = leaderless_group(Some(&dead.marker()));
+        let (their_helper, their_group, their_start) = leaderless_group(None);
+        // Another run's marker is not this run's either.
+        let other = ProcessId { pid: 1, start: 2 };
+        let (other_helper, other_group, other_start) = leaderless_group(Some(&other.marker()));
+        let record = Record {
+            boot: boot_id(),
+            host: dead,
+            groups: vec![
+                (
+                    "ours".to_owned(),
+                    ProcessId {
+                        pid: our_group,
+                        start: our_start,
+                    },
+                ),
+                (
+                    "theirs".to_owned(),
+                    ProcessId {
+                        pid: their_group,
+                        start: their_start,
+                    },
+                ),
+                (
+                    "other".to_owned(),
+                    ProcessId {
+                        pid: other_group,
+                        start: other_start,
+                    },
+                ),
+            ],
+        };
+        std::fs::write(
+            dir.join("running-1.json"),
+            serde_json::to_vec(&record).unwrap(),
+        )
+        .unwrap();
+
+        let killed = sweep(&dir);
+        assert_eq!(killed, vec![("ours".to_owned(), our_group)]);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ProcessId::of(our_helper).is_some() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(ProcessId::of(our_helper).is_none(), "our helper is killed");
+        assert!(
+            ProcessId::of(their_helper).is_some(),
+            "another program's group runs on"
+        );
+        assert!(
+            ProcessId::of(other_helper).is_some(),
+            "another run's helper runs on"
+        );
+        for pid in [their_helper, other_helper] {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

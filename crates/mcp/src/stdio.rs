@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 use crate::confine::Plan;
 use crate::host_env::HostEnv;
 use crate::logs::ServerLog;
-use crate::orphans::{group_members, signal_group, ProcessId, Signal};
+use crate::orphans::{signal_group, signal_leftovers, ProcessId, Signal, MARKER};
 use crate::stdout::{Line, LineSorter};
 use crate::types::ServerEvent;
 
@@ -75,6 +75,10 @@ fn command_for(
         .envs(spec.env)
         // A last resort should this handle be dropped without `stop`.
         .kill_on_drop(true);
+    // Set after the configured variables, so that a setting cannot claim another run's.
+    if let Some(host) = ProcessId::current() {
+        command.env(MARKER, host.marker());
+    }
     if let Some(cwd) = spec.cwd {
         command.current_dir(cwd);
     }
@@ -524,13 +528,11 @@ impl StdioProcess {
             let _ = self.child.start_kill();
             status = self.child.wait().await.ok();
         }
-        // The leader is reaped; members still alive keep the group id from being reused.
-        if !group_members(pgid).is_empty() {
-            signal_group(pgid, Signal::Term);
+        // The leader is reaped, so its number alone no longer proves the group is ours: what is
+        // left is signalled one checked member at a time.
+        if signal_leftovers(self.leader, Signal::Term) {
             tokio::time::sleep(Duration::from_millis(200)).await;
-            if !group_members(pgid).is_empty() {
-                signal_group(pgid, Signal::Kill);
-            }
+            signal_leftovers(self.leader, Signal::Kill);
         }
         // The group is gone, so stderr is at its end; a moment for the last lines to land.
         if let Some(task) = self.stderr.take() {
