@@ -216,7 +216,7 @@ async fn a_denied_sampling_request_never_reaches_the_model() {
     assert!(
         output
             .text
-            .contains("The user rejected the sampling request: not now"),
+            .contains("the user rejected the sampling request: not now"),
         "{}",
         output.text
     );

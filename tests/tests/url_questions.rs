@@ -151,7 +151,10 @@ async fn a_page_is_opened_only_when_the_user_says_so_and_audited_either_way() {
         .map(|a| (a.entry.decision, a.entry.reason.clone().unwrap_or_default()))
         .collect();
     assert!(
-        reasons.contains(&(AuditDecision::Denied, "not opened".to_owned())),
+        reasons.contains(&(
+            AuditDecision::Denied,
+            "not opened (the user did not open the page)".to_owned()
+        )),
         "{reasons:?}"
     );
     assert!(

@@ -172,7 +172,11 @@ impl Agent {
             _ => None,
         };
         // 4. What that comes to.
-        let settled = gatekeeper::settle(&verdict, answer.as_ref(), self.asker());
+        let held = match action {
+            Action::Call => gatekeeper::Held::ToolCall,
+            Action::Read => gatekeeper::Held::ResourceRead,
+        };
+        let settled = gatekeeper::settle(held, Some(&verdict), answer.as_ref(), self.asker());
         // 5. Announced, remembered, audited; then run or refused.
         self.carry_out(
             offer,
@@ -325,7 +329,7 @@ impl Agent {
     }
 
     /// Who asks, for the settlement.
-    fn asker(&self) -> Asker<'_> {
+    pub(crate) fn asker(&self) -> Asker<'_> {
         Asker {
             conversation: self.audit.conversation.as_deref(),
             client: self.audit.client.as_deref(),

@@ -1,25 +1,69 @@
-//! The gatekeeper's one decision: what a call's verdict and the user's answer come to.
+//! The gatekeeper's one decision: what a request's verdict and the user's answer come to.
 //!
-//! A call passes the gate in five steps (`Agent::gated`): resolve the tool, ask the rules for a
-//! verdict, ask the user when the verdict says so ([`Gate::ask`](crate::Gate::ask)), settle,
-//! and carry the settlement out. [`settle`] is the fourth step and the only one that decides
-//! anything: a pure function from the verdict, how the wait ended and who asks, to everything
-//! that follows — the audit entry, the event the window gets, the rule to save, and whether the
-//! call runs or what the caller is told. Being pure, it is tested as a table
-//! (`tests/settle_table.rs`), every verdict × answer × caller row.
+//! Every request that waits at the gate is a [`Held`] kind: a call, a client's resource read, a
+//! result under review, a server's sampling request and the model's reply to it, a server's
+//! question, a page to open. A call passes the gate in five steps (`Agent::gated`): resolve the
+//! tool, ask the rules for a verdict, ask the user when the verdict says so
+//! ([`Gate::ask`](crate::Gate::ask)), settle, and carry the settlement out; the other kinds take
+//! the same steps where they apply. [`settle`] is the fourth step and the only one that decides
+//! anything: a pure function from the kind, the verdict, how the wait ended and who asks, to
+//! everything that follows — the audit entry, the event the window gets, the rule to save, and
+//! whether the request goes ahead or what the asker is told. Being pure, it is tested as a table
+//! (`tests/settle_table.rs`), every kind × verdict × answer × caller row.
 //!
 //! Invariants:
-//! - Only [`Next::Run`] lets a call reach its server, and only an allow verdict or a user's
-//!   approval produces it. Anything unexpected (a question that was never asked) refuses.
+//! - Only [`Next::Run`] lets a request go ahead, and only an allow verdict (for the kinds a rule
+//!   may let through: calls, reads, sampling) or a user's approval produces it. Anything
+//!   unexpected (a question that was never asked) refuses.
 //! - Every settlement has an audit entry; an entry names a rule only when a rule decided.
 //! - "In this chat" said to a connected client's call (which belongs to no chat) is that call
 //!   only, never quietly "always".
+//! - An answer never makes a rule that answers a server's question or skips a review.
 
 use serde_json::Value;
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Basis, ChangeKind, Decision as Ruling, Verdict};
 
 use crate::gate::{Asked, Decision, Lasting, Reach};
+
+mod held;
+
+/// What waits at the gate; every kind settles through [`settle`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Held {
+    /// A model's or a connected client's tool call.
+    ToolCall,
+    /// A connected client's `resources/read` ([`crate::resource`]).
+    ResourceRead,
+    /// A result the user reviews before the model or client sees it (always asked).
+    ResultReview,
+    /// A server's request to use the user's model (a rule may allow it).
+    Sampling,
+    /// The model's reply to a sampling request, seen before the server gets it (always asked).
+    SamplingReply,
+    /// A server's question to the user: rules may refuse it, never answer it.
+    Elicitation,
+    /// A page a server asks the user to open: rules may refuse it, never open it.
+    Link,
+}
+
+impl Held {
+    /// Every kind, for tables.
+    pub const ALL: [Held; 7] = [
+        Held::ToolCall,
+        Held::ResourceRead,
+        Held::ResultReview,
+        Held::Sampling,
+        Held::SamplingReply,
+        Held::Elicitation,
+        Held::Link,
+    ];
+
+    /// Whether an allow verdict lets this kind through without a question.
+    pub fn rules_may_allow(self) -> bool {
+        matches!(self, Held::ToolCall | Held::ResourceRead | Held::Sampling)
+    }
+}
 
 /// Who asks for the call: the conversation it belongs to (Toolgate's chat, the CLI's run, an
 /// MCP App shown in a chat), and the connected client or app it comes from.
@@ -97,9 +141,29 @@ pub fn ask_reason(verdict: &Verdict) -> String {
     reason
 }
 
-/// Settles a call: `asked` is how the wait at the gate ended, `None` when the verdict did not
-/// ask.
-pub fn settle(verdict: &Verdict, asked: Option<&Asked>, asker: Asker<'_>) -> Settlement {
+/// Settles a request of kind `held`: `verdict` is the rules' word (`None` for the kinds the
+/// user always sees: a review, a reply), `asked` how the wait at the gate ended (`None` when
+/// nothing was asked).
+pub fn settle(
+    held: Held,
+    verdict: Option<&Verdict>,
+    asked: Option<&Asked>,
+    asker: Asker<'_>,
+) -> Settlement {
+    match (held, verdict) {
+        (Held::ToolCall | Held::ResourceRead, Some(verdict)) => settle_call(verdict, asked, asker),
+        (Held::ToolCall | Held::ResourceRead, None) => plain(
+            AuditDecision::Denied,
+            DecidedBy::Toolgate,
+            "the rules gave no verdict",
+            refused("Toolgate could not decide about this call".to_owned()),
+        ),
+        (other, verdict) => held::settle(other, verdict, asked),
+    }
+}
+
+/// A call or a read.
+fn settle_call(verdict: &Verdict, asked: Option<&Asked>, asker: Asker<'_>) -> Settlement {
     match (verdict.decision, asked) {
         (Ruling::Deny, _) => Settlement {
             audit: by_rules(verdict, AuditDecision::Denied),

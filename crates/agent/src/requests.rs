@@ -32,8 +32,8 @@ mod link;
 pub use link::{link_of, open_in_browser};
 
 use crate::approval::{launch_fingerprint, now_ms, Audit, PolicyStore};
-use crate::gate::{Asked, Decision, Gate, Lasting, PendingCall, RequestKind};
-use crate::gatekeeper::AuditNote;
+use crate::gate::{Asked, Decision, Gate, PendingCall, RequestKind};
+use crate::gatekeeper::{AuditNote, Held, Next, Settlement};
 
 /// The audit log's "tool" for each kind of request: the protocol's method name.
 pub const SAMPLING: &str = "sampling/createMessage";
@@ -69,14 +69,11 @@ struct Asker {
     fingerprint: String,
 }
 
-/// How a held request ended.
-enum Outcome {
-    Answered(Decision),
-    TimedOut,
-    Withdrawn,
-    /// Nobody can be asked (the CLI without a terminal); the reason says why.
-    Unattended(String),
-}
+/// Nobody asks on a server's behalf: its requests belong to no chat and no client.
+const NO_CALLER: crate::gatekeeper::Asker<'static> = crate::gatekeeper::Asker {
+    conversation: None,
+    client: None,
+};
 
 impl ServerRequestGate {
     pub fn new(
@@ -120,14 +117,46 @@ impl ServerRequestGate {
 
     /// Holds a request at the gate until it is answered, times out, or the server takes it back
     /// (the gate's one drop-safe wait, as a tool call's).
-    async fn ask(&self, request: PendingCall, cancel: &CancellationToken) -> Outcome {
+    async fn ask(&self, request: PendingCall, cancel: &CancellationToken) -> Asked {
         let timeout = self.policy.settings().approval_timeout();
-        match self.gate.ask(request, cancel, timeout, |_| {}).await {
-            Asked::Answered(decision) => Outcome::Answered(decision),
-            Asked::TimedOut(_) => Outcome::TimedOut,
-            Asked::Stopped => Outcome::Withdrawn,
-            Asked::Unattended(why) => Outcome::Unattended(why),
+        self.gate.ask(request, cancel, timeout, |_| {}).await
+    }
+
+    /// Settles a request of kind `held` (the one settling step every held request takes),
+    /// saves the rule an answer made, and writes the audit entry against `shown` (or the
+    /// user's edit of it); returns the settlement and the entry's id.
+    async fn settled(
+        &self,
+        asker: &Asker,
+        (held, subject): (Held, &Subject),
+        verdict: Option<&toolgate_policy::Verdict>,
+        asked: Option<&Asked>,
+        shown: &Value,
+    ) -> (Settlement, Option<i64>) {
+        let settled = crate::gatekeeper::settle(held, verdict, asked, NO_CALLER);
+        if let Some(rule) = settled.rule_to_save {
+            let effect = if rule.allow {
+                Effect::Allow
+            } else {
+                Effect::Deny
+            };
+            self.remember(subject, effect).await;
         }
+        let logged = match &settled.next {
+            Next::Run {
+                edited: Some(edited),
+            } if held == Held::Sampling => edited,
+            _ => shown,
+        };
+        let method = match held {
+            Held::Sampling | Held::SamplingReply => SAMPLING,
+            _ => ELICITATION,
+        };
+        let id = self
+            .audit
+            .committed(&asker.id, method, logged, settled.audit.clone())
+            .await;
+        (settled, id)
     }
 
     /// Writes a decision and waits for its commit (these requests are rare; the wait blocks no
@@ -147,21 +176,6 @@ impl ServerRequestGate {
             rule_id: None,
             reason,
         };
-        self.audit
-            .committed(&asker.id, method, arguments, note)
-            .await
-    }
-
-    /// Writes a decision the user's rules (or the pause) made.
-    async fn audit_verdict(
-        &self,
-        asker: &Asker,
-        method: &str,
-        arguments: &Value,
-        decision: AuditDecision,
-        verdict: &toolgate_policy::Verdict,
-    ) -> Option<i64> {
-        let note = crate::gatekeeper::by_rules(verdict, decision);
         self.audit
             .committed(&asker.id, method, arguments, note)
             .await
@@ -349,21 +363,7 @@ impl ServerRequests for ServerRequestGate {
             server_fingerprint: asker.fingerprint.clone(),
         };
         let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
-        let (params, audit, review) = match verdict.decision {
-            toolgate_policy::Decision::Deny => {
-                self.audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Denied, &verdict)
-                    .await;
-                return Err(refused(format!(
-                    "The user's rules refuse this sampling request: {}",
-                    verdict.reason
-                )));
-            }
-            toolgate_policy::Decision::Allow => {
-                let audit = self
-                    .audit_verdict(&asker, SAMPLING, &shown, AuditDecision::Allowed, &verdict)
-                    .await;
-                (params, audit, false)
-            }
+        let asked = match verdict.decision {
             toolgate_policy::Decision::Ask => {
                 let mut request = pending(
                     &asker,
@@ -375,89 +375,42 @@ impl ServerRequests for ServerRequestGate {
                     "{} asks to use your model to write a reply ({} tokens at most). You will see the reply before {} gets it.",
                     asker.name, params.max_tokens, asker.name
                 );
-                let decision = match self.ask(request, &cancel).await {
-                    Outcome::Answered(decision) => decision,
-                    Outcome::TimedOut => {
-                        log(
-                            AuditDecision::TimedOut,
-                            DecidedBy::Timeout,
-                            Some("nobody answered in time".into()),
+                Some(self.ask(request, &cancel).await)
+            }
+            _ => None,
+        };
+        let (settled, audit) = self
+            .settled(
+                &asker,
+                (Held::Sampling, &subject),
+                Some(&verdict),
+                asked.as_ref(),
+                &shown,
+            )
+            .await;
+        // The reply is seen before the server gets it, unless a rule or an "allow" answer
+        // trusted the server with the model.
+        let review = matches!(
+            asked,
+            Some(Asked::Answered(
+                Decision::Approve | Decision::ApproveEdited { .. }
+            ))
+        );
+        let params = match settled.next {
+            Next::Refuse { told, .. } => return Err(refused(told)),
+            Next::Run { edited: None } => params,
+            Next::Run {
+                edited: Some(arguments),
+            } => {
+                let mut edited: CreateMessageRequestParams = serde_json::from_value(arguments)
+                    .map_err(|e| {
+                        ErrorData::internal_error(
+                            format!("the edited request could not be read: {e}"),
+                            None,
                         )
-                        .await;
-                        return Err(refused("Nobody answered the sampling request in time"));
-                    }
-                    Outcome::Withdrawn => {
-                        log(
-                            AuditDecision::Cancelled,
-                            DecidedBy::User,
-                            Some("the server took the request back".into()),
-                        )
-                        .await;
-                        return Err(refused("The request was cancelled"));
-                    }
-                    Outcome::Unattended(why) => {
-                        log(
-                            AuditDecision::Denied,
-                            DecidedBy::Unattended,
-                            Some(why.clone()),
-                        )
-                        .await;
-                        return Err(refused(format!(
-                            "Nobody could be asked to allow the sampling request: {why}"
-                        )));
-                    }
-                };
-                match decision {
-                    Decision::Deny { .. } | Decision::DenyAlways { .. } => {
-                        let reason = match decision {
-                            Decision::Deny { reason } => reason,
-                            _ => {
-                                self.remember(&subject, Effect::Deny).await;
-                                Some("refused, and from now on".to_owned())
-                            }
-                        };
-                        log(AuditDecision::Denied, DecidedBy::User, reason.clone()).await;
-                        return Err(refused(match reason {
-                            Some(r) if !r.trim().is_empty() => {
-                                format!("The user rejected the sampling request: {r}")
-                            }
-                            _ => "The user rejected the sampling request".to_owned(),
-                        }));
-                    }
-                    Decision::ApproveEdited { arguments } => {
-                        let mut edited: CreateMessageRequestParams =
-                            serde_json::from_value(arguments.clone()).map_err(|e| {
-                                ErrorData::internal_error(
-                                    format!("the edited request could not be read: {e}"),
-                                    None,
-                                )
-                            })?;
-                        edited.meta = params.meta.clone();
-                        let audit = self
-                            .audit(
-                                &asker,
-                                SAMPLING,
-                                &arguments,
-                                AuditDecision::Allowed,
-                                DecidedBy::User,
-                                Some("approved with an edited request".into()),
-                            )
-                            .await;
-                        (edited, audit, true)
-                    }
-                    Decision::Allow { lasting, .. } => {
-                        if lasting == Lasting::Always {
-                            self.remember(&subject, Effect::Allow).await;
-                        }
-                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None).await;
-                        // Trusted from now on: the reply goes back without a second question.
-                        (params, audit, false)
-                    }
-                    Decision::Approve => {
-                        let audit = log(AuditDecision::Allowed, DecidedBy::User, None).await;
-                        (params, audit, true)
-                    }
-                }
+                    })?;
+                edited.meta = params.meta.clone();
+                edited
             }
         };
         let (model, mut text, stop) = match self.sample(&params, &cancel).await {
@@ -481,26 +434,21 @@ impl ServerRequests for ServerRequestGate {
                 "The model ({model}) wrote this reply for {}. Send it, edit it, or deny it.",
                 asker.name
             );
-            let reason = match self.ask(request, &cancel).await {
-                Outcome::Answered(Decision::ApproveEdited { arguments }) => {
-                    text = arguments["text"].as_str().unwrap_or_default().to_owned();
-                    None
+            let asked = self.ask(request, &cancel).await;
+            let settled =
+                crate::gatekeeper::settle(Held::SamplingReply, None, Some(&asked), NO_CALLER);
+            if settled.rule_to_save.is_some() {
+                self.remember(&subject, Effect::Deny).await;
+            }
+            match settled.next {
+                Next::Run {
+                    edited: Some(arguments),
+                } => text = arguments["text"].as_str().unwrap_or_default().to_owned(),
+                Next::Run { edited: None } => {}
+                Next::Refuse { told, .. } => {
+                    self.finish(audit, started, None, settled.audit.reason.as_deref());
+                    return Err(refused(told));
                 }
-                Outcome::Answered(Decision::Approve | Decision::Allow { .. }) => None,
-                Outcome::Answered(Decision::Deny { reason }) => {
-                    Some(reason.unwrap_or_else(|| "the user kept the reply back".into()))
-                }
-                Outcome::Answered(Decision::DenyAlways { .. }) => {
-                    self.remember(&subject, Effect::Deny).await;
-                    Some("the user kept the reply back".into())
-                }
-                Outcome::TimedOut => Some("nobody reviewed the reply in time".into()),
-                Outcome::Withdrawn => Some("the server took the request back".into()),
-                Outcome::Unattended(why) => Some(format!("nobody could review the reply: {why}")),
-            };
-            if let Some(reason) = reason {
-                self.finish(audit, started, None, Some(&reason));
-                return Err(refused(format!("The reply was not sent: {reason}")));
             }
         }
         let mut result = CreateMessageResult::new(SamplingMessage::assistant_text(text), model);
@@ -539,82 +487,48 @@ impl ServerRequests for ServerRequestGate {
             server_fingerprint: asker.fingerprint.clone(),
         };
         let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
-        // Rules can refuse a question, never answer one: an allow rule still asks.
-        if verdict.decision == toolgate_policy::Decision::Deny {
-            self.audit_verdict(&asker, ELICITATION, &shown, AuditDecision::Denied, &verdict)
-                .await;
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        }
         let mut request = pending(&asker, RequestKind::Elicitation, answer, schema);
         request.message = Some(question);
         request.reason = format!(
             "{} asks you this. Your answer goes only to {}.",
             asker.name, asker.name
         );
-        let outcome = self.ask(request.clone(), &cancel).await;
-        let (result, decision, by, reason) = match outcome {
-            Outcome::Answered(Decision::ApproveEdited { arguments }) => (
-                ElicitResult::new(ElicitationAction::Accept).with_content(arguments),
-                AuditDecision::Allowed,
-                DecidedBy::User,
-                None,
-            ),
-            Outcome::Answered(Decision::Approve | Decision::Allow { .. }) => (
-                ElicitResult::new(ElicitationAction::Accept).with_content(request.arguments),
-                AuditDecision::Allowed,
-                DecidedBy::User,
-                None,
-            ),
-            Outcome::Answered(Decision::Deny { reason }) => (
-                ElicitResult::new(ElicitationAction::Decline),
-                AuditDecision::Denied,
-                DecidedBy::User,
-                reason,
-            ),
-            Outcome::Answered(Decision::DenyAlways { .. }) => {
-                self.remember(&subject, Effect::Deny).await;
-                (
-                    ElicitResult::new(ElicitationAction::Decline),
-                    AuditDecision::Denied,
-                    DecidedBy::User,
-                    Some("declined, and from now on".into()),
-                )
-            }
-            Outcome::TimedOut => (
-                ElicitResult::new(ElicitationAction::Cancel),
-                AuditDecision::TimedOut,
-                DecidedBy::Timeout,
-                Some("nobody answered in time".into()),
-            ),
-            Outcome::Withdrawn => (
-                ElicitResult::new(ElicitationAction::Cancel),
-                AuditDecision::Cancelled,
-                DecidedBy::User,
-                Some("the server took the question back".into()),
-            ),
-            Outcome::Unattended(why) => {
-                // Said where the user is (the CLI's stderr), not only in the audit log: a
-                // server that asked and got "no" may behave differently than expected.
-                tracing::warn!(
-                    "{} asked you a question and nobody could answer it ({why}); it was declined",
-                    asker.name
-                );
-                (
-                    ElicitResult::new(ElicitationAction::Decline),
-                    AuditDecision::Denied,
-                    DecidedBy::Unattended,
-                    Some(why),
-                )
-            }
+        // Rules can refuse a question, never answer one: an allow rule still asks.
+        let asked = match verdict.decision {
+            toolgate_policy::Decision::Deny => None,
+            _ => Some(self.ask(request.clone(), &cancel).await),
         };
+        if let Some(Asked::Unattended(why)) = &asked {
+            // Said where the user is (the CLI's stderr), not only in the audit log: a server
+            // that asked and got "no" may behave differently than expected.
+            tracing::warn!(
+                "{} asked you a question and nobody could answer it ({why}); it was declined",
+                asker.name
+            );
+        }
         // The answer itself is the user's own data: the log keeps the question, and whether
         // and how it was answered, not what was typed.
-        let id = self
-            .audit(&asker, ELICITATION, &shown, decision, by, reason)
+        let (settled, id) = self
+            .settled(
+                &asker,
+                (Held::Elicitation, &subject),
+                Some(&verdict),
+                asked.as_ref(),
+                &shown,
+            )
             .await;
+        let result = match settled.next {
+            Next::Run {
+                edited: Some(arguments),
+            } => ElicitResult::new(ElicitationAction::Accept).with_content(arguments),
+            Next::Run { edited: None } => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(request.arguments)
+            }
+            Next::Refuse { .. } => ElicitResult::new(not_answered(settled.audit.decision)),
+        };
         // Only an answer that went to the server has an outcome to complete; a declined or
         // withdrawn question ends with its decision.
-        if decision == AuditDecision::Allowed {
+        if settled.audit.decision == AuditDecision::Allowed {
             self.finish(
                 id,
                 started,
@@ -623,6 +537,15 @@ impl ServerRequests for ServerRequestGate {
             );
         }
         Ok(result)
+    }
+}
+
+/// How a question that was not answered ends for the server: taken back or timed out is
+/// "cancel", refused is "decline".
+fn not_answered(decision: AuditDecision) -> ElicitationAction {
+    match decision {
+        AuditDecision::TimedOut | AuditDecision::Cancelled => ElicitationAction::Cancel,
+        _ => ElicitationAction::Decline,
     }
 }
 

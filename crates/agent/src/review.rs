@@ -11,12 +11,11 @@
 //! call, its reason starting with "result review:".
 
 use serde_json::{json, Value};
-use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_mcp::{McpError, ToolOutput};
 
 use crate::exposure::Facts;
-use crate::gate::{Asked, Decision, PendingCall, RequestKind};
-use crate::gatekeeper::AuditNote;
+use crate::gate::{PendingCall, RequestKind};
+use crate::gatekeeper::{self, Held, Next};
 use crate::{Agent, CallOutcome, Offer, TurnEvent, TurnOptions};
 
 /// What the model gets after a review.
@@ -145,23 +144,6 @@ impl Agent {
             return Reviewed::Pass(output);
         }
         let subject = crate::approval::subject(entry, "", "", &call.arguments);
-        let audit = |decision, by, reason: String| {
-            self.audit.refused(
-                &subject,
-                &call.arguments,
-                AuditNote {
-                    decision,
-                    by,
-                    rule_id: None,
-                    reason: Some(format!("result review: {reason}")),
-                },
-            );
-        };
-        let withheld = |why: &str| {
-            Reviewed::Withheld(format!(
-                "The result of this call was withheld from you: {why}."
-            ))
-        };
         // What the reviewer is shown is what is passed on: the whole result, or (when it
         // cannot be shown whole) its text alone.
         let (shown, output) = match everything(&output) {
@@ -197,72 +179,22 @@ impl Agent {
                 on_event(TurnEvent::ApprovalRequested(held))
             })
             .await;
-        let answer = match asked {
-            Asked::Answered(answer) => answer,
-            Asked::Unattended(why) => {
-                audit(
-                    AuditDecision::Denied,
-                    DecidedBy::Unattended,
-                    format!("withheld, nobody could review it ({why})"),
-                );
-                return withheld("the user reviews this tool's results and nobody could be asked");
-            }
-            Asked::Stopped => {
-                audit(
-                    AuditDecision::Cancelled,
-                    DecidedBy::User,
-                    "withheld, the turn was stopped".into(),
-                );
-                return withheld("the turn was stopped");
-            }
-            Asked::TimedOut(after) => {
-                let why = format!("nobody reviewed it within {} s", after.as_secs());
-                audit(
-                    AuditDecision::TimedOut,
-                    DecidedBy::Timeout,
-                    format!("withheld, {why}"),
-                );
-                return withheld(&why);
-            }
-        };
-        match answer {
-            Decision::Approve | Decision::Allow { .. } => {
-                audit(
-                    AuditDecision::Allowed,
-                    DecidedBy::User,
-                    "passed unchanged".into(),
-                );
-                Reviewed::Pass(output)
-            }
-            Decision::ApproveEdited { arguments } => {
+        // What that comes to: the one settling step every held request takes.
+        let settled = gatekeeper::settle(Held::ResultReview, None, Some(&asked), self.asker());
+        self.audit.refused(&subject, &call.arguments, settled.audit);
+        match settled.next {
+            Next::Run { edited: None } => Reviewed::Pass(output),
+            Next::Run {
+                edited: Some(arguments),
+            } => {
                 let text = arguments
                     .get("text")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                audit(
-                    AuditDecision::Allowed,
-                    DecidedBy::User,
-                    "edited before it was seen".into(),
-                );
                 Reviewed::Pass(edited(&output, text))
             }
-            Decision::Deny { reason } => {
-                let why = reason.filter(|r| !r.trim().is_empty()).map_or_else(
-                    || "the user withheld it".to_owned(),
-                    |r| format!("the user withheld it: {r}"),
-                );
-                audit(
-                    AuditDecision::Denied,
-                    DecidedBy::User,
-                    format!("withheld ({why})"),
-                );
-                withheld(&why)
-            }
-            Decision::DenyAlways { .. } => {
-                audit(AuditDecision::Denied, DecidedBy::User, "withheld".into());
-                withheld("the user withheld it")
-            }
+            Next::Refuse { told, .. } => Reviewed::Withheld(told),
         }
     }
 }

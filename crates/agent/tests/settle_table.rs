@@ -1,13 +1,15 @@
-//! The gatekeeper's settlement as a table: every verdict × how the wait ended × who asks.
+//! The gatekeeper's settlement as a table: every kind of held request × verdict × how the wait
+//! ended × who asks.
 //!
-//! The first table states each distinct row in full (audit entry, announcement, rule, next).
-//! The second walks the whole cross product and checks the invariants every row must keep,
-//! so a row added to `settle` without a line here still cannot run a call it should refuse.
+//! The first table states each distinct row of a call in full (audit entry, announcement, rule,
+//! next); the third does the same for the other kinds. The second and fourth walk the whole
+//! cross product and check the invariants every row must keep, so a row added to `settle`
+//! without a line here still cannot run a request it should refuse.
 
 use std::time::Duration;
 
 use serde_json::json;
-use toolgate_agent::gatekeeper::{settle, Announce, Asker, AuditNote, Next, RuleToSave};
+use toolgate_agent::gatekeeper::{settle, Announce, Asker, AuditNote, Held, Next, RuleToSave};
 use toolgate_agent::{Asked, Decision, Lasting, Reach};
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Basis, Decision as Ruling, Verdict};
@@ -202,7 +204,7 @@ fn each_distinct_row() {
             note(A::Allowed, By::User, None, None), None, None, RUN),
     ];
     for (name, verdict, asked, asker, audit, announce, rule, next) in rows {
-        let settled = settle(&verdict, asked.as_ref(), asker);
+        let settled = settle(Held::ToolCall, Some(&verdict), asked.as_ref(), asker);
         assert_eq!(settled.audit, audit, "{name}: audit");
         assert_eq!(settled.announce, announce, "{name}: announce");
         assert_eq!(settled.rule_to_save, rule, "{name}: rule");
@@ -254,7 +256,7 @@ fn every_row_keeps_the_invariants() {
         for asked in &answers {
             for asker in [CHAT, CLIENT, APP, NOBODY] {
                 rows += 1;
-                let s = settle(verdict, asked.as_ref(), asker);
+                let s = settle(Held::ToolCall, Some(verdict), asked.as_ref(), asker);
                 let approved = matches!(
                     asked,
                     Some(Asked::Answered(
@@ -297,4 +299,219 @@ fn every_row_keeps_the_invariants() {
         }
     }
     assert_eq!(rows, 18 * 10 * 4);
+}
+
+/// Every verdict the rules can give (with a rule, by default, paused…), and none.
+fn all_verdicts() -> Vec<Option<Verdict>> {
+    let mut all: Vec<Option<Verdict>> = [Ruling::Allow, Ruling::Deny, Ruling::Ask]
+        .into_iter()
+        .flat_map(|d| [Basis::Paused, Basis::Rule, Basis::Default].map(|b| Some(verdict(d, b))))
+        .collect();
+    all.push(None);
+    all
+}
+
+/// Every way a wait can end, and none.
+fn all_answers() -> Vec<Option<Asked>> {
+    let mut all = vec![
+        None,
+        Some(Asked::Stopped),
+        Some(Asked::TimedOut(Duration::from_secs(3))),
+        Some(Asked::Unattended("no terminal".into())),
+    ];
+    all.extend(
+        [
+            Decision::Approve,
+            Decision::ApproveEdited {
+                arguments: json!({"text": "edited"}),
+            },
+            Decision::Allow {
+                reach: Reach::Server,
+                lasting: Lasting::Always,
+            },
+            Decision::Allow {
+                reach: Reach::Tool,
+                lasting: Lasting::Conversation,
+            },
+            Decision::Deny {
+                reason: Some("no".into()),
+            },
+            Decision::Deny { reason: None },
+            Decision::DenyAlways {
+                reach: Reach::Server,
+            },
+        ]
+        .map(|d| Some(Asked::Answered(d))),
+    );
+    all
+}
+
+/// The kinds other than a call, row by row: what the audit says, what the asker is told, the
+/// rule an answer makes.
+#[test]
+fn each_distinct_row_of_the_other_kinds() {
+    use AuditDecision as A;
+    use DecidedBy as By;
+    let ask = verdict(Ruling::Ask, Basis::Default);
+    let allow = verdict(Ruling::Allow, Basis::Rule);
+    let deny = verdict(Ruling::Deny, Basis::Rule);
+    let answered = |d: Decision| Some(Asked::Answered(d));
+    let edited = Decision::ApproveEdited {
+        arguments: json!({"text": "edited"}),
+    };
+    let never = Decision::DenyAlways {
+        reach: Reach::Server,
+    };
+    let trusted = Decision::Allow {
+        reach: Reach::Server,
+        lasting: Lasting::Always,
+    };
+    type OtherRow = (
+        Held,
+        Option<Verdict>,
+        Option<Asked>,
+        AuditNote,
+        Option<RuleToSave>,
+        Next,
+    );
+    #[rustfmt::skip]
+    let rows: Vec<OtherRow> = vec![
+        // A review: always asked; the words the audit log has always had.
+        (Held::ResultReview, None, answered(Decision::Approve),
+            note(A::Allowed, By::User, None, Some("result review: passed unchanged")), None, RUN),
+        (Held::ResultReview, None, answered(edited.clone()),
+            note(A::Allowed, By::User, None, Some("result review: edited before it was seen")), None,
+            Next::Run { edited: Some(json!({"text": "edited"})) }),
+        (Held::ResultReview, None, answered(Decision::Deny { reason: None }),
+            note(A::Denied, By::User, None, Some("result review: withheld (the user withheld it)")), None,
+            refuse(None, "The result of this call was withheld from you: the user withheld it.")),
+        (Held::ResultReview, None, answered(never.clone()),
+            note(A::Denied, By::User, None, Some("result review: withheld, and from now on")), None,
+            refuse(None, "The result of this call was withheld from you: the user withheld it, and from now on.")),
+        (Held::ResultReview, None, Some(Asked::Unattended("no terminal".into())),
+            note(A::Denied, By::Unattended, None, Some("result review: withheld, nobody could be asked (no terminal)")), None,
+            refuse(Some("no terminal"), "The result of this call was withheld from you: nobody could be asked (no terminal).")),
+        (Held::ResultReview, None, None,
+            note(A::Denied, By::Toolgate, None, Some("the user was to be asked, but no question was put")), None,
+            refuse(None, "The result of this call was withheld from you: Toolgate could not ask the user.")),
+        // Sampling: a rule may allow it; "always" trusts the server with the model.
+        (Held::Sampling, Some(allow.clone()), None,
+            note(A::Allowed, By::Rule, Some("r1"), Some("Rule says Allow")), None, RUN),
+        (Held::Sampling, Some(deny.clone()), answered(Decision::Approve),
+            note(A::Denied, By::Rule, Some("r1"), Some("Rule says Deny")), None,
+            refuse(Some("Rule says Deny"), "The sampling request was refused: the user's rules refuse it (Rule says Deny).")),
+        (Held::Sampling, Some(ask.clone()), answered(trusted.clone()),
+            note(A::Allowed, By::User, None, Some("allowed")),
+            save(true, Reach::Server, Lasting::Always), RUN),
+        (Held::Sampling, Some(ask.clone()), answered(Decision::Deny { reason: Some("not now".into()) }),
+            note(A::Denied, By::User, None, Some("not now")), None,
+            refuse(Some("not now"), "The sampling request was refused: the user rejected the sampling request: not now.")),
+        (Held::Sampling, Some(ask.clone()), Some(Asked::TimedOut(Duration::from_secs(3))),
+            note(A::TimedOut, By::Timeout, None, Some("refused, nobody answered within 3 s")), None,
+            refuse(Some("nobody answered within 3 s"), "The sampling request was refused: nobody answered within 3 s.")),
+        // The reply: always seen; "never" stops the server's sampling.
+        (Held::SamplingReply, None, answered(never.clone()),
+            note(A::Denied, By::User, None, Some("the reply was not sent, and from now on")),
+            save(false, Reach::Server, Lasting::Always),
+            refuse(None, "The reply was not sent: the user kept the reply back, and from now on.")),
+        (Held::SamplingReply, None, Some(Asked::Stopped),
+            note(A::Cancelled, By::User, None, Some("the reply was not sent, the server took the request back")), None,
+            refuse(None, "The reply was not sent: the server took the request back.")),
+        // A question: a rule may refuse it, never answer it; "always" makes no rule.
+        (Held::Elicitation, Some(allow.clone()), None,
+            note(A::Denied, By::Toolgate, None, Some("the user was to be asked, but no question was put")), None,
+            refuse(None, "The question was not answered: Toolgate could not ask the user.")),
+        (Held::Elicitation, Some(allow.clone()), answered(trusted.clone()),
+            note(A::Allowed, By::User, None, Some("answered")), None, RUN),
+        (Held::Elicitation, Some(deny.clone()), None,
+            note(A::Denied, By::Rule, Some("r1"), Some("Rule says Deny")), None,
+            refuse(Some("Rule says Deny"), "The question was not answered: the user's rules refuse it (Rule says Deny).")),
+        (Held::Elicitation, Some(ask.clone()), answered(never.clone()),
+            note(A::Denied, By::User, None, Some("declined, and from now on")),
+            save(false, Reach::Server, Lasting::Always),
+            refuse(None, "The question was not answered: the user declined the question, and from now on.")),
+        // A page: opened only on the user's yes.
+        (Held::Link, Some(ask.clone()), answered(Decision::Approve),
+            note(A::Allowed, By::User, None, Some("opened in the browser")), None, RUN),
+        (Held::Link, Some(ask.clone()), answered(Decision::Deny { reason: None }),
+            note(A::Denied, By::User, None, Some("not opened (the user did not open the page)")), None,
+            refuse(None, "The page was not opened: the user did not open the page.")),
+        // A client's read: a call's rows, under its own kind.
+        (Held::ResourceRead, Some(verdict(Ruling::Allow, Basis::ReadOnly)), None,
+            note(A::Allowed, By::Default, None, Some("ReadOnly says Allow")), None, RUN),
+        (Held::ResourceRead, None, answered(Decision::Approve),
+            note(A::Denied, By::Toolgate, None, Some("the rules gave no verdict")), None,
+            refuse(Some("Toolgate could not decide about this call"), "Toolgate did not run this call: Toolgate could not decide about this call")),
+    ];
+    for (held, verdict, asked, audit, rule, next) in rows {
+        let settled = settle(held, verdict.as_ref(), asked.as_ref(), NOBODY);
+        let row = format!("{held:?} {verdict:?} {asked:?}");
+        assert_eq!(settled.audit, audit, "{row}: audit");
+        assert_eq!(settled.rule_to_save, rule, "{row}: rule");
+        assert_eq!(settled.next, next, "{row}: next");
+    }
+}
+
+/// Every kind × every verdict (and none) × every way the wait ended × every asker.
+#[test]
+fn every_kind_keeps_the_invariants() {
+    let mut rows = 0;
+    for held in Held::ALL {
+        for verdict in all_verdicts() {
+            for asked in all_answers() {
+                for asker in [CHAT, CLIENT, APP, NOBODY] {
+                    rows += 1;
+                    let s = settle(held, verdict.as_ref(), asked.as_ref(), asker);
+                    let row = format!("{held:?} {verdict:?} {asked:?} {asker:?}");
+                    let runs = matches!(s.next, Next::Run { .. });
+                    let approved = matches!(
+                        asked,
+                        Some(Asked::Answered(
+                            Decision::Approve
+                                | Decision::ApproveEdited { .. }
+                                | Decision::Allow { .. }
+                        ))
+                    );
+                    let ruling = verdict.as_ref().map(|v| v.decision);
+                    // Only an allow verdict (for a kind a rule may let through) or the user's
+                    // approval lets a request go ahead; a deny always holds.
+                    let may_run = match ruling {
+                        Some(Ruling::Deny) => false,
+                        Some(Ruling::Allow) if held.rules_may_allow() => true,
+                        None if matches!(held, Held::ToolCall | Held::ResourceRead) => false,
+                        _ => approved,
+                    };
+                    assert_eq!(runs, may_run, "{row}");
+                    assert_eq!(s.audit.decision == AuditDecision::Allowed, runs, "{row}");
+                    if s.audit.rule_id.is_some() {
+                        assert_eq!(s.audit.by, DecidedBy::Rule, "{row}");
+                    }
+                    if let Some(rule) = s.rule_to_save {
+                        // Only an answer makes a rule, and an allow rule only from an approval.
+                        assert!(matches!(asked, Some(Asked::Answered(_))), "{row}");
+                        assert_eq!(rule.allow, runs, "{row}");
+                        // No answer makes a rule that answers a question, opens a page, or
+                        // skips a review the user asked for.
+                        if matches!(
+                            held,
+                            Held::Elicitation
+                                | Held::Link
+                                | Held::ResultReview
+                                | Held::SamplingReply
+                        ) {
+                            assert!(!rule.allow, "{row}");
+                        }
+                    }
+                    if held == Held::ResultReview {
+                        assert!(s.rule_to_save.is_none(), "{row}");
+                    }
+                    // A request refused tells its asker something.
+                    if let Next::Refuse { told, .. } = &s.next {
+                        assert!(!told.is_empty(), "{row}");
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(rows, Held::ALL.len() * 10 * 11 * 4);
 }

@@ -10,9 +10,10 @@ use serde_json::json;
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Effect, Subject};
 
-use super::{pending, Asker, Outcome, ServerRequestGate, ELICITATION};
+use super::{pending, Asker, ServerRequestGate, ELICITATION, NO_CALLER};
 use crate::approval::now_ms;
-use crate::gate::{Decision, Link, RequestKind};
+use crate::gate::{Asked, Link, RequestKind};
+use crate::gatekeeper::{AuditNote, Held, Next};
 
 /// Opens a page in the user's browser (`xdg-open` and the like, through the `open` crate).
 pub fn open_in_browser(url: &str) -> Result<(), String> {
@@ -70,12 +71,6 @@ impl ServerRequestGate {
             server_fingerprint: asker.fingerprint.clone(),
         };
         let verdict = toolgate_policy::decide(&subject, &self.policy.settings(), None, now_ms());
-        // Rules can refuse a question, never answer one: an allow rule still asks.
-        if verdict.decision == toolgate_policy::Decision::Deny {
-            self.audit_verdict(asker, ELICITATION, &shown, AuditDecision::Denied, &verdict)
-                .await;
-            return ElicitResult::new(ElicitationAction::Decline);
-        }
         let mut request = pending(
             asker,
             RequestKind::Elicitation,
@@ -88,71 +83,51 @@ impl ServerRequestGate {
             asker.name, link.domain
         );
         request.link = Some(link.clone());
-        match self.ask(request, cancel).await {
-            Outcome::Answered(
-                Decision::Approve | Decision::Allow { .. } | Decision::ApproveEdited { .. },
-            ) => match open_in_browser(&link.url) {
-                Ok(()) => {
-                    log(
-                        AuditDecision::Allowed,
-                        DecidedBy::User,
-                        format!("opened {} in the browser", link.domain),
-                    )
-                    .await;
-                    ElicitResult::new(ElicitationAction::Accept)
-                }
-                Err(why) => {
-                    log(AuditDecision::Cancelled, DecidedBy::User, why).await;
-                    ElicitResult::new(ElicitationAction::Cancel)
-                }
-            },
-            Outcome::Answered(Decision::Deny { reason }) => {
-                log(
-                    AuditDecision::Denied,
-                    DecidedBy::User,
-                    reason.unwrap_or_else(|| "not opened".to_owned()),
-                )
-                .await;
-                ElicitResult::new(ElicitationAction::Decline)
-            }
-            Outcome::Answered(Decision::DenyAlways { .. }) => {
-                self.remember(&subject, Effect::Deny).await;
-                log(
-                    AuditDecision::Denied,
-                    DecidedBy::User,
-                    "not opened, and from now on".to_owned(),
-                )
-                .await;
-                ElicitResult::new(ElicitationAction::Decline)
-            }
-            Outcome::TimedOut => {
-                log(
-                    AuditDecision::TimedOut,
-                    DecidedBy::Timeout,
-                    "nobody answered in time".to_owned(),
-                )
-                .await;
-                ElicitResult::new(ElicitationAction::Cancel)
-            }
-            Outcome::Withdrawn => {
-                log(
-                    AuditDecision::Cancelled,
-                    DecidedBy::User,
-                    "the server took the question back".to_owned(),
-                )
-                .await;
-                ElicitResult::new(ElicitationAction::Cancel)
-            }
-            Outcome::Unattended(why) => {
-                tracing::warn!(
-                    "{} asked you to open a page on {} and nobody could be asked ({why}); it was not opened",
-                    asker.name,
-                    link.domain
-                );
-                log(AuditDecision::Denied, DecidedBy::Unattended, why).await;
-                ElicitResult::new(ElicitationAction::Decline)
-            }
+        // Rules can refuse a page, never open one: an allow rule still asks.
+        let asked = match verdict.decision {
+            toolgate_policy::Decision::Deny => None,
+            _ => Some(self.ask(request, cancel).await),
+        };
+        if let Some(Asked::Unattended(why)) = &asked {
+            tracing::warn!(
+                "{} asked you to open a page on {} and nobody could be asked ({why}); it was not opened",
+                asker.name,
+                link.domain
+            );
         }
+        let settled =
+            crate::gatekeeper::settle(Held::Link, Some(&verdict), asked.as_ref(), NO_CALLER);
+        if settled.rule_to_save.is_some() {
+            self.remember(&subject, Effect::Deny).await;
+        }
+        let (note, action) = match settled.next {
+            Next::Run { .. } => match open_in_browser(&link.url) {
+                Ok(()) => (
+                    AuditNote {
+                        reason: Some(format!("opened {} in the browser", link.domain)),
+                        ..settled.audit
+                    },
+                    ElicitationAction::Accept,
+                ),
+                Err(why) => (
+                    AuditNote {
+                        decision: AuditDecision::Cancelled,
+                        by: DecidedBy::User,
+                        rule_id: None,
+                        reason: Some(why),
+                    },
+                    ElicitationAction::Cancel,
+                ),
+            },
+            Next::Refuse { .. } => {
+                let action = super::not_answered(settled.audit.decision);
+                (settled.audit, action)
+            }
+        };
+        self.audit
+            .committed(&asker.id, ELICITATION, &shown, note)
+            .await;
+        ElicitResult::new(action)
     }
 }
 
