@@ -40,7 +40,6 @@ pub mod shim;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 use toolgate_host::Host;
 
@@ -200,16 +199,16 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let mut reader = BufReader::new(read);
-    let first = match frame::read_line(&mut reader, MAX_MESSAGE).await {
-        Ok(frame::Line::Complete(line)) => line,
+    let mut lines = frame::lines(read);
+    let first = match frame::next_line(&mut lines).await {
+        Some(frame::Line::Complete(line)) => line,
         _ => return,
     };
     let (profile, first) = match Hello::parse(&first) {
         Some(hello) => (hello.profile, None),
         None => (None, Some(first)),
     };
-    let transport = frame::LineTransport::new(reader, write, first, closed.clone());
+    let transport = frame::LineTransport::new(lines, write, first, closed.clone());
     let session = session::Session::new(host, profile, closed.clone());
     let running = match rmcp::serve_server(session, transport).await {
         Ok(running) => running,
