@@ -6,6 +6,7 @@
 // `tests/tests/portable.rs`).
 #![cfg(target_os = "linux")]
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -203,4 +204,87 @@ async fn a_host_that_kills_its_shim_without_closing_stdin_ends_the_session_and_i
     drop(shim);
     stop.cancel();
     host.servers.stop_all().await;
+}
+
+/// Codex starts its MCP servers with HOME, PATH, LANG, SHELL and TERM and nothing else: a shim
+/// started so must find the gateway that `toolgate serve` (or the app) opened in a desktop
+/// session, `XDG_RUNTIME_DIR` and all, and so must one given a runtime folder of its own.
+#[test]
+fn a_shim_with_only_what_codex_passes_on_finds_the_gateway_of_a_desktop_session() {
+    let dir = temp_dir("bare-env");
+    let runtime = dir.join("runtime");
+    let elsewhere = dir.join("elsewhere");
+    for folder in [&runtime, &elsewhere] {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(folder)
+            .expect("runtime folder");
+    }
+    let data = dir.join("data");
+    let log = dir.join("serve.log");
+    let serving = Command::new(TOOLGATE)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("serve")
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("serve.log"))
+        .spawn()
+        .expect("serve starts");
+    let serving = Killed(serving);
+    let listening = (0..400).any(|_| {
+        std::thread::sleep(Duration::from_millis(25));
+        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("the gateway is listening"))
+    });
+    assert!(
+        listening,
+        "{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    let five = [
+        ("HOME", dir.join("home").into_os_string()),
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("LANG", "C.UTF-8".into()),
+        ("SHELL", "/bin/sh".into()),
+        ("TERM", "dumb".into()),
+    ];
+    let runtimes = [None, Some(&runtime), Some(&elsewhere)];
+    for (id, given) in (1..).zip(runtimes) {
+        let mut command = Command::new(TOOLGATE);
+        command
+            .env_clear()
+            .envs(five.iter().cloned())
+            .arg("--data-dir")
+            .arg(&data)
+            .args(["connect", "--no-start"])
+            .stderr(Stdio::inherit());
+        if let Some(given) = given {
+            command.env("XDG_RUNTIME_DIR", given);
+        }
+        let mut shim = LineClient::start(command);
+        let init = shim.ask_within(
+            Duration::from_secs(30),
+            id,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "codex-like", "version": "1"}}),
+        );
+        let init = init.unwrap_or_else(|| {
+            panic!("a shim with XDG_RUNTIME_DIR {given:?} did not reach the gateway")
+        });
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        assert_eq!(shim.close_within(Duration::from_secs(20)).code(), Some(0));
+    }
+    drop(serving);
+}
+
+/// `toolgate serve`, stopped however the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

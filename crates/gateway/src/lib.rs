@@ -9,8 +9,9 @@
 //!
 //! - **Where:** one door per data folder ([`socket_path`]), the current user's alone, behind
 //!   one small trait in [`local`]: on Linux and macOS a Unix domain socket,
-//!   `$XDG_RUNTIME_DIR/toolgate/<folder>.sock`, in a folder only the user can enter (0700),
-//!   itself 0600, a connection from another uid refused; on Windows a named pipe,
+//!   `/run/user/<uid>/toolgate/<folder>.sock` (else the data folder's `gateway.sock`), in a
+//!   folder only the user can enter (0700), itself 0600, a connection from another uid refused,
+//!   found the same from any environment (no variable decides it); on Windows a named pipe,
 //!   `\\.\pipe\toolgate-<user>-<folder>`, whose security descriptor admits the user alone.
 //! - **What is spoken:** MCP, served by rmcp's server side, both protocol eras (`initialize`
 //!   and `server/discover`), over [`frame`]'s transport, which answers junk and oversized
@@ -40,7 +41,6 @@ pub mod shim;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 use toolgate_host::Host;
 
@@ -106,8 +106,9 @@ impl Hello {
 }
 
 /// Where the gateway of the Toolgate on `data_dir` listens: on Linux and macOS a socket in the
-/// user's runtime folder (`$XDG_RUNTIME_DIR/toolgate/<folder>.sock`), on Windows the named pipe
-/// `\\.\pipe\toolgate-<user>-<folder>`. One per data folder.
+/// user's runtime folder (`/run/user/<uid>/toolgate/<folder>.sock`, else the data folder's
+/// `gateway.sock`), on Windows the named pipe `\\.\pipe\toolgate-<user>-<folder>`. One per data
+/// folder, and the same whatever the environment (a host may start the shim with little of it).
 pub fn socket_path(data_dir: &Path) -> PathBuf {
     let data_dir: PathBuf = data_dir.components().collect();
     Local::address(&data_dir)
@@ -200,16 +201,16 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let mut reader = BufReader::new(read);
-    let first = match frame::read_line(&mut reader, MAX_MESSAGE).await {
-        Ok(frame::Line::Complete(line)) => line,
+    let mut lines = frame::lines(read);
+    let first = match frame::next_line(&mut lines).await {
+        Some(frame::Line::Complete(line)) => line,
         _ => return,
     };
     let (profile, first) = match Hello::parse(&first) {
         Some(hello) => (hello.profile, None),
         None => (None, Some(first)),
     };
-    let transport = frame::LineTransport::new(reader, write, first, closed.clone());
+    let transport = frame::LineTransport::new(lines, write, first, closed.clone());
     let session = session::Session::new(host, profile, closed.clone());
     let running = match rmcp::serve_server(session, transport).await {
         Ok(running) => running,

@@ -1,5 +1,12 @@
-//! Linux and macOS: a Unix domain socket, `$XDG_RUNTIME_DIR/toolgate/<folder>.sock`, in a folder
-//! only the user can enter (0700), itself 0600; a connection from another uid is refused.
+//! Linux and macOS: a Unix domain socket, `/run/user/<uid>/toolgate/<folder>.sock`, in a folder
+//! only the user can enter (0700), itself 0600; a connection from another uid is refused. Where
+//! the system makes no runtime folder of the user's (macOS, a container), the socket is the data
+//! folder's `gateway.sock`.
+//!
+//! Where the socket is depends on the data folder, the user and the file system, never on an
+//! environment variable: hosts start their servers with a pared-down environment (Codex passes
+//! on only HOME, PATH, LANG, SHELL and TERM; the MCP SDKs little more than HOME and PATH), and a
+//! shim that looked in `$XDG_RUNTIME_DIR` would look elsewhere than the app that opened it.
 //!
 //! The shim hands the host's stdin and stdout to the gateway where it can ([`super::handover`]);
 //! otherwise it relays with plain threads and blocking I/O: every message of the host passes
@@ -31,18 +38,28 @@ pub(crate) fn same_user(peer_uid: u32, own_uid: u32) -> bool {
     peer_uid == own_uid
 }
 
-/// The user's runtime folder: `$XDG_RUNTIME_DIR`, else `/run/user/<uid>` when it is there.
-/// Hosts often start their servers with a pared-down environment (the MCP SDKs pass on little
-/// more than `HOME` and `PATH`), so the shim must find the same folder without the variable.
-fn runtime_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute() && d.is_dir())
-        .or_else(|| {
-            let uid = std::fs::metadata("/proc/self").ok()?.uid();
-            let dir = PathBuf::from(format!("/run/user/{uid}"));
-            dir.is_dir().then_some(dir)
-        })
+/// Where the system keeps each user's runtime folder (systemd-logind and elogind make
+/// `/run/user/<uid>` at login, the user's alone, and empty it at logout): what
+/// `XDG_RUNTIME_DIR` names in a desktop session.
+const RUN_USER: &str = "/run/user";
+
+/// The user's runtime folder under `run_user`: `<run_user>/<uid>`, when it is a folder (not a
+/// link) of the user's that nobody else may write to. Anything else (missing, another's, open
+/// to others) is not taken: the socket goes to the data folder instead.
+fn runtime_dir(run_user: &Path, uid: u32) -> Option<PathBuf> {
+    let dir = run_user.join(uid.to_string());
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (meta.is_dir() && meta.uid() == uid && meta.mode() & 0o022 == 0).then_some(dir)
+}
+
+/// The socket of the Toolgate on `data_dir`, given the user's runtime folder, if any.
+fn address_in(data_dir: &Path, runtime: Option<&Path>) -> PathBuf {
+    match runtime {
+        Some(runtime) => runtime
+            .join("toolgate")
+            .join(format!("{}.sock", folder_key(data_dir))),
+        None => data_dir.join("gateway.sock"),
+    }
 }
 
 impl Transport for UnixSocket {
@@ -50,15 +67,11 @@ impl Transport for UnixSocket {
     type Conn = UnixStream;
     type Client = std::os::unix::net::UnixStream;
 
-    /// In the user's runtime folder (`$XDG_RUNTIME_DIR/toolgate`: the user's own, cleared at
-    /// logout), else in the data folder.
+    /// In the user's runtime folder (`/run/user/<uid>/toolgate`: the user's own, cleared at
+    /// logout), else in the data folder; the same from any environment the user has.
     fn address(data_dir: &Path) -> PathBuf {
-        match runtime_dir() {
-            Some(runtime) => runtime
-                .join("toolgate")
-                .join(format!("{}.sock", folder_key(data_dir))),
-            None => data_dir.join("gateway.sock"),
-        }
+        let uid = rustix::process::geteuid().as_raw();
+        address_in(data_dir, runtime_dir(Path::new(RUN_USER), uid).as_deref())
     }
 
     /// A socket left by a Toolgate that was killed is replaced; one that answers is another
@@ -74,6 +87,14 @@ impl Transport for UnixSocket {
                 .mode(0o700)
                 .create(dir)
                 .map_err(failed)?;
+            // A folder of another user's would let them replace the socket with their own.
+            let owner = std::fs::metadata(dir).map_err(failed)?.uid();
+            if owner != rustix::process::geteuid().as_raw() {
+                return Err(failed(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!("{} belongs to another user (uid {owner})", dir.display()),
+                )));
+            }
         }
         if path.exists() {
             if std::os::unix::net::UnixStream::connect(path).is_ok() {
@@ -202,6 +223,102 @@ mod tests {
         assert_eq!(a, again);
         assert_ne!(a, b);
         assert!(a.to_string_lossy().ends_with(".sock"));
+    }
+
+    /// A runtime folder is taken only when it is the user's alone: not missing, not a link, not
+    /// another uid's, not writable by group or others.
+    #[test]
+    fn the_runtime_folder_is_the_users_own_or_none() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let run_user = root.path().join("run-user");
+        std::fs::create_dir(&run_user).expect("run-user");
+        let uid = rustix::process::geteuid().as_raw();
+        assert_eq!(runtime_dir(&run_user, uid), None, "missing: none");
+
+        let mine = run_user.join(uid.to_string());
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&mine)
+            .expect("mine");
+        assert_eq!(runtime_dir(&run_user, uid), Some(mine.clone()));
+        for open in [0o770, 0o707, 0o777] {
+            std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(open)).expect("mode");
+            assert_eq!(runtime_dir(&run_user, uid), None, "mode {open:o}");
+        }
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).expect("mode");
+
+        // Another uid's folder, or a link to ours under its number, is not ours.
+        let other = uid.wrapping_add(1);
+        std::os::unix::fs::symlink(&mine, run_user.join(other.to_string())).expect("link");
+        assert_eq!(runtime_dir(&run_user, other), None, "a link");
+        std::fs::create_dir(run_user.join("5")).expect("dir");
+        if uid != 5 {
+            assert_eq!(runtime_dir(&run_user, 5), None, "owned by {uid}, not 5");
+        }
+
+        let data = Path::new("/home/u/.local/share/dev.toolgate.desktop");
+        assert_eq!(
+            address_in(data, Some(&mine)),
+            mine.join("toolgate")
+                .join(format!("{}.sock", folder_key(data)))
+        );
+        assert_eq!(address_in(data, None), data.join("gateway.sock"));
+    }
+
+    /// The gateway opened in a desktop session (`XDG_RUNTIME_DIR` and the rest) and a shim
+    /// started with only what Codex passes on (HOME, PATH, LANG, SHELL, TERM) resolve the same
+    /// socket. Each side is this test binary run again, with that environment, filtered to
+    /// the helper below, which prints the path.
+    #[test]
+    fn the_socket_does_not_follow_the_environment() {
+        let exe = std::env::current_exe().expect("exe");
+        let data = "/home/u/.local/share/dev.toolgate.desktop";
+        let runtime = tempfile::tempdir().expect("temp dir");
+        let resolve = |desktop: bool| {
+            let mut command = std::process::Command::new(&exe);
+            command
+                .args([
+                    "--exact",
+                    "local::unix::tests::print_socket_path",
+                    "--nocapture",
+                ])
+                .args(["--include-ignored", "--test-threads=1"])
+                .env_clear()
+                .env("TOOLGATE_TEST_DATA", data);
+            for name in ["HOME", "PATH", "LANG", "SHELL", "TERM"] {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
+            }
+            if desktop {
+                command
+                    .env("XDG_RUNTIME_DIR", runtime.path())
+                    .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nowhere")
+                    .env("XDG_DATA_HOME", runtime.path());
+            }
+            let out = command.output().expect("runs");
+            let out = String::from_utf8_lossy(&out.stdout).into_owned();
+            out.lines()
+                .find_map(|l| l.split_once("socket: "))
+                .map(|(_, path)| path.trim().to_owned())
+                .unwrap_or_else(|| panic!("no path printed: {out}"))
+        };
+        let (desktop, codex) = (resolve(true), resolve(false));
+        assert_eq!(desktop, codex);
+        assert!(
+            !desktop.starts_with(&*runtime.path().to_string_lossy()),
+            "{desktop}"
+        );
+    }
+
+    /// Not a test of its own: `the_socket_does_not_follow_the_environment` runs it in a child
+    /// with the environment it chose.
+    #[test]
+    #[ignore = "run by the_socket_does_not_follow_the_environment"]
+    fn print_socket_path() {
+        if let Some(data) = std::env::var_os("TOOLGATE_TEST_DATA") {
+            println!("socket: {}", crate::socket_path(Path::new(&data)).display());
+        }
     }
 
     #[test]
