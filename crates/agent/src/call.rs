@@ -82,6 +82,42 @@ impl Agent {
             .await)
     }
 
+    /// A connected client's `prompts/get` of prompt `name` of `server_id`, on the same gated
+    /// path ([`crate::resource`]); the server's questions while it makes the prompt go to
+    /// `options.asker`. [`crate::resource::as_prompt`] makes the result a prompt again.
+    pub async fn prompt_for_client(
+        &self,
+        server_id: &str,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+        options: &TurnOptions,
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> Result<CallOutcome, AgentError> {
+        let offer = self.offer().await?;
+        let (entry, call) = resource::prompt_entry_and_call(&offer, server_id, name, arguments);
+        let fingerprint = offer
+            .fingerprints
+            .get(server_id)
+            .map(String::as_str)
+            .unwrap_or("");
+        let subject = approval::subject(
+            &entry,
+            fingerprint,
+            &approval::tool_print(&entry),
+            &call.arguments,
+        );
+        Ok(self
+            .decide_and_run(
+                &offer,
+                (&entry, &subject),
+                &call,
+                options,
+                on_event,
+                Action::Prompt,
+            )
+            .await)
+    }
+
     /// Decides one call by the user's rules, asking the user when they say to; then runs it or
     /// reports why not. Always yields a result message, and writes the decision to the audit log.
     pub(crate) async fn gated_call(
@@ -175,6 +211,7 @@ impl Agent {
         let held = match action {
             Action::Call => gatekeeper::Held::ToolCall,
             Action::Read => gatekeeper::Held::ResourceRead,
+            Action::Prompt => gatekeeper::Held::PromptGet,
         };
         let settled = gatekeeper::settle(held, Some(&verdict), answer.as_ref(), self.asker());
         // 5. Announced, remembered, audited; then run or refused.
@@ -414,6 +451,15 @@ impl Agent {
                         .await
                 }
                 Action::Read => resource::run(&self.servers, &entry.server_id, &arguments).await,
+                Action::Prompt => {
+                    resource::get_prompt(
+                        &self.servers,
+                        &entry.server_id,
+                        &arguments,
+                        options.asker.as_ref(),
+                    )
+                    .await
+                }
             }
         };
         tokio::pin!(running);

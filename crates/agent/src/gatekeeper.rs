@@ -1,7 +1,7 @@
 //! The gatekeeper's one decision: what a request's verdict and the user's answer come to.
 //!
-//! Every request that waits at the gate is a [`Held`] kind: a call, a client's resource read, a
-//! result under review, a server's sampling request and the model's reply to it, a server's
+//! Every request that waits at the gate is a [`Held`] kind: a call, a client's resource read or
+//! prompt get, a result under review, a server's sampling request and the model's reply to it, a server's
 //! question, a page to open. A call passes the gate in five steps (`Agent::gated`): resolve the
 //! tool, ask the rules for a verdict, ask the user when the verdict says so
 //! ([`Gate::ask`](crate::Gate::ask)), settle, and carry the settlement out; the other kinds take
@@ -13,7 +13,7 @@
 //!
 //! Invariants:
 //! - Only [`Next::Run`] lets a request go ahead, and only an allow verdict (for the kinds a rule
-//!   may let through: calls, reads, sampling) or a user's approval produces it. Anything
+//!   may let through: calls, reads, prompt gets, sampling) or a user's approval produces it. Anything
 //!   unexpected (a question that was never asked) refuses.
 //! - Every settlement has an audit entry; an entry names a rule only when a rule decided.
 //! - "In this chat" said to a connected client's call (which belongs to no chat) is that call
@@ -35,6 +35,8 @@ pub enum Held {
     ToolCall,
     /// A connected client's `resources/read` ([`crate::resource`]).
     ResourceRead,
+    /// A connected client's `prompts/get` ([`crate::resource`]).
+    PromptGet,
     /// A result the user reviews before the model or client sees it (always asked).
     ResultReview,
     /// A server's request to use the user's model (a rule may allow it).
@@ -49,9 +51,10 @@ pub enum Held {
 
 impl Held {
     /// Every kind, for tables.
-    pub const ALL: [Held; 7] = [
+    pub const ALL: [Held; 8] = [
         Held::ToolCall,
         Held::ResourceRead,
+        Held::PromptGet,
         Held::ResultReview,
         Held::Sampling,
         Held::SamplingReply,
@@ -61,7 +64,10 @@ impl Held {
 
     /// Whether an allow verdict lets this kind through without a question.
     pub fn rules_may_allow(self) -> bool {
-        matches!(self, Held::ToolCall | Held::ResourceRead | Held::Sampling)
+        matches!(
+            self,
+            Held::ToolCall | Held::ResourceRead | Held::PromptGet | Held::Sampling
+        )
     }
 }
 
@@ -151,8 +157,10 @@ pub fn settle(
     asker: Asker<'_>,
 ) -> Settlement {
     match (held, verdict) {
-        (Held::ToolCall | Held::ResourceRead, Some(verdict)) => settle_call(verdict, asked, asker),
-        (Held::ToolCall | Held::ResourceRead, None) => plain(
+        (Held::ToolCall | Held::ResourceRead | Held::PromptGet, Some(verdict)) => {
+            settle_call(verdict, asked, asker)
+        }
+        (Held::ToolCall | Held::ResourceRead | Held::PromptGet, None) => plain(
             AuditDecision::Denied,
             DecidedBy::Toolgate,
             "the rules gave no verdict",

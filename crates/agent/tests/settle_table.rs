@@ -478,7 +478,13 @@ fn every_kind_keeps_the_invariants() {
                     let may_run = match ruling {
                         Some(Ruling::Deny) => false,
                         Some(Ruling::Allow) if held.rules_may_allow() => true,
-                        None if matches!(held, Held::ToolCall | Held::ResourceRead) => false,
+                        None if matches!(
+                            held,
+                            Held::ToolCall | Held::ResourceRead | Held::PromptGet
+                        ) =>
+                        {
+                            false
+                        }
                         _ => approved,
                     };
                     assert_eq!(runs, may_run, "{row}");

@@ -41,8 +41,8 @@ fn allow(server: &str, tool: &str) -> Rule {
 }
 
 /// A data folder with server-everything and a filesystem server on `<dir>/root`, rules that
-/// allow `echo` and server-everything's resource reads, and a profile `py-client` that hides
-/// the filesystem's `list_*` tools.
+/// allow `echo` and server-everything's resource reads and prompt gets, and a profile
+/// `py-client` that hides the filesystem's `list_*` tools.
 fn data_dir(tag: &str) -> (TestDir, PathBuf, Settings) {
     let dir = temp_dir(&format!("gateway-{tag}"));
     let root = dir.join("root");
@@ -50,11 +50,13 @@ fn data_dir(tag: &str) -> (TestDir, PathBuf, Settings) {
     let mut settings = Settings::first_run(everything_server("everything"));
     settings.servers.push(filesystem_server("files", &root));
     settings.policy.rules.push(allow("everything", "echo"));
-    // Resource reads pass the gate as calls do: the user allowed this server's.
-    settings
-        .policy
-        .rules
-        .push(allow("everything", toolgate_agent::resource::RESOURCE_READ));
+    // Resource reads and prompt gets pass the gate as calls do: the user allowed this server's.
+    for pseudo in [
+        toolgate_agent::resource::RESOURCE_READ,
+        toolgate_agent::resource::PROMPT_GET,
+    ] {
+        settings.policy.rules.push(allow("everything", pseudo));
+    }
     settings.gateway.profiles.insert(
         "py-client".into(),
         GatewayProfile {
@@ -304,6 +306,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
         rows,
         [
             (Some("ts-sdk-client"), "resources/read", Allowed, Rule),
+            (Some("ts-sdk-client"), "prompts/get", Allowed, Rule),
             (Some("ts-sdk-client"), "echo", Allowed, Rule),
             (Some("ts-sdk-client"), "write_file", Denied, User),
             (Some("ts-sdk-client"), "write_file", Allowed, User),
@@ -1337,6 +1340,74 @@ async fn a_clients_resource_read_is_gated_audited_and_scrubbed() {
             (AuditDecision::Allowed, Some("raw-client"))
         ],
         "both reads are in the audit log"
+    );
+    stop.cancel();
+    host.servers.stop_all().await;
+}
+
+/// A prompt's messages go into the client's model as the user's words, so `prompts/get` passes
+/// the gate too: a token in its arguments is asked about even under an allow rule, the answer is
+/// audited, and the token the server echoes into the prompt is removed (threat model:
+/// "prompts/get by a client").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_prompt_get_is_gated_audited_and_scrubbed() {
+    let (dir, _root, settings) = data_dir("prompts");
+    let (host, stop) = gateway_on(&dir, &settings).await;
+    let seen = Arc::new(Mutex::new(Vec::<PendingCall>::new()));
+    let (gate, record) = (host.gate.clone(), seen.clone());
+    tokio::spawn(async move {
+        let mut changes = gate.subscribe();
+        loop {
+            for call in gate.waiting() {
+                if gate.answer(&call.id, Decision::Approve).is_ok() {
+                    record.lock().expect("lock").push(call);
+                }
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut raw = Raw::connect(&dir, None).await;
+    raw.initialize().await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}))
+        .await;
+    let (list, _) = raw.answer(1).await;
+    let name = list["result"]["prompts"]
+        .as_array()
+        .and_then(|all| {
+            all.iter()
+                .filter_map(|p| p["name"].as_str())
+                .find(|n| n.ends_with("args-prompt"))
+        })
+        .unwrap_or_else(|| panic!("server-everything's args-prompt: {list}"))
+        .to_owned();
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+        "params": {"name": name, "arguments": {"city": TOKEN}}}))
+        .await;
+    let (got, _) = raw.answer(2).await;
+    assert!(!got.to_string().contains(TOKEN), "{got}");
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a prompt: {got}"));
+    assert!(
+        text.starts_with("What's weather in [secret removed: GitHub Token]"),
+        "{text}"
+    );
+    {
+        let seen = seen.lock().expect("lock");
+        assert_eq!(seen.len(), 1, "asked despite the allow rule: {seen:?}");
+        assert_eq!(seen[0].tool, toolgate_agent::resource::PROMPT_GET);
+        assert_eq!(seen[0].arguments["name"], "args-prompt");
+        assert!(seen[0].reason.contains("secret"), "{}", seen[0].reason);
+    }
+    let history = host.history.clone().expect("history");
+    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    assert!(
+        audit.iter().any(|r| r.entry.tool == "prompts/get"
+            && r.entry.decision == AuditDecision::Allowed
+            && r.entry.decided_by == DecidedBy::User),
+        "{audit:?}"
     );
     stop.cancel();
     host.servers.stop_all().await;

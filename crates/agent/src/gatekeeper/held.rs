@@ -255,7 +255,7 @@ fn words(held: Held) -> Words {
             told: "The page was not opened",
         },
         // Calls and reads settle in `super`; their words are there.
-        Held::ToolCall | Held::ResourceRead => Words {
+        Held::ToolCall | Held::ResourceRead | Held::PromptGet => Words {
             audit_prefix: "",
             not_done: "not run",
             declined: "denied it",

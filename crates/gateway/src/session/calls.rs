@@ -197,16 +197,36 @@ impl Session {
                 self.resume(client, state, answers, &context).await?
             }
             _ => {
-                let host = self.host.clone();
-                let running = self.start(client, &context, move |asker, _, _| async move {
-                    host.servers
-                        .get_prompt_for(&server, &own, arguments, asker.as_ref())
-                        .await
-                        .map(Finished::Prompt)
-                        .map_err(|e| {
-                            server_error(&e)
-                                .unwrap_or_else(|| ErrorData::internal_error(e.to_string(), None))
-                        })
+                // Through the gate, as a call is: decided, asked, audited, reviewed, scrubbed.
+                let (session, name) = (self.clone(), client.name.clone());
+                let approval_timeout = self.host.settings().policy.approval_timeout();
+                let running = self.start(client, &context, move |asker, cancel, _| async move {
+                    let options = TurnOptions {
+                        cancel,
+                        approval_timeout,
+                        asker,
+                        ..TurnOptions::default()
+                    };
+                    let agent = session.agent(&session.client_named(&name)).await;
+                    let outcome = agent
+                        .prompt_for_client(&server, &own, arguments.as_ref(), &options, &|_| {})
+                        .await;
+                    match outcome {
+                        Ok(CallOutcome::Ran(Ok(output))) => Ok(Finished::Prompt(
+                            toolgate_agent::resource::as_prompt(output),
+                        )),
+                        Ok(CallOutcome::Ran(Err(e))) => Err(server_error(&e)
+                            .unwrap_or_else(|| ErrorData::internal_error(e.to_string(), None))),
+                        Ok(CallOutcome::Refused(told)) => Err(ErrorData::new(
+                            rmcp::model::ErrorCode::INVALID_REQUEST,
+                            told,
+                            None,
+                        )),
+                        Err(e) => Err(ErrorData::internal_error(
+                            format!("Toolgate could not get this prompt: {e}"),
+                            None,
+                        )),
+                    }
                 });
                 self.wait_for(client, running, &context).await?
             }
