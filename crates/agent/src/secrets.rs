@@ -107,6 +107,9 @@ pub fn original(call_id: &str) -> Option<String> {
 /// is withheld, saying why: never passed on unscrubbed.
 pub(crate) fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
     let known = toolgate_mcp::known_secrets();
+    if plain_text(&output.result) {
+        return redact_plain(output, call_id, &known);
+    }
     let mut value = match serde_json::to_value(&output.result) {
         Ok(value) => value,
         Err(e) => {
@@ -131,6 +134,40 @@ pub(crate) fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
             output,
             &format!("what looked like a secret was removed, and the rest was no longer a valid result ({e})"),
         ),
+    }
+    removed
+}
+
+/// Whether the result is text blocks and nothing else (no `_meta`, annotations, structured
+/// content or other blocks): the common result, scanned in place without the walk (which would
+/// cost the per-call path a JSON copy of every result). It names every field rmcp 3.11's
+/// `CallToolResult` and `TextContent` can carry text in; both are `non_exhaustive`, so an rmcp
+/// update must look here again (`plain_results_are_only_text` lists the fields).
+fn plain_text(result: &rmcp::model::CallToolResult) -> bool {
+    result.meta.is_none()
+        && result.structured_content.is_none()
+        && result.content.iter().all(|block| match block {
+            ContentBlock::Text(t) => t.meta.is_none() && t.annotations.is_none(),
+            _ => false,
+        })
+}
+
+/// [`redact`] for a result of text blocks only.
+fn redact_plain(output: &mut ToolOutput, call_id: &str, known: &[(String, String)]) -> usize {
+    let mut removed = 0;
+    for block in output.result.content.iter_mut() {
+        if let ContentBlock::Text(t) = block {
+            let (text, found) = SCANNER.redact_with(&t.text, known);
+            if !found.is_empty() {
+                t.text = text;
+                removed += 1;
+            }
+        }
+    }
+    if removed > 0 {
+        let scrubbed = ToolOutput::new(std::mem::take(&mut output.result));
+        keep(call_id, std::mem::replace(&mut output.text, scrubbed.text));
+        output.result = scrubbed.result;
     }
     removed
 }
@@ -323,6 +360,48 @@ mod tests {
         );
         assert!(all.contains(&image), "media bytes are not touched");
         assert!(output.text.contains("weather: sunny"), "{}", output.text);
+    }
+
+    /// What `plain_text` lets through unwalked serializes to text blocks and nothing else; a
+    /// field rmcp adds that serializes shows here (and must be checked in `plain_text`).
+    #[test]
+    fn plain_results_are_only_text() {
+        let plain = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        assert!(plain_text(&plain));
+        let value = serde_json::to_value(&plain).unwrap();
+        let keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["content", "isError", "resultType"], "{value}");
+        for block in value["content"].as_array().unwrap() {
+            let keys: Vec<&str> = block
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(keys, ["text", "type"], "{block}");
+        }
+        let mut with_meta = plain.clone();
+        with_meta.meta = Some(Default::default());
+        assert!(!plain_text(&with_meta));
+        let mut structured = plain;
+        structured.structured_content = Some(json!({}));
+        assert!(!plain_text(&structured));
+        // A plain result is scrubbed in place, and kept for revealing.
+        let mut output = ToolOutput::new(CallToolResult::success(vec![
+            ContentBlock::text("one"),
+            ContentBlock::text(format!("two {KEY}")),
+        ]));
+        assert_eq!(redact(&mut output, "call-plain"), 1);
+        assert_eq!(output.text, "one\ntwo [secret removed: GitHub Token]");
+        assert_eq!(
+            original("call-plain").as_deref(),
+            Some(format!("one\ntwo {KEY}").as_str())
+        );
     }
 
     #[test]
