@@ -22,7 +22,7 @@ static SCANNER: LazyLock<Scanner> = LazyLock::new(Scanner::new);
 
 /// What in `arguments` looks like a secret, in words for the card and the audit ("a GitHub
 /// Token at /body"); `None` when nothing does.
-pub(crate) fn in_arguments(arguments: &Value) -> Option<String> {
+pub fn in_arguments(arguments: &Value) -> Option<String> {
     let found = SCANNER.scan_json_with(arguments, &toolgate_mcp::known_secrets());
     if found.is_empty() {
         return None;

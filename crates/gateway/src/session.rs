@@ -11,6 +11,7 @@
 #![allow(deprecated)]
 
 mod calls;
+mod completion;
 mod lists;
 mod waiting;
 
@@ -463,6 +464,9 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let client = self.client_of(&context)?;
+        if let Some(why) = completion::refusal(&request) {
+            return Err(ErrorData::invalid_params(why, None));
+        }
         let mut request = request;
         let server = match &mut request.r#ref {
             Reference::Prompt(prompt) => {
