@@ -694,7 +694,9 @@ pub fn apps_server(id: &str) -> ServerConfig {
 }
 
 /// `tests/modern_server.py`: a 2026-07-28 server on the official Python SDK (multi-round
-/// questions, a task, live lists, a template and a prompt), logging what it sees to `log`.
+/// questions, a task, live lists, a template and a prompt), logging what it sees to `log`, whose
+/// folder its sandbox settings give it to write (a path in its environment opens nothing by
+/// itself; a folder holding Toolgate's own is refused, so keep the log out of one).
 pub fn modern_server(id: &str, log: &std::path::Path) -> ServerConfig {
     let python = python_server_bin("python");
     let script = repo_root().join("tests/modern_server.py");
@@ -705,6 +707,11 @@ pub fn modern_server(id: &str, log: &std::path::Path) -> ServerConfig {
     );
     if let toolgate_settings::Transport::Stdio { env, .. } = &mut config.transport {
         env.insert("MODERN_LOG".into(), log.to_string_lossy().into_owned());
+    }
+    if let Some(folder) = log.parent() {
+        let mut sandbox = config.sandbox_settings().unwrap_or_default();
+        sandbox.write.push(folder.to_owned());
+        config.sandbox = Some(sandbox);
     }
     config
 }

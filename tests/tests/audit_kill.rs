@@ -84,7 +84,9 @@ fn every_call_that_reached_a_server_has_its_decision_in_the_log() {
     let started = Instant::now();
     let (mut reached_total, mut unfinished_total, mut recovered_total) = (0, 0, 0);
     for round in 1..=ROUNDS {
-        let log = dir.join(format!("received-{round}.log"));
+        // A folder of its own, given to the echo server to write (the history is beside it).
+        let log = dir.join("echo").join(format!("received-{round}.log"));
+        std::fs::create_dir_all(dir.join("echo")).expect("log folder");
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
             .args(["caller_child", "--exact", "--ignored", "--nocapture"])
             .env(DB_VAR, &db)
@@ -193,12 +195,17 @@ fn caller_child() {
             env!("CARGO_BIN_EXE_bench-echo-server"),
             Vec::<String>::new(),
         );
-        // Named in the server's own settings, so its sandbox lets it write there (a variable
-        // it only inherits opens nothing).
+        // Named in the server's own settings, and its folder given to it in its sandbox
+        // settings: a path in its environment opens nothing by itself.
         if let (toolgate_settings::Transport::Stdio { env, .. }, Ok(log)) =
             (&mut echo.transport, std::env::var(LOG_VAR))
         {
-            env.insert(LOG_VAR.to_owned(), log);
+            env.insert(LOG_VAR.to_owned(), log.clone());
+            if let Some(folder) = std::path::Path::new(&log).parent() {
+                let mut sandbox = echo.sandbox_settings().unwrap_or_default();
+                sandbox.write.push(folder.to_owned());
+                echo.sandbox = Some(sandbox);
+            }
         }
         servers.start_all(&[echo]).await;
         let history = Arc::new(History::open(db.as_ref()).expect("open the history"));

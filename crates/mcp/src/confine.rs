@@ -5,9 +5,14 @@
 //! its command line, its working folder, and the user's extra folders. Writable: its roots,
 //! the folders named on its command line (a filesystem server's folders, a git server's
 //! repository), a data folder of its own, a fresh temporary folder (its `TMPDIR`), and the
-//! user's extra folders. Nothing else of the home folder. The [`SandboxReport`] says what
-//! applied and what the kernel could not enforce, for the server's card and the doctor.
+//! user's extra folders. Nothing else of the home folder: a path in its environment opens
+//! nothing to change, and no grant may hold a start-up file, a per-user folder of programs, an
+//! autostart folder or a key (see [`grants`]). The [`SandboxReport`] says what applied, what
+//! was refused and what the kernel could not enforce, for the server's card and the doctor.
 
+#[cfg(test)]
+mod grant_tests;
+mod grants;
 mod launcher;
 mod runtime;
 
@@ -20,6 +25,7 @@ use toolgate_sandbox::{Confinement, Network, Support};
 use toolgate_settings::{NetworkAccess, SandboxSettings, ServerConfig, ServerKind, Transport};
 
 use crate::host_env::HostEnv;
+use grants::{Given, Locked};
 pub(crate) use launcher::Launcher;
 pub(crate) use runtime::Protected;
 
@@ -104,6 +110,19 @@ fn mechanism() -> String {
     }
 }
 
+/// The folders a server was given to change, and by whom: its roots, the folders on its
+/// command line, the user's extras.
+fn given(
+    config: &ServerConfig,
+    settings: &SandboxSettings,
+    command_line: Vec<PathBuf>,
+) -> Vec<(Given, PathBuf)> {
+    let roots = config.roots.iter().map(|r| (Given::Root, r.clone()));
+    let args = command_line.into_iter().map(|a| (Given::CommandLine, a));
+    let extra = settings.write.iter().map(|w| (Given::Setting, w.clone()));
+    roots.chain(args).chain(extra).collect()
+}
+
 /// The warnings for folders the user's choices open: the home folder, `~/.ssh`…
 fn opened_warnings(protected: &Protected, paths: &[PathBuf]) -> Vec<String> {
     paths
@@ -140,14 +159,24 @@ fn read_warnings(protected: &Protected, paths: &[PathBuf]) -> Vec<String> {
 /// The report for a server not started since its settings changed: what its settings say.
 pub(crate) fn report_of(config: &ServerConfig, protected: &Protected) -> Option<SandboxReport> {
     let settings = config.sandbox_settings()?;
-    let mut writable = config.roots.clone();
-    writable.extend(settings.write.iter().cloned());
+    // Without a start there is no resolved command line or login PATH: the roots and the
+    // settings' folders, checked against the app's own PATH.
+    let locked = Locked::new(protected, HostEnv::inherited().dirs());
+    let writes = grants::writes(
+        &given(config, &settings, Vec::new()),
+        None,
+        std::iter::empty(),
+        &locked,
+        protected,
+    );
+    let writable = writes.writable;
     let mut warnings = if settings.enabled {
         support().gaps(network_of(settings.network))
     } else {
         vec![off_warning()]
     };
     if settings.enabled {
+        warnings.extend(writes.warnings);
         warnings.extend(opened_warnings(protected, &writable));
         warnings.extend(read_warnings(protected, &settings.read));
     }
@@ -296,13 +325,22 @@ pub(crate) fn plan(
     // The version Toolgate installed for it: inside Toolgate's own folder, so granted here
     // rather than derived, and only to read.
     readable.extend(installed.map(Path::to_path_buf));
-    read.extend(readable.iter().cloned());
 
-    let mut writable: Vec<PathBuf> = config.roots.clone();
-    writable.extend(arg_folders);
-    let (env_places, env_refused) = runtime::env_paths(env.iter(), protected);
-    writable.extend(env_places);
-    writable.extend(settings.write.iter().cloned());
+    let locked = Locked::new(protected, host.dirs());
+    let writes = grants::writes(
+        &given(config, &settings, arg_folders),
+        folders.data.as_deref(),
+        env.iter(),
+        &locked,
+        protected,
+    );
+    for place in writes.readable {
+        if !readable.contains(&place) {
+            readable.push(place);
+        }
+    }
+    read.extend(readable.iter().cloned());
+    let mut writable = writes.writable;
     // Before its own data folder joins the list: that one is inside Toolgate's folder on purpose.
     let opened = opened_warnings(protected, &writable);
     let mut write = writable.clone();
@@ -339,13 +377,7 @@ pub(crate) fn plan(
     warnings.extend(opened);
     warnings.extend(read_warnings(protected, &settings.read));
     warnings.extend(opened_warnings(protected, &arg_files));
-    warnings.extend(env_refused.iter().map(|p| {
-        format!(
-            "its environment names {}, whose folder is not open to it (it would open your home \
-             folder's private places); add a folder for it on the card",
-            p.display()
-        )
-    }));
+    warnings.extend(writes.warnings);
     if let Some(cwd) = cwd.as_ref().filter(|c| !protected.allows(c)) {
         warnings.push(format!(
             "its working folder {} would open your home folder's private places, so it is not readable",
@@ -519,7 +551,8 @@ mod tests {
             named.report.warnings
         );
 
-        // The user opens the whole home folder: allowed, and said.
+        // The user opens the whole home folder: refused (it holds the start-up files and
+        // keys no server may change), and said.
         config.sandbox = Some(SandboxSettings {
             network: NetworkAccess::Any,
             write: vec![home.clone()],
@@ -537,8 +570,18 @@ mod tests {
         .expect("on");
         assert!(second.fetch.is_none(), "with the network it fetches itself");
         assert!(!second.env.contains_key("npm_config_offline"));
+        assert!(!second.confinement.writes(&home.join(".bashrc")));
         assert!(
-            second.report.warnings.iter().any(|w| w.contains(".ssh")),
+            second.confinement.writes(&home.join("docs/x")),
+            "its root still"
+        );
+        assert!(!second.report.writable.contains(&home));
+        assert!(
+            second
+                .report
+                .warnings
+                .iter()
+                .any(|w| w.contains(".ssh") && w.contains("no server may change")),
             "{:?}",
             second.report.warnings
         );

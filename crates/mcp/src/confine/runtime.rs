@@ -3,8 +3,8 @@
 //!
 //! Everything here is derived, so nothing here may open a protected folder (the home folder as
 //! a whole, `~/.ssh`, `~/.config`, Toolgate's own data…): a derived folder that contains one is
-//! left out ([`Protected::allows`]), and only the user's own choices can grant one (with a
-//! warning on the card).
+//! left out ([`Protected::allows`]), and only the user's own choices can grant one for reading
+//! (with a warning on the card); for writing, see [`super::grants`].
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +80,9 @@ const PROTECTED_IN_HOME: &[&str] = &[
 pub(crate) struct Protected {
     home: Option<PathBuf>,
     folders: Vec<PathBuf>,
+    /// Toolgate's own folders (its settings, its rules, other servers' code and data): part of
+    /// `folders`, and also never writable (see [`super::grants::Locked`]).
+    own: Vec<PathBuf>,
     /// Folders of Toolgate's own where it installs servers' code (bundles, packages): inside a
     /// protected folder, yet safe to open to a server for reading.
     installed: Vec<PathBuf>,
@@ -90,13 +93,15 @@ impl Protected {
     /// taken as the kernel will see it, symlinks resolved, where it exists.
     pub fn new(home: Option<PathBuf>, extra: &[PathBuf]) -> Self {
         let home = home.map(|h| resolved(&h));
-        let mut folders: Vec<PathBuf> = extra.iter().map(|p| resolved(p)).collect();
+        let own: Vec<PathBuf> = extra.iter().map(|p| resolved(p)).collect();
+        let mut folders = own.clone();
         if let Some(home) = &home {
             folders.extend(PROTECTED_IN_HOME.iter().map(|p| resolved(&home.join(p))));
         }
         Self {
             home,
             folders,
+            own,
             installed: Vec::new(),
         }
     }
@@ -150,11 +155,32 @@ impl Protected {
     pub fn home(&self) -> Option<&Path> {
         self.home.as_deref()
     }
+
+    /// Toolgate's own folders.
+    pub fn own(&self) -> &[PathBuf] {
+        &self.own
+    }
 }
 
-/// `path` as the kernel resolves it (symlinks followed), or as given when it does not exist.
+/// `path` as the kernel resolves it (symlinks followed). A place not made yet is taken where
+/// it would be made: its nearest existing folder resolved, the rest of its name appended (so
+/// `~/.config/autostart`, missing, behind a symlinked `~/.config`, is found where a server
+/// could create it). A name the kernel would take apart differently (`..` past a missing
+/// folder) stays as given.
 pub(crate) fn resolved(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    if let Ok(at) = std::fs::canonicalize(path) {
+        return at;
+    }
+    let mut rest = Vec::new();
+    let mut at = path;
+    while let (Some(name), Some(parent)) = (at.file_name(), at.parent()) {
+        rest.push(name);
+        if let Ok(base) = std::fs::canonicalize(parent) {
+            return rest.iter().rev().fold(base, |p, n| p.join(n));
+        }
+        at = parent;
+    }
+    path.to_path_buf()
 }
 
 /// The folder a program was installed into: `…/bin/node` → `…`; a version manager's shim
@@ -273,46 +299,6 @@ pub(crate) fn command_line_paths(args: &[String]) -> (Vec<PathBuf>, Vec<PathBuf>
     (folders, files)
 }
 
-/// Variables whose value is a path but not a place for the server's data.
-const NOT_DATA: &[&str] = &[
-    "HOME", "PATH", "PWD", "OLDPWD", "SHELL", "TMPDIR", "TMP", "TEMP",
-];
-
-/// The places the server's environment names (`MEMORY_FILE_PATH=/x/memory.jsonl`,
-/// `LOG_FILE=…`, `DATA_DIR=…`), all of which it may change: like a folder on its command line,
-/// the user configured it for the server. An existing folder or file is granted itself; a file
-/// still to be made, its folder, but only where `protected` allows that folder (a
-/// `~/memory.json` does not open the home folder). Returns the grants and the values left out.
-pub(crate) fn env_paths<'a>(
-    env: impl IntoIterator<Item = (&'a String, &'a String)>,
-    protected: &Protected,
-) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut granted = Vec::new();
-    let mut refused = Vec::new();
-    for (name, value) in env {
-        if NOT_DATA.iter().any(|n| n.eq_ignore_ascii_case(name)) || value.contains("${") {
-            continue;
-        }
-        let path = Path::new(value.trim());
-        if !path.is_absolute() || path == Path::new("/") {
-            continue;
-        }
-        let place = if path.exists() {
-            Some(path)
-        } else {
-            path.parent().filter(|f| f.is_dir())
-        };
-        if let Some(place) = place {
-            if protected.allows(place) {
-                granted.push(place.to_path_buf());
-            } else {
-                refused.push(path.to_path_buf());
-            }
-        }
-    }
-    (granted, refused)
-}
-
 /// What a file on the command line needs around it: the package it belongs to (the folder
 /// holding its `node_modules`), else its own folder.
 pub(crate) fn file_folder(file: &Path) -> Option<PathBuf> {
@@ -389,38 +375,6 @@ mod tests {
         assert!(p
             .opened_by(Path::new("/home/u"))
             .contains(&PathBuf::from("/home/u/.ssh")));
-    }
-
-    #[test]
-    fn places_named_in_the_environment_are_granted_but_never_the_home_folder_for_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        let data = dir.path().join("data");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&data).unwrap();
-        std::fs::create_dir_all(home.join(".ssh")).unwrap();
-        let p = Protected::new(Some(home.clone()), &[]);
-        let env: Vec<(String, String)> = vec![
-            ("DATA_DIR".into(), data.to_string_lossy().into_owned()),
-            (
-                "LOG_FILE".into(),
-                data.join("new.log").to_string_lossy().into_owned(),
-            ),
-            (
-                "MEMORY_FILE_PATH".into(),
-                home.join("memory.json").to_string_lossy().into_owned(),
-            ),
-            (
-                "KEYS_DIR".into(),
-                home.join(".ssh").to_string_lossy().into_owned(),
-            ),
-            ("HOME".into(), home.to_string_lossy().into_owned()),
-            ("TOKEN".into(), "${secret:TOKEN}".into()),
-            ("MODE".into(), "fast".into()),
-        ];
-        let (granted, refused) = env_paths(env.iter().map(|(k, v)| (k, v)), &p);
-        assert_eq!(granted, vec![data.clone(), data.clone()]);
-        assert_eq!(refused, vec![home.join("memory.json"), home.join(".ssh")]);
     }
 
     #[test]
