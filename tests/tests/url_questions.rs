@@ -79,7 +79,11 @@ async fn a_page_is_opened_only_when_the_user_says_so_and_audited_either_way() {
         Arc::new(MemoryPolicy::new(PolicySettings::default())),
         Arc::new(NoModel),
     );
-    let mut config = modern_server("m", &dir.join("server.jsonl"));
+    // The log in a folder of its own: `dir` holds `bin`, a folder on PATH, which no server may
+    // be given to change.
+    let logs = dir.join("log");
+    std::fs::create_dir_all(&logs).expect("log folder");
+    let mut config = modern_server("m", &logs.join("server.jsonl"));
     if let Transport::Stdio { env, .. } = &mut config.transport {
         env.insert("MODERN_SIGNIN_URL".into(), url.clone());
     }
