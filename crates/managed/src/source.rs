@@ -138,6 +138,8 @@ impl Source {
     pub fn stamp(&self) -> Vec<(PathBuf, Option<(SystemTime, u64)>)> {
         let mut paths = self.paths();
         paths.extend(self.drop_ins.iter().cloned());
+        // A new system copy of the remote policy is applied as soon as it lands.
+        paths.extend(self.remote_copy.iter().cloned());
         paths
             .into_iter()
             .map(|p| {
