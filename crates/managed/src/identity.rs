@@ -20,6 +20,7 @@ use toolgate_policy::{Rule, Target};
 use toolgate_settings::{ServerConfig, Transport};
 
 use crate::document::ManagedRule;
+use crate::resolve::{normalised_url, real, resolve};
 use crate::servers::{self, Runs, ServerMatch};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,39 +93,6 @@ fn file_at(name: &str, cwd: Option<&Path>) -> PathBuf {
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
     here.join(name)
-}
-
-/// What a path names once links are followed; the path itself when it does not exist.
-fn real(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// `command` found as the manager finds it (a path, or looked up on `path`), links followed.
-pub(crate) fn resolve(command: &str, cwd: Option<&Path>, path: &OsStr) -> PathBuf {
-    let here = cwd
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default();
-    match which::which_in(command, Some(path), &here) {
-        Ok(found) => real(&found),
-        Err(_) if command.contains('/') => real(&here.join(command)),
-        Err(_) => PathBuf::from(command),
-    }
-}
-
-/// `HTTPS://Mcp.Example.com:443/mcp/#x` → `https://mcp.example.com/mcp`.
-pub(crate) fn normalised_url(url: &str) -> String {
-    match url::Url::parse(url.trim()) {
-        Ok(mut parsed) => {
-            parsed.set_fragment(None);
-            let text = parsed.to_string();
-            match text.strip_suffix('/') {
-                Some(trimmed) if parsed.query().is_none() => trimmed.to_owned(),
-                _ => text,
-            }
-        }
-        Err(_) => url.trim().to_owned(),
-    }
 }
 
 fn with_server(target: &Target, id: &str) -> Target {

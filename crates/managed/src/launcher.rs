@@ -27,11 +27,21 @@ use std::path::{Component, Path, PathBuf};
 use toolgate_install::{Ecosystem, Source};
 use toolgate_settings::{ServerConfig, Transport};
 
-use crate::servers::Runs;
+/// What the allow-list matched: the npm or PyPI package (name, version) a server runs.
+pub(crate) trait Matched {
+    fn npm(&self) -> Option<&str>;
+    fn pypi(&self) -> Option<&str>;
+}
 
-/// Checks that `server`, admitted by its package, runs it through the real launcher; `path`
-/// is the PATH servers start with, `owner` the uid system places belong to (root).
-pub(crate) fn check(server: &ServerConfig, path: &OsStr, owner: u32) -> Result<(), String> {
+/// Checks that `server`, admitted by the package `runs` names, runs it through the real
+/// launcher; `path` is the PATH servers start with, `owner` the uid system places belong to
+/// (root).
+pub(crate) fn check(
+    server: &ServerConfig,
+    runs: &dyn Matched,
+    path: &OsStr,
+    owner: u32,
+) -> Result<(), String> {
     let Transport::Stdio {
         command,
         args,
@@ -48,10 +58,9 @@ pub(crate) fn check(server: &ServerConfig, path: &OsStr, owner: u32) -> Result<(
             line()
         )
     })?;
-    let runs = Runs::of(server);
-    let (matched, ecosystem) = match (&runs.npm, &runs.pypi) {
-        (Some((name, _)), _) => (name.clone(), Ecosystem::Npm),
-        (_, Some((name, _))) => (name.clone(), Ecosystem::Pypi),
+    let (matched, ecosystem) = match (runs.npm(), runs.pypi()) {
+        (Some(name), _) => (name.to_owned(), Ecosystem::Npm),
+        (_, Some(name)) => (name.to_owned(), Ecosystem::Pypi),
         _ => return Err(format!("`{}` names no package", line())),
     };
     let package = match source.ecosystem {
@@ -251,6 +260,10 @@ mod tests {
 
     fn stdio(command: &str, args: &[&str]) -> ServerConfig {
         ServerConfig::stdio("s", command, args.iter().copied())
+    }
+
+    fn check(server: &ServerConfig, path: &OsStr, owner: u32) -> Result<(), String> {
+        super::check(server, &crate::servers::Runs::of(server), path, owner)
     }
 
     /// Whether the test's build folder is itself only the test user's to change (the walk

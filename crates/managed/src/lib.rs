@@ -25,6 +25,7 @@ pub mod identity;
 mod launcher;
 pub mod locks;
 pub mod remote;
+mod resolve;
 mod servers;
 pub mod source;
 

@@ -138,6 +138,15 @@ impl Runs {
     }
 }
 
+impl crate::launcher::Matched for Runs {
+    fn npm(&self) -> Option<&str> {
+        self.npm.as_ref().map(|(name, _)| name.as_str())
+    }
+    fn pypi(&self) -> Option<&str> {
+        self.pypi.as_ref().map(|(name, _)| name.as_str())
+    }
+}
+
 /// `npx`, `npx.cmd`, `/usr/bin/npx` → `npx`.
 pub(crate) fn program_name(command: &str) -> String {
     let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
@@ -345,7 +354,7 @@ fn programs(server: &ServerConfig, start: Option<Start<'_>>) -> (Vec<String>, Ve
         }
     }
     what_runs.push(
-        crate::identity::resolve(command, cwd.as_deref(), start.path)
+        crate::resolve::resolve(command, cwd.as_deref(), start.path)
             .display()
             .to_string(),
     );
@@ -408,7 +417,7 @@ pub fn admit(
     let (what_runs, any_program) = programs(server, start);
     let urls: Vec<String> = match &runs.url {
         Some(url) => {
-            let normal = crate::identity::normalised_url(url);
+            let normal = crate::resolve::normalised_url(url);
             if start.is_some() {
                 vec![normal]
             } else {
@@ -450,7 +459,7 @@ pub fn admit(
         let by_package = entry.npm.is_some() || entry.pypi.is_some();
         match start.filter(|_| by_package) {
             None => return Ok(()),
-            Some(start) => match crate::launcher::check(server, start.path, start.owner) {
+            Some(start) => match crate::launcher::check(server, &runs, start.path, start.owner) {
                 Ok(()) => return Ok(()),
                 Err(why) => launcher_refused = Some(why),
             },
