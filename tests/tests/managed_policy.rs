@@ -326,3 +326,122 @@ async fn the_remote_policy_applies_only_when_signed_and_its_last_good_copy_serve
     assert!(host.fetch_remote_policy().await.is_err());
     assert_eq!(host.settings().policy.approval_timeout_secs, Some(77));
 }
+
+/// The review's first case: the same command added again under another id is bound by the
+/// organisation's rule on the server it names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_managed_rule_binds_the_same_server_under_another_id() {
+    let dir = temp_dir("managed-identity");
+    let policy = policy_folder(&dir);
+    write(
+        &policy.join("managed.json"),
+        &json!({"rules": [{"id": "no-time", "effect": "deny", "note": "no clocks",
+            "target": {"kind": "tool", "serverId": "time", "tool": "get_current_time"}}]}),
+        0o644,
+    );
+    let mut user = Settings::first_run(time_server("time"));
+    user.servers.push(time_server("time2"));
+    let host = open(&dir, &policy, &user);
+    for id in ["time", "time2"] {
+        let verdict = decide(
+            &call(id, "get_current_time"),
+            &host.policy_settings(),
+            None,
+            0,
+        );
+        assert_eq!(verdict.decision, Decision::Deny, "{id}: {}", verdict.reason);
+    }
+}
+
+/// The review's second case: an allow-list of `@modelcontextprotocol/*` and the user's own
+/// script named `npx`, given a flag the old parser skipped: not started, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_own_npx_is_not_the_allow_listed_launcher() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("managed-npx");
+    let policy = policy_folder(&dir);
+    write(
+        &policy.join("managed.json"),
+        &json!({"servers": {"allow": [{"npm": "@modelcontextprotocol/*"}]}}),
+        0o644,
+    );
+    // The user's own folder: one others (the user) can write.
+    let bin = dir.join("home/bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o777)).expect("mode");
+    let npx = bin.join("npx");
+    std::fs::write(&npx, "#!/bin/sh\nexit 0\n").expect("npx");
+    std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).expect("mode");
+    let server = ServerConfig::stdio(
+        "mem",
+        "npx",
+        [
+            "--node-options=--require=/tmp/x.js",
+            "@modelcontextprotocol/server-memory",
+        ],
+    );
+    let user = Settings::first_run(server);
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    toolgate_settings::file::save(&data.join("settings.json"), &user).expect("settings");
+    let owner = std::fs::metadata(&policy).expect("policy").uid();
+    let host = Host::open(HostOptions {
+        env: Some(HostEnv::from_dirs(vec![
+            bin.clone(),
+            "/usr/bin".into(),
+            "/bin".into(),
+        ])),
+        secrets: Arc::new(MemoryStore::default()),
+        managed: ManagedSource::at(&policy, owner),
+        ..HostOptions::new(data)
+    })
+    .expect("host");
+    host.run().await.expect("started");
+    wait_for(&host, "mem", "refused", |s| {
+        matches!(s, ServerStatus::Failed { reason } if reason.contains("real package launcher"))
+    })
+    .await;
+    host.shutdown("the test ended").await;
+}
+
+/// The review's third case: the kept copy deleted and the fetch blocked. No server runs, the
+/// doctor says why; a verified copy kept where only root writes lets them run again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_policy_that_cannot_be_had_runs_no_server() {
+    let dir: TestDir = temp_dir("managed-closed");
+    let policy = policy_folder(&dir);
+    let org = key(9);
+    point_at(
+        &policy,
+        &format!("http://127.0.0.1:{}/policy", toolgate_tests::free_port()),
+        &org,
+    );
+    let user = Settings::first_run(time_server("time"));
+    let host = open(&dir, &policy, &user);
+    host.run().await.expect("started");
+    let closed = |s: &ServerStatus| matches!(s, ServerStatus::Failed { reason } if reason.contains("no server runs until it is fetched"));
+    wait_for(&host, "time", "refused", closed).await;
+    let checks = host.doctor().await.expect("doctor");
+    let check = checks
+        .iter()
+        .find(|c| c.name == "organisation's remote policy")
+        .expect("a check");
+    assert!(
+        !check.ok && check.detail.contains("has not been fetched"),
+        "{check:?}"
+    );
+
+    // The system's copy, written by its owner: applied, and the server starts.
+    write(
+        &policy.join("managed-remote.json"),
+        &serde_json::from_str::<Value>(&signed(
+            &org,
+            &json!({"settings": {"approvalTimeoutSecs": 42}}),
+        ))
+        .expect("json"),
+        0o644,
+    );
+    wait_for(&host, "time", "ready", |s| *s == ServerStatus::Ready).await;
+    assert_eq!(host.settings().policy.approval_timeout_secs, Some(42));
+    host.shutdown("the test ended").await;
+}

@@ -248,12 +248,17 @@ impl Host {
                     // Every start asks the organisation's policy first.
                     admit: Some({
                         let host = host.clone();
-                        Arc::new(move |config: &toolgate_settings::ServerConfig| {
-                            match host.upgrade() {
-                                Some(host) => host.managed().admit(config),
-                                None => Ok(()),
-                            }
-                        })
+                        Arc::new(
+                            move |config: &toolgate_settings::ServerConfig,
+                                  env: &toolgate_mcp::HostEnv| {
+                                match host.upgrade() {
+                                    Some(host) => {
+                                        host.managed().admit_to_run(config, &env.path_var())
+                                    }
+                                    None => Ok(()),
+                                }
+                            },
+                        )
                     }),
                     // The settings' identity provider (the organisation's when its policy sets
                     // one), read at each enterprise-managed sign-in.

@@ -20,7 +20,8 @@ const LOOK_EVERY: Duration = Duration::from_secs(2);
 /// How long the first start waits for a remote policy that was never fetched.
 const FIRST_FETCH: Duration = Duration::from_secs(10);
 
-/// The remote document's last good copy, in the data folder.
+/// The remote document's last good copy as this user keeps it, in the data folder. The user
+/// can delete it: then the system's copy (`Source::remote_copy`) is used, or no server runs.
 pub(crate) fn cache_path(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join("managed-remote.json")
 }
@@ -233,6 +234,30 @@ impl Host {
                 Err(e)
             }
         }
+    }
+
+    /// For the doctor: whether the organisation's remote policy is applied, or why no server
+    /// runs. `None` when the policy names no remote document.
+    pub fn remote_policy_check(&self) -> Option<toolgate_mcp::doctor::Check> {
+        let managed = self.managed();
+        let remote = managed.document.remote.as_ref()?;
+        let (ok, detail, fix) = match &managed.remote_unavailable {
+            None => (true, format!("applied from {}", remote.url), None),
+            Some(why) => (
+                false,
+                why.clone(),
+                Some(format!(
+                    "Let Toolgate reach {} (or ask your administrator to keep a verified copy where the system keeps it)",
+                    remote.url
+                )),
+            ),
+        };
+        Some(toolgate_mcp::doctor::Check {
+            name: "organisation's remote policy".to_owned(),
+            ok,
+            detail,
+            fix,
+        })
     }
 
     async fn note_remote_failure(&self, why: String) {

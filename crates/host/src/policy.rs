@@ -43,8 +43,18 @@ impl Host {
         // Made under the write lock: a change that lands meanwhile clears it after.
         let mut policy = self.settings().policy.clone();
         policy.rules.extend(lock(&self.grants).iter().cloned());
-        // The organisation's rules, ranked with the user's by the same precedence.
-        policy.rules.extend(self.managed().rules());
+        // The organisation's rules, ranked with the user's by the same precedence, bound to
+        // every configured server that runs what they name (never to an id alone). Programs
+        // are found as the manager finds them, once it knows the PATH.
+        let path = self
+            .servers
+            .known_host_env()
+            .map(|env| env.path_var())
+            .unwrap_or_else(|| std::env::var_os("PATH").unwrap_or_default());
+        let servers = self.settings().servers.clone();
+        policy
+            .rules
+            .extend(self.managed().rules_for(&servers, &path));
         slot.get_or_insert_with(|| Arc::new(policy)).clone()
     }
 

@@ -172,6 +172,7 @@ impl Host {
         })
         .await?;
         checks.extend(self.telemetry_checks(waiting));
+        checks.extend(self.remote_policy_check());
         Ok(checks)
     }
 }

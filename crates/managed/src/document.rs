@@ -13,7 +13,7 @@ use toolgate_policy::{ArgCondition, DefaultDecision, Effect, Rule, Scope, Target
 use toolgate_settings::{IdentityProvider, NetworkAccess, TelemetrySettings};
 
 use crate::remote::RemotePolicy;
-use crate::servers::ServerPolicy;
+use crate::servers::{ServerMatch, ServerPolicy};
 
 /// One managed policy document, or several merged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -43,14 +43,19 @@ pub struct Document {
     pub remote: Option<RemotePolicy>,
 }
 
-/// A rule as the organisation writes it: no scope (it always applies), no binding (it names
-/// servers and tools, whatever they become).
+/// A rule as the organisation writes it: no scope (it always applies), no fingerprint binding.
+/// It binds servers by what they run (`crate::identity`): those `runs` matches, or, without
+/// it, every server that runs what the server its target names runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ManagedRule {
     pub id: String,
     pub effect: Effect,
     pub target: Target,
+    /// The servers the rule applies to, by what they run (as an allow or deny entry names it),
+    /// whatever their ids; the target's `serverId` is then only a label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<ServerMatch>,
     #[serde(default)]
     pub conditions: Vec<ArgCondition>,
     /// Only for calls from this connected client.
@@ -143,6 +148,12 @@ impl Document {
             for (i, entry) in entries.iter().enumerate() {
                 crate::servers::check_match(entry)
                     .map_err(|e| Invalid(format!("servers.{list}[{i}]: {e}")))?;
+            }
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if let Some(entry) = &rule.runs {
+                crate::servers::check_match(entry)
+                    .map_err(|e| Invalid(format!("rules[{i}].runs: {e}")))?;
             }
         }
         let rules = toolgate_policy::PolicySettings {

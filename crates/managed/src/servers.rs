@@ -138,8 +138,17 @@ impl Runs {
     }
 }
 
+impl crate::launcher::Matched for Runs {
+    fn npm(&self) -> Option<&str> {
+        self.npm.as_ref().map(|(name, _)| name.as_str())
+    }
+    fn pypi(&self) -> Option<&str> {
+        self.pypi.as_ref().map(|(name, _)| name.as_str())
+    }
+}
+
 /// `npx`, `npx.cmd`, `/usr/bin/npx` → `npx`.
-fn program_name(command: &str) -> String {
+pub(crate) fn program_name(command: &str) -> String {
     let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
     let lower = base.to_ascii_lowercase();
     for ext in [".cmd", ".exe", ".bat", ".ps1"] {
@@ -269,7 +278,7 @@ pub(crate) fn check_match(entry: &ServerMatch) -> Result<(), String> {
 }
 
 /// Whether `entry` names what `runs` runs (a server added from a registry by `registry`).
-fn matches(entry: &ServerMatch, runs: &Runs, registry: Option<&str>) -> bool {
+pub(crate) fn matches(entry: &ServerMatch, runs: &Runs, registry: Option<&str>) -> bool {
     let is = |pattern: &Option<String>, value: Option<&str>| match (pattern, value) {
         (Some(p), Some(v)) => glob(p).is_ok_and(|g| g.is_match(v)),
         _ => false,
@@ -312,8 +321,90 @@ fn matches(entry: &ServerMatch, runs: &Runs, registry: Option<&str>) -> bool {
         || is(&entry.registry, registry)
 }
 
+/// Where a server is about to start, for what the policy checks then: the PATH its program is
+/// looked up on, and the owner (uid) of system places.
+#[derive(Debug, Clone, Copy)]
+pub struct Start<'a> {
+    pub path: &'a std::ffi::OsStr,
+    pub owner: u32,
+}
+
+/// The programs `server` may be said to run, for `command` entries: as written, as found on
+/// the PATH, and what that leads to once links are followed. An allow entry must match one of
+/// the last two (what runs), a deny entry any of the three.
+fn programs(server: &ServerConfig, start: Option<Start<'_>>) -> (Vec<String>, Vec<String>) {
+    let Transport::Stdio { command, cwd, .. } = &server.transport else {
+        return (Vec::new(), Vec::new());
+    };
+    let Some(start) = start else {
+        return (vec![command.clone()], vec![command.clone()]);
+    };
+    let here = cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let mut what_runs = Vec::new();
+    if let Ok(found) = which::which_in(command, Some(start.path), &here) {
+        // `/opt/mcp/../../home/me/x` would match `/opt/mcp/*` as written.
+        let plain = !found
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+        if plain {
+            what_runs.push(found.display().to_string());
+        }
+    }
+    what_runs.push(
+        crate::resolve::resolve(command, cwd.as_deref(), start.path)
+            .display()
+            .to_string(),
+    );
+    let mut any = what_runs.clone();
+    any.push(command.clone());
+    (what_runs, any)
+}
+
+/// Whether `entry` matches `server` with its program taken as any of `programs`, and its
+/// address as written or normalised.
+fn matches_any(
+    entry: &ServerMatch,
+    runs: &Runs,
+    registry: Option<&str>,
+    programs: &[String],
+    urls: &[String],
+) -> bool {
+    if entry.command.is_some() {
+        return programs.iter().any(|p| {
+            let runs = Runs {
+                command: Some(p.clone()),
+                ..Runs::default()
+            };
+            matches(entry, &runs, None)
+        });
+    }
+    if entry.url.is_some() {
+        return urls.iter().any(|u| {
+            let runs = Runs {
+                url: Some(u.clone()),
+                ..Runs::default()
+            };
+            matches(entry, &runs, None)
+        });
+    }
+    matches(entry, runs, registry)
+}
+
 /// Whether the organisation lets `server` run; the refusal in words when not.
-pub fn admit(policy: &ServerPolicy, server: &ServerConfig) -> Result<(), String> {
+///
+/// With `start` (a server about to start) the checks that need the machine are made too: a
+/// `command` entry is matched against the program that runs (found on the PATH, links
+/// followed), and a server the allow-list admits by its package must run it through the real
+/// launcher (`crate::launcher`). Without it (a server being added to the settings), only what
+/// the settings say is checked; the rest is checked at its every start.
+pub fn admit(
+    policy: &ServerPolicy,
+    server: &ServerConfig,
+    start: Option<Start<'_>>,
+) -> Result<(), String> {
     let required = policy
         .required
         .iter()
@@ -323,7 +414,29 @@ pub fn admit(policy: &ServerPolicy, server: &ServerConfig) -> Result<(), String>
     }
     let runs = Runs::of(server);
     let registry = server.registry.as_ref().map(|r| r.name.as_str());
-    if policy.deny.iter().any(|e| matches(e, &runs, registry)) {
+    let (what_runs, any_program) = programs(server, start);
+    let urls: Vec<String> = match &runs.url {
+        Some(url) => {
+            let normal = crate::resolve::normalised_url(url);
+            if start.is_some() {
+                vec![normal]
+            } else {
+                vec![url.clone(), normal]
+            }
+        }
+        None => Vec::new(),
+    };
+    let all_urls: Vec<String> = runs
+        .url
+        .iter()
+        .cloned()
+        .chain(urls.iter().cloned())
+        .collect();
+    if policy
+        .deny
+        .iter()
+        .any(|e| matches_any(e, &runs, registry, &any_program, &all_urls))
+    {
         return Err(format!(
             "your organisation does not allow {}: it is on the organisation's deny list",
             runs.describe()
@@ -335,13 +448,33 @@ pub fn admit(policy: &ServerPolicy, server: &ServerConfig) -> Result<(), String>
             runs.describe()
         ));
     }
-    if !policy.allow.is_empty() && !policy.allow.iter().any(|e| matches(e, &runs, registry)) {
-        return Err(format!(
+    if policy.allow.is_empty() {
+        return Ok(());
+    }
+    let mut launcher_refused = None;
+    for entry in &policy.allow {
+        if !matches_any(entry, &runs, registry, &what_runs, &urls) {
+            continue;
+        }
+        let by_package = entry.npm.is_some() || entry.pypi.is_some();
+        match start.filter(|_| by_package) {
+            None => return Ok(()),
+            Some(start) => match crate::launcher::check(server, &runs, start.path, start.owner) {
+                Ok(()) => return Ok(()),
+                Err(why) => launcher_refused = Some(why),
+            },
+        }
+    }
+    Err(match launcher_refused {
+        Some(why) => format!(
+            "your organisation allows {} only through the real package launcher, and {why}",
+            runs.describe()
+        ),
+        None => format!(
             "your organisation allows only the servers on its list, and {} is not on it",
             runs.describe()
-        ));
-    }
-    Ok(())
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -353,6 +486,10 @@ mod tests {
         serde_json::from_value(json!({"id": "s", "name": "s", "transport": "stdio",
             "command": command, "args": args}))
         .expect("config")
+    }
+
+    fn admit_(p: &ServerPolicy, server: &ServerConfig) -> Result<(), String> {
+        admit(p, server, None)
     }
 
     fn policy(value: serde_json::Value) -> ServerPolicy {
@@ -419,15 +556,15 @@ mod tests {
                 &["-y", &format!("@modelcontextprotocol/server-everything{v}")],
             )
         };
-        assert_eq!(admit(&p, &everything("@2025.9.25")), Ok(()));
-        let old = admit(&p, &everything("@2024.1.0")).unwrap_err();
+        assert_eq!(admit_(&p, &everything("@2025.9.25")), Ok(()));
+        let old = admit_(&p, &everything("@2024.1.0")).unwrap_err();
         assert!(
             old.contains("not on it") && old.contains("2024.1.0"),
             "{old}"
         );
-        let unpinned = admit(&p, &everything("")).unwrap_err();
+        let unpinned = admit_(&p, &everything("")).unwrap_err();
         assert!(unpinned.contains("no version pinned"), "{unpinned}");
-        let fs = admit(
+        let fs = admit_(
             &p,
             &stdio(
                 "npx",
@@ -436,8 +573,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(fs.contains("deny list"), "{fs}");
-        assert_eq!(admit(&p, &stdio("uvx", &["mcp-server-time"])), Ok(()));
-        assert!(admit(&p, &stdio("/opt/bin/thing", &[])).is_err());
+        assert_eq!(admit_(&p, &stdio("uvx", &["mcp-server-time"])), Ok(()));
+        assert!(admit_(&p, &stdio("/opt/bin/thing", &[])).is_err());
     }
 
     #[test]
@@ -445,12 +582,12 @@ mod tests {
         let p = policy(
             json!({"deny": [{"command": "/opt/untrusted/*"}, {"url": "https://*.evil.example/*"}]}),
         );
-        assert!(admit(&p, &stdio("/opt/untrusted/srv", &[])).is_err());
-        assert_eq!(admit(&p, &stdio("/opt/ok/srv", &[])), Ok(()));
+        assert!(admit_(&p, &stdio("/opt/untrusted/srv", &[])).is_err());
+        assert_eq!(admit_(&p, &stdio("/opt/ok/srv", &[])), Ok(()));
         let remote: ServerConfig = serde_json::from_value(json!({"id": "r", "name": "r",
             "transport": "http", "url": "https://mcp.evil.example/mcp"}))
         .expect("config");
-        assert!(admit(&p, &remote)
+        assert!(admit_(&p, &remote)
             .unwrap_err()
             .contains("https://mcp.evil.example/mcp"));
     }
@@ -459,11 +596,11 @@ mod tests {
     fn without_user_servers_only_the_required_ones_run() {
         let p = policy(json!({"allowUserServers": false, "required": [
             {"id": "org", "name": "Org", "transport": "stdio", "command": "/opt/org/mcp"}]}));
-        assert_eq!(admit(&p, &p.required[0].clone()), Ok(()));
+        assert_eq!(admit_(&p, &p.required[0].clone()), Ok(()));
         let mut impostor = p.required[0].clone();
         impostor.transport = stdio("/tmp/other", &[]).transport;
-        assert!(admit(&p, &impostor).is_err(), "same id, other program");
-        assert!(admit(&p, &stdio("npx", &["x@1.0.0"]))
+        assert!(admit_(&p, &impostor).is_err(), "same id, other program");
+        assert!(admit_(&p, &stdio("npx", &["x@1.0.0"]))
             .unwrap_err()
             .contains("only the servers it sets up"));
     }
@@ -482,5 +619,85 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// The review's case: an allow-list of `@modelcontextprotocol/*` admitted the user's own
+    /// script named `npx`, given a flag the parser skipped.
+    #[cfg(unix)]
+    #[test]
+    fn the_users_own_npx_is_not_admitted_by_the_package_allow_list() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let p = policy(json!({"allow": [{"npm": "@modelcontextprotocol/*"}]}));
+        let home = std::env::temp_dir().join(format!("own-npx-{}", std::process::id()));
+        let bin = home.join("bin");
+        std::fs::create_dir_all(&bin).expect("dir");
+        let npx = bin.join("npx");
+        std::fs::write(&npx, "#!/bin/sh\nexec /bin/sh -c \"$3\"\n").expect("script");
+        std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        // The user's folder, as a user's is: theirs, not the system's.
+        let system = std::fs::metadata(&bin).expect("dir").uid().wrapping_add(1);
+        let path = bin.clone().into_os_string();
+        let start = Some(Start {
+            path: &path,
+            owner: system,
+        });
+        let server = stdio(
+            "npx",
+            &[
+                "--node-options=--require=/tmp/evil.js",
+                "@modelcontextprotocol/server-memory",
+            ],
+        );
+        assert_eq!(
+            admit(&p, &server, None),
+            Ok(()),
+            "the settings alone name the package"
+        );
+        let refused = admit(&p, &server, start).unwrap_err();
+        assert!(refused.contains("real package launcher"), "{refused}");
+        // Known flags only, but still the user's own npx.
+        let plain = stdio("npx", &["-y", "@modelcontextprotocol/server-memory"]);
+        let refused = admit(&p, &plain, start).unwrap_err();
+        assert!(refused.contains("not a system program"), "{refused}");
+        let _ = std::fs::remove_dir_all(&home);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn command_entries_match_the_program_that_runs() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("commands-{}", std::process::id()));
+        let untrusted = dir.join("untrusted");
+        let mine = dir.join("mine");
+        std::fs::create_dir_all(&untrusted).expect("dir");
+        std::fs::create_dir_all(&mine).expect("dir");
+        let srv = untrusted.join("srv");
+        std::fs::write(&srv, "").expect("file");
+        std::fs::set_permissions(&srv, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let link = mine.join("innocent");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&srv, &link).expect("link");
+        let p = policy(json!({"deny": [{"command": format!("{}/*", untrusted.display())}]}));
+        let path = mine.clone().into_os_string();
+        let start = Some(Start {
+            path: &path,
+            owner: 0,
+        });
+        // By a link, or by name on the PATH: what runs is the denied program.
+        assert!(admit(&p, &stdio(&link.to_string_lossy(), &[]), start).is_err());
+        assert!(admit(&p, &stdio("innocent", &[]), start).is_err());
+        let allow = policy(json!({"allow": [{"command": format!("{}/*", untrusted.display())}]}));
+        let dodge = format!("{}/../mine/innocent", untrusted.display());
+        let other = mine.join("other");
+        std::fs::write(&other, "").expect("file");
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        let dodge_other = format!("{}/../mine/other", untrusted.display());
+        assert!(admit(&allow, &stdio(&dodge_other, &[]), start).is_err());
+        assert_eq!(
+            admit(&allow, &stdio(&dodge, &[]), start),
+            Ok(()),
+            "it runs srv"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -30,6 +30,11 @@ pub struct Source {
     /// The owner (uid) files and their folders must have on Unix: root (0), or in tests the
     /// test's own user.
     pub owner: u32,
+    /// The organisation's signed remote policy as the system keeps it (put there by the
+    /// management tools, or by `root`), checked like the files: the last verified copy the
+    /// user cannot delete or replace, used when the user's own kept copy is gone or bad and
+    /// the document cannot be fetched.
+    pub remote_copy: Option<PathBuf>,
 }
 
 /// One place a policy came from, for the doctor and the window.
@@ -65,6 +70,9 @@ impl Source {
                 source.files = vec![PathBuf::from(
                     "/Library/Application Support/Toolgate/managed.json",
                 )];
+                source.remote_copy = Some(PathBuf::from(
+                    "/Library/Application Support/Toolgate/managed-remote.json",
+                ));
             }
             "windows" => {
                 source.registry = true;
@@ -72,10 +80,12 @@ impl Source {
                     .map(PathBuf::from)
                     .unwrap_or_else(|| PathBuf::from(r"C:\ProgramData"));
                 source.files = vec![data.join("Toolgate").join("managed.json")];
+                source.remote_copy = Some(data.join("Toolgate").join("managed-remote.json"));
             }
             _ => {
                 source.files = vec![PathBuf::from("/etc/toolgate/managed.json")];
                 source.drop_ins = vec![PathBuf::from("/etc/toolgate/managed.d")];
+                source.remote_copy = Some(PathBuf::from("/var/lib/toolgate/managed-remote.json"));
             }
         }
         source
@@ -89,15 +99,17 @@ impl Source {
             preferences: None,
             registry: false,
             owner: 0,
+            remote_copy: None,
         }
     }
 
-    /// `dir/managed.json` and `dir/managed.d/*.json`, owned by `owner`: the Linux layout in a
-    /// folder of the caller's choosing (tests).
+    /// `dir/managed.json`, `dir/managed.d/*.json` and `dir/managed-remote.json`, owned by
+    /// `owner`: the Linux layout in a folder of the caller's choosing (tests).
     pub fn at(dir: &Path, owner: u32) -> Self {
         Source {
             files: vec![dir.join("managed.json")],
             drop_ins: vec![dir.join("managed.d")],
+            remote_copy: Some(dir.join("managed-remote.json")),
             owner,
             ..Source::none()
         }
@@ -126,6 +138,8 @@ impl Source {
     pub fn stamp(&self) -> Vec<(PathBuf, Option<(SystemTime, u64)>)> {
         let mut paths = self.paths();
         paths.extend(self.drop_ins.iter().cloned());
+        // A new system copy of the remote policy is applied as soon as it lands.
+        paths.extend(self.remote_copy.iter().cloned());
         paths
             .into_iter()
             .map(|p| {
@@ -200,6 +214,20 @@ impl Source {
             }
         }
         read
+    }
+
+    /// The system's copy of the remote policy, when there is one that only the owner could
+    /// have written.
+    pub fn read_remote_copy(&self) -> Option<Result<Vec<u8>, String>> {
+        let path = self.remote_copy.as_ref()?;
+        if !path.exists() {
+            return None;
+        }
+        Some(
+            self.trusted(path)
+                .and_then(|()| std::fs::read(path).map_err(|e| e.to_string()))
+                .map_err(|why| format!("{}: {why}", path.display())),
+        )
     }
 
     /// Whether `path` and its folder could only have been written by the owner.

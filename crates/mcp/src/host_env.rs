@@ -322,6 +322,14 @@ impl LoginPath {
         }
     }
 
+    /// The PATH servers start with, when it is known already (given, or asked for once),
+    /// without waiting for the login shell.
+    pub(crate) fn known(&self) -> Option<&HostEnv> {
+        self.given
+            .as_ref()
+            .or_else(|| self.now.get().map(|(env, _)| env))
+    }
+
     /// The PATH to start servers with now, and whether it is this run's own answer (or given).
     pub(crate) async fn now(&self) -> (&HostEnv, bool) {
         let (env, fresh) = self

@@ -9,13 +9,14 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
-use toolgate_settings::ServerConfig;
+use toolgate_settings::{ServerConfig, Transport};
 
 use super::backoff::Event;
 use super::connect::{self, Connected};
 use super::entry::{Conn, Retired, Starting};
 use super::registry::ServerManager;
 use super::supervision::supervise;
+use crate::host_env::HostEnv;
 use crate::types::ServerStatus;
 use crate::McpError;
 
@@ -98,6 +99,16 @@ impl ServerManager {
     }
 
     async fn start_inner(&self, id: &str, expected: Option<u64>) {
+        // The PATH the start will find its program on, found before the entries are locked
+        // (it may wait for the login shell): the admission checks what runs there.
+        let known = self.entries.lock().await.get(id).map(|e| e.config.clone());
+        let host = match known.as_ref().map(|c| &c.transport) {
+            Some(Transport::Stdio { command, cwd, .. }) => {
+                self.host_env_for(command, cwd.as_deref()).await.clone()
+            }
+            // A remote server's admission looks nothing up.
+            _ => HostEnv::from_dirs(Vec::new()),
+        };
         let cancel = CancellationToken::new();
         let (_done, done) = watch::channel(());
         let (config, log, roots, refused, generation, retired) = {
@@ -108,7 +119,7 @@ impl ServerManager {
             if expected.is_some_and(|g| g != entry.generation) {
                 return;
             }
-            if let Err(reason) = self.admitted(&entry.config) {
+            if let Err(reason) = self.admitted(&entry.config, &host) {
                 tracing::warn!(server = id, %reason, "server not started");
                 let retired = entry.retire(self.next_generation(), ServerStatus::Failed { reason });
                 entry.blocked = true;
@@ -249,9 +260,9 @@ impl ServerManager {
     }
 
     /// Whether the manager's admission lets `config` start.
-    fn admitted(&self, config: &ServerConfig) -> Result<(), String> {
+    fn admitted(&self, config: &ServerConfig, host: &HostEnv) -> Result<(), String> {
         match &self.options.admit {
-            Some(admit) => admit(config),
+            Some(admit) => admit(config, host),
             None => Ok(()),
         }
     }
@@ -260,12 +271,13 @@ impl ServerManager {
     /// running or starting server it now refuses is stopped and shown as failed with the
     /// reason; one it refused before and lets through now is started, if it is enabled.
     pub async fn enforce_admission(&self) {
+        let host = self.host_env().await.clone();
         let (retired, to_start) = {
             let mut entries = self.entries.lock().await;
             let mut retired = Vec::new();
             let mut to_start = Vec::new();
             for (id, entry) in entries.iter_mut() {
-                match self.admitted(&entry.config) {
+                match self.admitted(&entry.config, &host) {
                     Err(reason) => {
                         let shown = matches!(&entry.status, ServerStatus::Failed { reason: r } if *r == reason);
                         let live = entry.conn.is_some() || entry.starting.is_some();

@@ -21,8 +21,9 @@ use crate::orphans::{self, Registry};
 use crate::types::{ServerEvent, ServerSnapshot, ServerStatus};
 use crate::McpError;
 
-/// Says whether a server may start, and why not.
-pub type Admission = Arc<dyn Fn(&ServerConfig) -> Result<(), String> + Send + Sync>;
+/// Says whether a server may start, and why not, given the PATH its program will be found on
+/// (what runs is what the organisation's policy checks, not only what the settings say).
+pub type Admission = Arc<dyn Fn(&ServerConfig, &HostEnv) -> Result<(), String> + Send + Sync>;
 
 /// The organisation's identity provider as the settings (or the managed policy) say now, for
 /// servers signed in to by enterprise-managed authorization.
@@ -202,6 +203,11 @@ impl ServerManager {
             });
         }
         env
+    }
+
+    /// [`Self::host_env`] when it is known already; `None` before the first start asked for it.
+    pub fn known_host_env(&self) -> Option<&HostEnv> {
+        self.paths.known()
     }
 
     /// Where a command is looked for: [`Self::host_env`], or, when the command is not there and
