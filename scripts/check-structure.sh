@@ -2,7 +2,8 @@
 # Structure check: no import circle between the modules of any Rust crate (crates/*/src and
 # src-tauri/; edges into and out of a crate's root file do not count), no product file over 800
 # lines (crates/*/src, src-tauri/, ui/src/; test and generated files exempt), and no
-# `Agent::new` in product code outside crates/host/src. The rules, and what counts as an edge,
+# `Agent::new` in product code outside crates/host/src; and docs/threat-model.md held to the
+# code (scripts/check_threat_model.py). The rules, and what counts as an edge,
 # are written at the top of scripts/check_structure.py; its own tests
 # (scripts/check_structure_test.py, fixture trees) run first. Needs only python3 (3.11+, standard
 # library). Exits 1 listing every problem found.
@@ -13,4 +14,12 @@ if ! out="$(python3 "$ROOT/scripts/check_structure_test.py" 2>&1)"; then
   echo "structure: the checker's own tests fail (scripts/check_structure_test.py)" >&2
   exit 1
 fi
-exec python3 "$ROOT/scripts/check_structure.py" "$ROOT"
+python3 "$ROOT/scripts/check_structure.py" "$ROOT"
+# docs/threat-model.md names real tests, and a row for every kind the gate settles and every
+# method the gateway answers (scripts/check_threat_model.py; its tests first).
+if ! out="$(python3 "$ROOT/scripts/check_threat_model_test.py" 2>&1)"; then
+  printf '%s\n' "$out" >&2
+  echo "structure: the threat-model checker's own tests fail (scripts/check_threat_model_test.py)" >&2
+  exit 1
+fi
+exec python3 "$ROOT/scripts/check_threat_model.py" "$ROOT"

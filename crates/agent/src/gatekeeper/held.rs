@@ -13,7 +13,7 @@
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Decision as Ruling, Verdict};
 
-use super::{by_rules, plain, Held, Next, RuleToSave, Settlement};
+use super::settlement::{by_rules, plain, AuditNote, Held, Next, RuleToSave, Settlement};
 use crate::gate::{Asked, Decision, Lasting, Reach};
 
 /// Settles a request of a kind other than a call or a read. `verdict` is the rules' word where
@@ -100,7 +100,7 @@ fn answered(held: Held, asked: &Asked) -> Settlement {
 fn by_user(held: Held, decision: &Decision) -> Settlement {
     let w = words(held);
     let user = |decision, reason: String, rule_to_save, next| Settlement {
-        audit: super::AuditNote {
+        audit: AuditNote {
             decision,
             by: DecidedBy::User,
             rule_id: None,
