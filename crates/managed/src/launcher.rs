@@ -22,7 +22,7 @@
 //!   code (`NODE_OPTIONS`, `LD_PRELOAD`, …), even with the user's `allowEnv`.
 
 use std::ffi::OsStr;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use toolgate_install::{Ecosystem, Source};
 use toolgate_settings::{ServerConfig, Transport};
@@ -174,6 +174,7 @@ pub(crate) fn system_file(_file: &Path, _owner: u32) -> Result<(), String> {
 #[cfg(unix)]
 fn unchangeable(path: &Path, owner: u32) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
+    use std::path::{Component, PathBuf};
     if !path.is_absolute() {
         return Err(format!("{} is not an absolute path", path.display()));
     }
@@ -220,6 +221,7 @@ fn unchangeable(path: &Path, owner: u32) -> Result<(), String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::path::PathBuf;
 
     /// A folder made by the test, owned by whoever runs it; the owner the checks expect is that
     /// user, so the test means the same run as root or not.
