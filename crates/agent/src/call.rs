@@ -59,26 +59,8 @@ impl Agent {
     ) -> Result<CallOutcome, AgentError> {
         let offer = self.offer().await?;
         let (entry, call) = resource::entry_and_call(&offer, server_id, uri);
-        let fingerprint = offer
-            .fingerprints
-            .get(server_id)
-            .map(String::as_str)
-            .unwrap_or("");
-        let subject = approval::subject(
-            &entry,
-            fingerprint,
-            &approval::tool_print(&entry),
-            &call.arguments,
-        );
         Ok(self
-            .decide_and_run(
-                &offer,
-                (&entry, &subject),
-                &call,
-                options,
-                on_event,
-                Action::Read,
-            )
+            .pseudo(&offer, &entry, &call, (options, Action::Read), on_event)
             .await)
     }
 
@@ -95,27 +77,34 @@ impl Agent {
     ) -> Result<CallOutcome, AgentError> {
         let offer = self.offer().await?;
         let (entry, call) = resource::prompt_entry_and_call(&offer, server_id, name, arguments);
+        Ok(self
+            .pseudo(&offer, &entry, &call, (options, Action::Prompt), on_event)
+            .await)
+    }
+
+    /// One of the pseudo-tools ([`crate::resource`]) through steps 2 to 5, as the server's
+    /// fingerprint binds it.
+    async fn pseudo(
+        &self,
+        offer: &Offer,
+        entry: &toolgate_catalog::Entry,
+        call: &ToolCall,
+        (options, action): (&TurnOptions, Action),
+        on_event: &(dyn Fn(TurnEvent) + Send + Sync),
+    ) -> CallOutcome {
         let fingerprint = offer
             .fingerprints
-            .get(server_id)
+            .get(&entry.server_id)
             .map(String::as_str)
             .unwrap_or("");
         let subject = approval::subject(
-            &entry,
+            entry,
             fingerprint,
-            &approval::tool_print(&entry),
+            &approval::tool_print(entry),
             &call.arguments,
         );
-        Ok(self
-            .decide_and_run(
-                &offer,
-                (&entry, &subject),
-                &call,
-                options,
-                on_event,
-                Action::Prompt,
-            )
-            .await)
+        self.decide_and_run(offer, (entry, &subject), call, options, on_event, action)
+            .await
     }
 
     /// Decides one call by the user's rules, asking the user when they say to; then runs it or

@@ -1250,6 +1250,29 @@ async fn a_tool_held_since_it_changed_is_neither_listed_nor_called_through_the_g
     assert!(status.success(), "{status:?}");
 }
 
+/// Answers what waits at the gate with `answers` in turn (the last one from then on), as the
+/// user at the window would; returns every request answered.
+fn answer_in_turn(host: &Arc<Host>, answers: Vec<Decision>) -> Arc<Mutex<Vec<PendingCall>>> {
+    let seen = Arc::new(Mutex::new(Vec::<PendingCall>::new()));
+    let (gate, record) = (host.gate.clone(), seen.clone());
+    tokio::spawn(async move {
+        let mut changes = gate.subscribe();
+        loop {
+            for call in gate.waiting() {
+                let n = record.lock().expect("lock").len();
+                let decision = answers[n.min(answers.len() - 1)].clone();
+                if gate.answer(&call.id, decision).is_ok() {
+                    record.lock().expect("lock").push(call);
+                }
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    seen
+}
+
 /// A GitHub token as a `.env` file holds one.
 const TOKEN: &str = "ghp_0123456789abcdefABCDEF0123456789abcd";
 
@@ -1270,29 +1293,15 @@ async fn a_clients_resource_read_is_gated_audited_and_scrubbed() {
     toolgate_settings::file::save(&dir.join("settings.json"), &settings).expect("settings");
     let (host, stop) = gateway_on(&dir, &settings).await;
     // The user at the window: denies the first read, approves the second.
-    let seen = Arc::new(Mutex::new(Vec::<PendingCall>::new()));
-    let (gate, record) = (host.gate.clone(), seen.clone());
-    tokio::spawn(async move {
-        let mut changes = gate.subscribe();
-        loop {
-            for call in gate.waiting() {
-                let first = record.lock().expect("lock").is_empty();
-                let decision = if first {
-                    Decision::Deny {
-                        reason: Some("not my secrets".into()),
-                    }
-                } else {
-                    Decision::Approve
-                };
-                if gate.answer(&call.id, decision).is_ok() {
-                    record.lock().expect("lock").push(call);
-                }
-            }
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    });
+    let seen = answer_in_turn(
+        &host,
+        vec![
+            Decision::Deny {
+                reason: Some("not my secrets".into()),
+            },
+            Decision::Approve,
+        ],
+    );
     let mut raw = Raw::connect(&dir, None).await;
     raw.initialize().await;
     let uri = format!("file://{}", env_file.display());
@@ -1353,21 +1362,7 @@ async fn a_clients_resource_read_is_gated_audited_and_scrubbed() {
 async fn a_clients_prompt_get_is_gated_audited_and_scrubbed() {
     let (dir, _root, settings) = data_dir("prompts");
     let (host, stop) = gateway_on(&dir, &settings).await;
-    let seen = Arc::new(Mutex::new(Vec::<PendingCall>::new()));
-    let (gate, record) = (host.gate.clone(), seen.clone());
-    tokio::spawn(async move {
-        let mut changes = gate.subscribe();
-        loop {
-            for call in gate.waiting() {
-                if gate.answer(&call.id, Decision::Approve).is_ok() {
-                    record.lock().expect("lock").push(call);
-                }
-            }
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
-    });
+    let seen = answer_in_turn(&host, vec![Decision::Approve]);
     let mut raw = Raw::connect(&dir, None).await;
     raw.initialize().await;
     raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}))
