@@ -76,10 +76,6 @@ impl From<String> for Failure {
     }
 }
 
-/// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
-///
-/// Unpinned, both eras of servers: those that answer `server/discover` (2026-07-28), and those
-/// that only know `initialize` (every Node server on npm today), which get 2025-11-25. rmcp's
 /// What a refused connection (or its first listing) says about the sign-in, as the failure the
 /// server's status shows: a 401 ends the sign-in, a 403 `insufficient_scope` asks for more.
 fn refused_sign_in(name: &str, refusal: crate::http::AuthRefusal) -> Failure {
@@ -97,6 +93,10 @@ fn refused_sign_in(name: &str, refusal: crate::http::AuthRefusal) -> Failure {
     }
 }
 
+/// The handshakes to try, in order, each with the version `initialize` offers (when pinned).
+///
+/// Unpinned, both eras of servers: those that answer `server/discover` (2026-07-28), and those
+/// that only know `initialize` (every Node server on npm today), which get 2025-11-25. rmcp's
 /// `Auto` falls back when a server rejects `server/discover` with an error; a server that
 /// answers it with something else (`{}`) gets a second, fresh start with `initialize` alone.
 /// Pinned (`protocolVersion` in the server's settings): that era only.
