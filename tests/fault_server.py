@@ -94,6 +94,9 @@ NAIVE_TOOLS = [
      "inputSchema": {"type": "object", "properties": {"host": {"type": "string"}, "port": {"type": "integer"}},
                      "required": ["host", "port"]},
      "annotations": {"openWorldHint": True}},
+    {"name": "bind_port", "description": "Listens on `host`:`port` (a local service of its own) and says so.",
+     "inputSchema": {"type": "object", "properties": {"host": {"type": "string"}, "port": {"type": "integer"}},
+                     "required": ["host", "port"]}},
 ]
 if mode == "naive":
     TOOLS.extend(NAIVE_TOOLS)
@@ -179,6 +182,13 @@ def naive(name, args):
         import socket
         with socket.create_connection((args["host"], args["port"]), timeout=5):
             return "connected to %s:%d" % (args["host"], args["port"])
+    if name == "bind_port":
+        import socket
+        family = socket.AF_INET6 if ":" in args["host"] else socket.AF_INET
+        with socket.socket(family) as s:
+            s.bind((args["host"], args["port"]))
+            s.listen()
+            return "listening on %s:%d" % (args["host"], args["port"])
     raise KeyError(name)
 
 

@@ -428,9 +428,15 @@ async fn an_injected_page_cannot_use_an_always_allow_rule_to_send_a_file_out() {
     let servers = ServerManager::new(ManagerOptions::default());
     servers.start_all(&[config]).await;
     let policy = always_allowed(&["fetch_url", "read_file", "post_url"]);
+    // Reading the file is asked too once the page was read (the server reaches loopback,
+    // where something could carry what it is sent further): the user lets it run.
     let user = User::new(|tool, _| {
-        (tool == "post_url").then(|| Decision::Deny {
-            reason: Some("that is not what I asked for".into()),
+        Some(if tool == "post_url" {
+            Decision::Deny {
+                reason: Some("that is not what I asked for".into()),
+            }
+        } else {
+            Decision::Approve
         })
     });
     let hostile = |round: usize| {
@@ -492,8 +498,19 @@ async fn an_injected_page_cannot_use_an_always_allow_rule_to_send_a_file_out() {
     .await
     .expect("turn");
     let asked = user.asked();
-    assert_eq!(asked.len(), 1, "only the post is asked: {asked:?}");
-    let (tool, _, reason) = &asked[0];
+    let tools: Vec<&str> = asked.iter().map(|(tool, _, _)| tool.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["read_file", "post_url"],
+        "the page itself is not asked; the read (a loopback server is a way out) and the \
+         post are"
+    );
+    assert!(
+        asked[0].2.contains("reach services on this computer"),
+        "the card says why the read is asked: {}",
+        asked[0].2
+    );
+    let (tool, _, reason) = &asked[1];
     assert_eq!(tool, "post_url");
     assert!(
         reason.contains("this chat has read untrusted content (fetch_url on web")

@@ -432,3 +432,168 @@ async fn the_reference_servers_start_and_answer_under_their_default_sandbox() {
     assert!(!time.is_error && time.text.contains("UTC"), "{}", time.text);
     servers.stop_all().await;
 }
+
+/// Toolgate as the app runs it, with a server in network "hosts" (`web`, behind its proxy), a
+/// server in network "loopback" (`local`) and the HTTP door configured, closed, at `door`.
+fn neighbours(data: &Path, door: u16) -> Arc<toolgate_host::Host> {
+    let mut web = naive("web", data, NetworkAccess::Hosts);
+    if let Some(sandbox) = web.sandbox.as_mut() {
+        sandbox.hosts = vec!["localhost".into()];
+        sandbox.private_addresses = true;
+    }
+    let mut settings = toolgate_settings::Settings::first_run(web);
+    settings
+        .servers
+        .push(naive("local", data, NetworkAccess::Loopback));
+    settings.gateway.http = Some(toolgate_settings::HttpDoorSettings {
+        enabled: false,
+        address: std::net::SocketAddr::from(([127, 0, 0, 1], door)),
+    });
+    toolgate_settings::file::save(&data.join("settings.json"), &settings).expect("settings");
+    toolgate_host::Host::open(toolgate_host::HostOptions {
+        env: Some(toolgate_mcp::HostEnv::inherited()),
+        secrets: Arc::new(toolgate_secrets::MemoryStore::default()),
+        ..toolgate_host::HostOptions::new(data.to_path_buf())
+    })
+    .expect("host")
+}
+
+/// What an outside review did: a "loopback" server found the "hosts" server's proxy (its port
+/// is in /proc/net/tcp; here read from the proxied server's own environment, which also holds
+/// the credentials) and went out through it; and took the door's port before the door opened.
+/// Now the proxy's port and the door's are closed to it, by the sandbox (a permission error,
+/// not "connection refused"); the proxy wants credentials from anyone else; and the loopback
+/// server counts as a way out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_doors_port() {
+    assert!(sandbox_works_here());
+    let data = temp_dir("sandbox-neighbours");
+    let (page_port, _) = toolgate_tests::web_page("the page behind the proxy".into()).await;
+    let door = toolgate_tests::free_port();
+    let host = neighbours(&data, door);
+    host.run().await.expect("started");
+    ready(&host.servers, "web").await;
+    ready(&host.servers, "local").await;
+
+    // The proxied server's own view: where its proxy is, with its credentials.
+    let environ = call(
+        &host.servers,
+        "web",
+        "read_file",
+        json!({"path": "/proc/self/environ"}),
+    )
+    .await;
+    let proxy_url = environ
+        .text
+        .split('\0')
+        .find_map(|v| v.strip_prefix("HTTPS_PROXY="))
+        .unwrap_or_else(|| panic!("no proxy variable: {}", environ.text))
+        .to_owned();
+    let (credentials, proxy) = proxy_url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split_once('@'))
+        .expect("http://user:secret@127.0.0.1:port");
+    let proxy_port: u16 = proxy
+        .strip_prefix("127.0.0.1:")
+        .and_then(|p| p.parse().ok())
+        .expect("a port of 127.0.0.1");
+    let fetched = call(
+        &host.servers,
+        "web",
+        "fetch_url",
+        json!({"url": format!("http://localhost:{page_port}/")}),
+    )
+    .await;
+    assert_eq!(
+        fetched.text, "the page behind the proxy",
+        "its owner goes through"
+    );
+
+    // The loopback neighbour: the proxy's port and the door's are not there for it, on any
+    // loopback spelling, while the rest of loopback is.
+    for host_name in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+        for port in [proxy_port, door] {
+            let out = call(
+                &host.servers,
+                "local",
+                "connect_direct",
+                json!({"host": host_name, "port": port}),
+            )
+            .await;
+            assert!(refused_by_the_os(&out), "{host_name}:{port}: {}", out.text);
+        }
+        let out = call(
+            &host.servers,
+            "local",
+            "bind_port",
+            json!({"host": host_name, "port": door}),
+        )
+        .await;
+        assert!(
+            refused_by_the_os(&out),
+            "bind {host_name}:{door}: {}",
+            out.text
+        );
+    }
+    let out = call(
+        &host.servers,
+        "local",
+        "connect_direct",
+        json!({"host": "127.0.0.1", "port": page_port}),
+    )
+    .await;
+    assert!(!out.is_error, "the rest of loopback: {}", out.text);
+    let out = call(
+        &host.servers,
+        "local",
+        "bind_port",
+        json!({"host": "127.0.0.1", "port": toolgate_tests::free_port()}),
+    )
+    .await;
+    assert!(!out.is_error, "its own services: {}", out.text);
+
+    // Any other program of the user's (another Toolgate's server, a web page's fetch) reaches
+    // the port, but not through the proxy without its server's credentials.
+    let ask = |with: Option<&str>| {
+        let auth = with
+            .map(|c| {
+                use base64::Engine as _;
+                format!(
+                    "Proxy-Authorization: Basic {}\r\n",
+                    base64::engine::general_purpose::STANDARD.encode(c)
+                )
+            })
+            .unwrap_or_default();
+        let request =
+            format!("GET http://localhost:{page_port}/ HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n");
+        async move {
+            let mut s = tokio::net::TcpStream::connect(("127.0.0.1", proxy_port))
+                .await
+                .expect("connect");
+            s.write_all(request.as_bytes()).await.expect("write");
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out).await;
+            out
+        }
+    };
+    let stranger = ask(None).await;
+    assert!(stranger.starts_with("HTTP/1.1 407"), "{stranger}");
+    let guessed = ask(Some("toolgate:guess")).await;
+    assert!(guessed.starts_with("HTTP/1.1 407"), "{guessed}");
+    let owner = ask(Some(credentials)).await;
+    assert!(owner.contains("the page behind the proxy"), "{owner}");
+
+    // The gate counts the loopback server as a way out; its card and log never show the secret.
+    let snapshot = host.servers.snapshot().await;
+    let local = snapshot.iter().find(|s| s.id == "local").expect("local");
+    assert!(local.sends_out, "loopback is a way out");
+    let secret = credentials.trim_start_matches("toolgate:");
+    let shown = serde_json::to_string(&snapshot).expect("json");
+    assert!(
+        !shown.contains(secret),
+        "the snapshot holds the proxy's secret"
+    );
+    let logs = host.servers.stderr_tail("web").await.join("\n");
+    assert!(!logs.contains(secret), "the log holds the proxy's secret");
+    host.shutdown("the test is over").await;
+}

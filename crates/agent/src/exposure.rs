@@ -6,8 +6,11 @@
 //!   outside world (a fetch server is marked so by default). A result the user withheld at
 //!   review never entered the conversation and marks nothing.
 //! - **A way out** is a tool marked `openWorldHint`, or any tool of a server that can send data
-//!   out: a remote server, one without a sandbox or whose sandbox has the network, one on a
-//!   kernel that cannot confine its network, or one the user marked.
+//!   out: a remote server, one without a sandbox or whose sandbox has any network (network
+//!   "loopback" included: a local proxy, a tunnel or another program listening there can pass
+//!   data on, and Toolgate cannot know what listens), one on a kernel that cannot confine its
+//!   network, or one the user marked. The user's mark (`sendsOut: false`) is the only way to
+//!   say a loopback server's reach leads nowhere further.
 //!
 //! Only hints a server states count: the MCP spec's default for an absent `openWorldHint` is
 //! "true", which would make every tool both a source and a way out and the step meaningless.
@@ -87,6 +90,10 @@ impl ServerFacts {
                 (_, Some(s)) if s.network.reaches_out() => {
                     format!("{name}'s sandbox lets it reach the network")
                 }
+                (_, Some(s)) if s.network.carries_out() => format!(
+                    "{name}'s sandbox lets it reach services on this computer (network \
+                     \"loopback\"), which may pass data on"
+                ),
                 _ => format!(
                 "{name} can send data out (your mark, or a kernel that cannot confine its network)"
             ),

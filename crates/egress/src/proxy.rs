@@ -1,4 +1,14 @@
 //! The proxy itself: one listener on 127.0.0.1 per server start, a task per connection.
+//!
+//! **Its own server's only.** Any program of the user's can connect to a port of 127.0.0.1
+//! (another server in network "loopback", a web page's fetch), and the port is readable in
+//! `/proc/net/tcp`; so the port is no secret, and every request must carry the proxy's
+//! credentials: `Proxy-Authorization: Basic base64(toolgate:<secret>)`, where the secret is
+//! random per start and handed only to its server's process, inside its proxy variables
+//! (`http://toolgate:<secret>@127.0.0.1:<port>`, which curl, Python's urllib, requests and
+//! httpx, and Node's proxy agents turn into that header). A request without them, or with
+//! others, is answered `407` before its target is read; the header is compared in constant
+//! time and never passed on to the host.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -7,6 +17,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
+
+use base64::Engine as _;
 
 use crate::allowance::{normalise, Allowance};
 use crate::public::is_public;
@@ -31,11 +43,24 @@ pub struct Refusal {
 
 type OnRefused = Arc<dyn Fn(Refusal) + Send + Sync>;
 
+/// The user name in the proxy's credentials (the secret is the password).
+const USER: &str = "toolgate";
+
 /// A running proxy; it stops, with every connection through it, when dropped.
 pub struct Proxy {
     port: u16,
+    /// The password of its credentials: 64 hexadecimal digits (two random UUIDs, 244 random
+    /// bits), safe in a URL as is. Never logged, never shown.
+    secret: String,
     allowance: Arc<RwLock<Allowance>>,
     task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret stays out of every log line a `{:?}` could write.
+        f.debug_struct("Proxy").field("port", &self.port).finish()
+    }
 }
 
 impl Drop for Proxy {
@@ -53,6 +78,12 @@ impl Proxy {
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind((IpAddr::from([127, 0, 0, 1]), 0)).await?;
         let port = listener.local_addr()?.port();
+        let secret = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let expected: Arc<[u8]> = format!("{USER}:{secret}").into_bytes().into();
         let allowance = Arc::new(RwLock::new(allowance));
         let shared = allowance.clone();
         let refused: OnRefused = Arc::new(refused);
@@ -65,8 +96,9 @@ impl Proxy {
                         let Ok((stream, _)) = accepted else { continue };
                         let allowance = shared.clone();
                         let refused = refused.clone();
+                        let expected = expected.clone();
                         connections.spawn(async move {
-                            if let Err(e) = serve(stream, &allowance, &refused).await {
+                            if let Err(e) = serve(stream, &expected, &allowance, &refused).await {
                                 tracing::debug!("a proxied connection ended: {e}");
                             }
                         });
@@ -77,6 +109,7 @@ impl Proxy {
         });
         Ok(Proxy {
             port,
+            secret,
             allowance,
             task,
         })
@@ -86,9 +119,15 @@ impl Proxy {
         self.port
     }
 
-    /// The value of the server's proxy variables.
+    /// The value of the server's proxy variables, credentials included: for its process's
+    /// environment only, never for a log or a report (see [`Self::shown_url`]).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://{USER}:{}@127.0.0.1:{}", self.secret, self.port)
+    }
+
+    /// The proxy's address as it may be shown, with its secret left out.
+    pub fn shown_url(&self) -> String {
+        format!("http://{USER}:***@127.0.0.1:{}", self.port)
     }
 
     /// Replaces the list and the private-address switch (the settings changed); names
@@ -173,9 +212,46 @@ fn target(method: &str, path: &str) -> Result<Target, String> {
     })
 }
 
-/// Reads the request head; returns the bytes read (head and whatever followed) and the
-/// head's method and target.
-async fn read_head(stream: &mut TcpStream) -> Result<(Vec<u8>, String, String), String> {
+/// A request head as read: every byte read (head and whatever followed), its method and
+/// target, and whether it carried the proxy's credentials.
+struct Head {
+    bytes: Vec<u8>,
+    method: String,
+    path: String,
+    authorised: bool,
+}
+
+/// Whether a `Proxy-Authorization` value is `Basic` with exactly the credentials `expected`
+/// (`user:secret`). The decoded bytes are compared in time that depends only on their length.
+fn authorised(value: &[u8], expected: &[u8]) -> bool {
+    let Ok(value) = std::str::from_utf8(value) else {
+        return false;
+    };
+    let mut words = value.trim().splitn(2, ' ');
+    let (Some(scheme), Some(encoded)) = (words.next(), words.next()) else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return false;
+    }
+    let encoded = encoded.trim();
+    // Some clients leave out the padding; both spellings are the same credentials.
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(encoded));
+    let Ok(decoded) = decoded else {
+        return false;
+    };
+    decoded.len() == expected.len()
+        && decoded
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
+/// Reads the request head (see [`Head`]); `expected` is the proxy's `user:secret`.
+async fn read_head(stream: &mut TcpStream, expected: &[u8]) -> Result<Head, String> {
     let mut buffer = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
@@ -193,7 +269,20 @@ async fn read_head(stream: &mut TcpStream) -> Result<(Vec<u8>, String, String), 
             Ok(httparse::Status::Complete(_)) => {
                 let method = request.method.unwrap_or_default().to_owned();
                 let path = request.path.unwrap_or_default().to_owned();
-                return Ok((buffer, method, path));
+                // Every credential header must be right: a second, wrong one is refused too.
+                let mut credentials = request
+                    .headers
+                    .iter()
+                    .filter(|h| h.name.eq_ignore_ascii_case("proxy-authorization"))
+                    .peekable();
+                let authorised = credentials.peek().is_some()
+                    && credentials.all(|h| authorised(h.value, expected));
+                return Ok(Head {
+                    bytes: buffer,
+                    method,
+                    path,
+                    authorised,
+                });
             }
             Ok(httparse::Status::Partial) if buffer.len() < HEAD_LIMIT => {}
             Ok(httparse::Status::Partial) => return Err("the request head is too long".into()),
@@ -203,10 +292,15 @@ async fn read_head(stream: &mut TcpStream) -> Result<(Vec<u8>, String, String), 
 }
 
 async fn answer(stream: &mut TcpStream, status: &str, text: &str) {
+    answer_with(stream, status, "", text).await;
+}
+
+/// [`answer`] with `extra` header lines (each ending in CRLF).
+async fn answer_with(stream: &mut TcpStream, status: &str, extra: &str, text: &str) {
     let body = format!("{text}\n");
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
+         {extra}Connection: close\r\n\r\n{body}",
         body.len()
     );
     let _ = stream.write_all(response.as_bytes()).await;
@@ -252,12 +346,30 @@ async fn connect(addresses: &[SocketAddr]) -> std::io::Result<TcpStream> {
 
 async fn serve(
     mut client: TcpStream,
+    expected: &[u8],
     allowance: &RwLock<Allowance>,
     refused: &OnRefused,
 ) -> Result<(), String> {
-    let (head, method, path) = tokio::time::timeout(WAIT, read_head(&mut client))
+    let Head {
+        bytes: head,
+        method,
+        path,
+        authorised,
+    } = tokio::time::timeout(WAIT, read_head(&mut client, expected))
         .await
         .map_err(|_| "no request within 15 s".to_owned())??;
+    if !authorised {
+        // Before the target is read: a stranger learns nothing of the list.
+        answer_with(
+            &mut client,
+            "407 Proxy Authentication Required",
+            "Proxy-Authenticate: Basic realm=\"Toolgate\"\r\n",
+            "Toolgate refused: this proxy serves one server only, which has its credentials in \
+             its proxy variables (HTTPS_PROXY); a program that does not send them cannot use it",
+        )
+        .await;
+        return Err("a request without this proxy's credentials".to_owned());
+    }
     let target = match target(&method, &path) {
         Ok(target) => target,
         Err(why) => {
@@ -325,12 +437,51 @@ async fn serve(
             .await
             .map_err(|e| e.to_string())?;
     } else {
-        upstream.write_all(&head).await.map_err(|e| e.to_string())?;
+        upstream
+            .write_all(&forwarded(&head))
+            .await
+            .map_err(|e| e.to_string())?;
     }
     tokio::io::copy_bidirectional(&mut client, &mut upstream)
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+/// A plain-HTTP request as passed on to the host: its head without the proxy's own headers
+/// (the credentials are this proxy's, not the host's business) and with `Connection: close`, so
+/// the one request checked is the only one sent on this connection; then whatever followed.
+fn forwarded(buffer: &[u8]) -> Vec<u8> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    // Rebuilt from what was parsed (not cut from the text), so a head with bare LF line ends
+    // loses its credentials too.
+    let Ok(httparse::Status::Complete(end)) = request.parse(buffer) else {
+        return buffer.to_vec();
+    };
+    let mut out = Vec::with_capacity(buffer.len());
+    out.extend_from_slice(request.method.unwrap_or_default().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(request.path.unwrap_or_default().as_bytes());
+    out.extend_from_slice(format!(" HTTP/1.{}\r\n", request.version.unwrap_or(1)).as_bytes());
+    let hop = [
+        "proxy-authorization",
+        "proxy-connection",
+        "connection",
+        "keep-alive",
+    ];
+    for header in request.headers.iter() {
+        if hop.iter().any(|h| header.name.eq_ignore_ascii_case(h)) {
+            continue;
+        }
+        out.extend_from_slice(header.name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(header.value);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"Connection: close\r\n\r\n");
+    out.extend_from_slice(&buffer[end..]);
+    out
 }
 
 /// Where the head ends in `buffer` (which holds a complete head).
@@ -383,14 +534,29 @@ mod tests {
         port
     }
 
-    async fn ask(proxy: &Proxy, request: &str) -> String {
-        let mut s = TcpStream::connect(("127.0.0.1", proxy.port()))
-            .await
-            .unwrap();
-        s.write_all(request.as_bytes()).await.unwrap();
+    /// Sends `request` as it is and returns everything answered.
+    async fn ask_raw(port: u16, request: &[u8]) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        s.write_all(request).await.unwrap();
         let mut out = Vec::new();
         let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut out)).await;
         String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// The `Proxy-Authorization` line a client builds from `user:password` of the proxy URL.
+    fn credentials_of(url: &str) -> String {
+        let rest = url.strip_prefix("http://").unwrap();
+        let (userinfo, _) = rest.split_once('@').unwrap();
+        let encoded = base64::engine::general_purpose::STANDARD.encode(userinfo);
+        format!("Proxy-Authorization: Basic {encoded}\r\n")
+    }
+
+    /// Sends `request` with the proxy's credentials (after its request line), as its own
+    /// server's client would.
+    async fn ask(proxy: &Proxy, request: &str) -> String {
+        let (line, rest) = request.split_once("\r\n").unwrap();
+        let request = format!("{line}\r\n{}{rest}", credentials_of(&proxy.url()));
+        ask_raw(proxy.port(), request.as_bytes()).await
     }
 
     #[tokio::test]
@@ -474,5 +640,119 @@ mod tests {
         )
         .await;
         assert!(now.starts_with("HTTP/1.1 200"), "{now}");
+    }
+
+    /// The upstream server, recording everything it was sent.
+    async fn recording_upstream() -> (u16, Arc<Mutex<Vec<u8>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = heard.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+                let _ = s.write_all(b"HTTP/1.1 204 No Content\r\n\r\n").await;
+            }
+        });
+        (port, heard)
+    }
+
+    #[tokio::test]
+    async fn only_a_client_with_the_proxys_credentials_is_served() {
+        let (port, heard) = recording_upstream().await;
+        let proxy = Proxy::start(Allowance::new(&["localhost"], true), |_| {})
+            .await
+            .unwrap();
+        let url = proxy.url();
+        let secret = url
+            .strip_prefix("http://toolgate:")
+            .and_then(|r| r.split_once('@'))
+            .map(|(s, _)| s.to_owned())
+            .unwrap();
+        assert!(secret.len() >= 64, "{url}");
+        let basic = |userinfo: &str| {
+            format!(
+                "Proxy-Authorization: Basic {}\r\n",
+                base64::engine::general_purpose::STANDARD.encode(userinfo)
+            )
+        };
+        let connect = |extra: &str| {
+            format!("CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost\r\n{extra}\r\nhello")
+        };
+        // A neighbour that found the port (in /proc/net/tcp) but has no credentials, or
+        // guessed at them, in every spelling.
+        let other = Proxy::start(Allowance::new(&["localhost"], true), |_| {})
+            .await
+            .unwrap();
+        let wrong = [
+            String::new(),
+            basic(&format!("toolgate:{}", &secret[..secret.len() - 1])),
+            basic(&format!("toolgate:{secret}x")),
+            basic(&format!("someone:{secret}")),
+            basic("toolgate:"),
+            basic(&secret),
+            credentials_of(&other.url()),
+            format!("Proxy-Authorization: Bearer {secret}\r\n"),
+            format!("Proxy-Authorization: Basic toolgate:{secret}\r\n"),
+            format!(
+                "Authorization: {}",
+                &basic(&format!("toolgate:{secret}"))[21..]
+            ),
+            "Proxy-Authorization: Basic !!!\r\n".to_owned(),
+            // A right one and a wrong one: all must be right.
+            format!(
+                "{}{}",
+                basic(&format!("toolgate:{secret}")),
+                basic("toolgate:guess")
+            ),
+        ];
+        for extra in &wrong {
+            let answer = ask_raw(proxy.port(), connect(extra).as_bytes()).await;
+            assert!(
+                answer.starts_with("HTTP/1.1 407")
+                    && answer.contains("Proxy-Authenticate: Basic realm=\"Toolgate\""),
+                "{extra:?}: {answer}"
+            );
+            let plain =
+                format!("GET http://localhost:{port}/ HTTP/1.1\r\nHost: localhost\r\n{extra}\r\n");
+            let answer = ask_raw(proxy.port(), plain.as_bytes()).await;
+            assert!(answer.starts_with("HTTP/1.1 407"), "{extra:?}: {answer}");
+        }
+        assert!(heard.lock().unwrap().is_empty(), "nothing reached the host");
+
+        // The owner's client: accepted, in the spellings clients use.
+        let right = format!("toolgate:{secret}");
+        let unpadded = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&right);
+        for extra in [
+            credentials_of(&url),
+            format!("proxy-authorization: basic {unpadded}\r\n"),
+        ] {
+            let answer = ask_raw(proxy.port(), connect(&extra).as_bytes()).await;
+            assert!(answer.starts_with("HTTP/1.1 200"), "{extra:?}: {answer}");
+        }
+
+        // A plain request is passed on without the proxy's credentials, even with bare LFs.
+        heard.lock().unwrap().clear();
+        let plain = format!(
+            "GET http://localhost:{port}/x HTTP/1.1\nHost: localhost\n{}\nProxy-Connection: keep-alive\n\n",
+            credentials_of(&url).trim_end()
+        );
+        let answer = ask_raw(proxy.port(), plain.as_bytes()).await;
+        assert!(answer.starts_with("HTTP/1.1 204"), "{answer}");
+        let sent = String::from_utf8_lossy(&heard.lock().unwrap()).into_owned();
+        assert!(sent.starts_with("GET http://localhost:"), "{sent}");
+        assert!(
+            !sent.contains(&secret)
+                && !sent.to_ascii_lowercase().contains("proxy-")
+                && sent.contains("Connection: close"),
+            "{sent}"
+        );
+
+        // Shown anywhere but the server's environment, the secret is left out.
+        assert!(!proxy.shown_url().contains(&secret));
+        assert!(!format!("{proxy:?}").contains(&secret));
+        assert_ne!(url, other.url(), "each proxy has its own secret");
     }
 }

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! - **Off by default**, and only ever on a loopback address ([`HttpDoor::bind`] refuses any
-//!   other).
+//!   other). Its port is refused to every confined server, to reach or to bind
+//!   (`toolgate_sandbox::Reserved`).
 //! - **Who may come in** is decided by `door/guard.rs` before any MCP is read: a loopback Host,
 //!   a loopback Origin when there is one, a token Toolgate issued (`toolgate_host::DoorTokens`).
 //!   The token's name is the client's, and picks its gateway profile as `toolgate connect
@@ -41,6 +42,9 @@ pub struct HttpDoor {
     listener: std::net::TcpListener,
     address: SocketAddr,
     stop: CancellationToken,
+    /// Its port, kept from every confined server while it is open (the configured one is held
+    /// by the host anyway; this covers `--http` and port 0).
+    hold: toolgate_sandbox::Reservation,
 }
 
 impl HttpDoor {
@@ -53,11 +57,13 @@ impl HttpDoor {
         let listener = std::net::TcpListener::bind(address).map_err(failed)?;
         listener.set_nonblocking(true).map_err(failed)?;
         let address = listener.local_addr().map_err(failed)?;
+        let hold = host.servers.reserved_ports().hold(address.port());
         Ok(Self {
             host,
             listener,
             address,
             stop: CancellationToken::new(),
+            hold,
         })
     }
 
@@ -79,6 +85,7 @@ impl HttpDoor {
     /// Serves until stopped.
     pub async fn serve(self) -> Result<(), GatewayError> {
         let address = self.address;
+        let _hold = self.hold;
         let listener = tokio::net::TcpListener::from_std(self.listener)
             .map_err(|source| GatewayError::Door { address, source })?;
         let clients = Arc::new(DoorClients::default());

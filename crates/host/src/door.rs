@@ -15,6 +15,9 @@
 //!   next request when it runs in the same process, and within [`RELOAD_AFTER`] when another
 //!   process (the CLI) revoked it.
 //! - **Checked** by comparing the presented token with each issued one in constant time.
+//! - **Its port is Toolgate's**: the configured port is held from Host's start, whether the door
+//!   is open or not ([`hold_port`]), so no confined server can bind it first (and collect the
+//!   tokens clients send) or connect to it.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -232,6 +235,16 @@ pub enum DoorSettingsError {
     NotLoopback(String),
     #[error(transparent)]
     Settings(#[from] toolgate_settings::file::FileError),
+}
+
+/// Keeps the door's configured port from every confined server of `servers`: a server in
+/// network "loopback" that bound it before the door opened would receive the clients' tokens.
+pub(crate) fn hold_port(
+    servers: &toolgate_mcp::ServerManager,
+    settings: &toolgate_settings::Settings,
+) -> Option<toolgate_sandbox::Reservation> {
+    let port = settings.gateway.door().address.port();
+    (port != 0).then(|| servers.reserved_ports().hold(port))
 }
 
 /// The address a client is given for a door at `address`.

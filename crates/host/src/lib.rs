@@ -163,6 +163,8 @@ pub struct Host {
     policy: RwLock<Option<Arc<PolicySettings>>>,
     /// The HTTP door's tokens (`door.rs`).
     door_tokens: door::DoorTokens,
+    /// The door's configured port, kept from every confined server (`door.rs`).
+    door_port: Mutex<Option<toolgate_sandbox::Reservation>>,
     /// The organisation's managed policy in force, and where it is read from (`managed.rs`).
     managed: RwLock<Arc<toolgate_managed::Managed>>,
     managed_source: ManagedSource,
@@ -272,6 +274,7 @@ impl Host {
                     ..ManagerOptions::default()
                 });
                 requests.attach(&servers);
+                let door_port = door::hold_port(&servers, &settings);
                 Host {
                     data_dir: options.data_dir.clone(),
                     log_dir: options.log_dir.clone(),
@@ -287,6 +290,7 @@ impl Host {
                     exposures: Mutex::default(),
                     policy: RwLock::default(),
                     door_tokens: door::DoorTokens::new(options.secrets.clone()),
+                    door_port: Mutex::new(door_port),
                     managed: RwLock::new(Arc::new(managed)),
                     managed_source: options.managed.clone(),
                     telemetry: telemetry::Telemetry::default(),
@@ -360,6 +364,7 @@ impl Host {
         *current = self.as_managed(next.clone());
         self.policy_changed();
         self.apply_telemetry_for(&current.telemetry);
+        *lock(&self.door_port) = door::hold_port(&self.servers, &current);
         Ok(current.clone())
     }
 

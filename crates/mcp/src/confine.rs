@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::Serialize;
-use toolgate_sandbox::{Confinement, Network, Support};
+use toolgate_sandbox::{Confinement, Network, Reservation, Reserved, Support};
 use toolgate_settings::{NetworkAccess, SandboxSettings, ServerConfig, ServerKind, Transport};
 
 use crate::host_env::HostEnv;
@@ -70,14 +70,20 @@ pub(crate) struct Plan {
     pub report: SandboxReport,
     /// Network "hosts": the proxy it reaches the world through, kept as long as its process.
     pub proxy: Option<std::sync::Arc<toolgate_egress::Proxy>>,
+    /// Toolgate's own ports (proxies, the HTTP door): its supervisor refuses them to it.
+    pub reserved: Reserved,
+    /// Its proxy's port, kept from every other server as long as its process runs.
+    pub hold: Option<Reservation>,
 }
 
 impl Plan {
     /// Sends the server's connections through `proxy`: its sandbox reaches the proxy's port
     /// and nothing else, and its proxy variables point there (over its own values: any
-    /// other way out is closed anyway).
+    /// other way out is closed anyway). The variables carry the proxy's credentials, which
+    /// only this process gets: `env` is never logged or reported (the report says "hosts").
     pub(crate) fn through(&mut self, proxy: std::sync::Arc<toolgate_egress::Proxy>) {
         self.confinement.network = Network::Proxy(proxy.port());
+        self.hold = Some(self.reserved.hold(proxy.port()));
         let url = proxy.url();
         for name in ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"] {
             self.env.insert(name.to_owned(), url.clone());
@@ -89,6 +95,19 @@ impl Plan {
         self.proxy = Some(proxy);
     }
 }
+
+/// The variables [`Plan::through`] sets, which a step run without the server's proxy (the
+/// fetch step) must not get: they hold the proxy's credentials.
+pub(crate) const PROXY_VARIABLES: [&str; 8] = [
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+    "no_proxy",
+];
 
 fn network_of(access: NetworkAccess) -> Network {
     match access {
@@ -264,7 +283,7 @@ fn sweep_stale(temps: &Path) {
 }
 
 /// The sandbox for one start of `config`, whose program resolved to `program`. `None` when its
-/// sandbox is off (the report then says so).
+/// sandbox is off (the report then says so). `reserved`: the ports it may not use.
 pub(crate) fn plan(
     config: &ServerConfig,
     program: &Path,
@@ -272,6 +291,7 @@ pub(crate) fn plan(
     data_root: Option<&Path>,
     protected: &Protected,
     installed: Option<&Path>,
+    reserved: &Reserved,
 ) -> Result<Option<Plan>, String> {
     let Transport::Stdio { args, env, cwd, .. } = &config.transport else {
         return Ok(None);
@@ -406,6 +426,8 @@ pub(crate) fn plan(
         data_dir: folders.data,
         report,
         proxy: None,
+        reserved: reserved.clone(),
+        hold: None,
     }))
 }
 
@@ -485,6 +507,7 @@ mod tests {
             Some(&data),
             &protected,
             None,
+            &Reserved::new(),
         )
         .unwrap()
         .expect("on by default");
@@ -534,6 +557,7 @@ mod tests {
             Some(&data),
             &protected,
             None,
+            &Reserved::new(),
         )
         .unwrap()
         .expect("on");
@@ -565,6 +589,7 @@ mod tests {
             Some(&data),
             &protected,
             None,
+            &Reserved::new(),
         )
         .unwrap()
         .expect("on");
@@ -600,6 +625,7 @@ mod tests {
             Some(data),
             protected,
             None,
+            &Reserved::new(),
         )
         .unwrap()
         .is_none()

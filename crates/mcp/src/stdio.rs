@@ -59,6 +59,8 @@ struct Running {
     _loopback: Option<toolgate_sandbox::linux::loopback::Guard>,
     _temp: Option<tempfile::TempDir>,
     _proxy: Option<std::sync::Arc<toolgate_egress::Proxy>>,
+    /// Its proxy's port stays closed to other servers while it runs.
+    _hold: Option<toolgate_sandbox::Reservation>,
 }
 
 /// A command for `spec` with the environment every server gets, in its own process group, to
@@ -214,9 +216,16 @@ pub(crate) async fn fetch(
         data_dir: None,
         report: plan.report.clone(),
         proxy: None,
+        reserved: plan.reserved.clone(),
+        hold: None,
     };
     for offline in ["npm_config_offline", "UV_OFFLINE"] {
         with_network.env.remove(offline);
+    }
+    // It has the network itself: the server's proxy (whose list need not name the package
+    // registry) is not its way out, and its credentials are the server's alone.
+    for variable in crate::confine::PROXY_VARIABLES {
+        with_network.env.remove(variable);
     }
     with_network
         .env
@@ -237,7 +246,7 @@ pub(crate) async fn fetch(
         .map_err(|e| spawn_problem(spec.program, &e))?;
     #[cfg(target_os = "linux")]
     let _guard = armed
-        .map(|a| a.started(spec.server))
+        .map(|a| a.started(spec.server, &plan.reserved))
         .transpose()
         .map_err(|e| e.to_string())?;
     #[cfg(not(target_os = "linux"))]
@@ -298,7 +307,12 @@ pub(crate) fn spawn(
         .stderr(Stdio::piped());
     let mut child = command.spawn().map_err(|e| spawn_problem(program, &e))?;
     #[cfg(target_os = "linux")]
-    let loopback = match armed.map(|a| a.started(spec.server)).transpose() {
+    let reserved = plan
+        .as_ref()
+        .map(|p| p.reserved.clone())
+        .unwrap_or_default();
+    #[cfg(target_os = "linux")]
+    let loopback = match armed.map(|a| a.started(spec.server, &reserved)).transpose() {
         Ok(guard) => guard.flatten(),
         Err(e) => {
             // It could not be guarded: it must not run.
@@ -313,6 +327,7 @@ pub(crate) fn spawn(
         _loopback: loopback,
         _temp: plan.temp,
         _proxy: plan.proxy,
+        _hold: plan.hold,
     });
     let pid = child.id().unwrap_or(0);
     let leader = ProcessId::of(pid).unwrap_or(ProcessId { pid, start: 0 });

@@ -25,7 +25,8 @@
 //!   `connect` and `bind` is passed to Toolgate ([`linux::loopback`], a seccomp user
 //!   notification): Toolgate reads the address, and only for 127.0.0.0/8 or `::1` performs the
 //!   `connect`/`bind` itself on a duplicate of the server's socket, with its own copy of the
-//!   address, so the server cannot change the address after it was checked.
+//!   address, so the server cannot change the address after it was checked. Toolgate's own
+//!   ports ([`Reserved`]: the proxies, the HTTP door) are refused there too.
 //!
 //! What the kernel cannot enforce is reported by [`Support::gaps`], in words for the server's
 //! card and the doctor; a server never runs less confined than asked without saying so.
@@ -36,7 +37,9 @@
 //! [`windows`] holds the AppContainer design (a profile per server, its roots granted to the
 //! container's SID, a Job Object). Neither has run on its platform.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +85,75 @@ impl Network {
 impl std::fmt::Display for Network {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Ports of this computer's loopback that Toolgate keeps for itself: each network-"hosts"
+/// server's proxy and the HTTP door (its configured port even while it is closed, so no server
+/// can take it first and collect the tokens clients send). A confined server (network
+/// "loopback" or "hosts") can neither connect to nor bind one of them, on any loopback address;
+/// a "hosts" server still reaches its own proxy, which is the one `connect` its mode allows.
+///
+/// Checked live by each server's supervisor ([`linux::loopback`]) at every `connect` and `bind`,
+/// so a port held after a server started is closed to it too. One set per process: the
+/// servers of another Toolgate process (the app and the CLI at once) are kept from these
+/// proxies by their credentials instead, and from the door by its configured port, which
+/// both processes read from the settings.
+#[derive(Debug, Clone, Default)]
+pub struct Reserved(Arc<Mutex<BTreeMap<u16, usize>>>);
+
+impl Reserved {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keeps `port` from confined servers until the returned hold is dropped (port 0, "any
+    /// port", holds nothing). The same port may be held more than once.
+    pub fn hold(&self, port: u16) -> Reservation {
+        if port != 0 {
+            *self.lock().entry(port).or_default() += 1;
+        }
+        Reservation {
+            reserved: self.clone(),
+            port,
+        }
+    }
+
+    /// Whether `port` is held.
+    pub fn contains(&self, port: u16) -> bool {
+        port != 0 && self.lock().contains_key(&port)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u16, usize>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// One hold of a [`Reserved`] port; releases it when dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    reserved: Reserved,
+    port: u16,
+}
+
+impl Reservation {
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.port == 0 {
+            return;
+        }
+        let mut held = self.reserved.lock();
+        if let Some(count) = held.get_mut(&self.port) {
+            *count -= 1;
+            if *count == 0 {
+                held.remove(&self.port);
+            }
+        }
     }
 }
 
@@ -280,6 +352,20 @@ mod tests {
         } else {
             assert!(!full.gaps(Network::Any).is_empty());
         }
+    }
+
+    #[test]
+    fn a_reserved_port_is_held_until_its_last_hold_is_dropped() {
+        let reserved = Reserved::new();
+        let door = reserved.hold(8787);
+        let again = reserved.clone().hold(8787);
+        assert!(reserved.contains(8787) && !reserved.contains(8788));
+        drop(door);
+        assert!(reserved.contains(8787), "held twice, released once");
+        drop(again);
+        assert!(!reserved.contains(8787));
+        let any = reserved.hold(0);
+        assert!(!reserved.contains(0) && any.port() == 0);
     }
 
     #[test]

@@ -20,7 +20,9 @@ use landlock::{
 };
 use seccompiler::BpfProgram;
 
-use crate::{Confinement, Network, SandboxError, Support, LANDLOCK_NET_ABI, LANDLOCK_SCOPE_ABI};
+use crate::{
+    Confinement, Network, Reserved, SandboxError, Support, LANDLOCK_NET_ABI, LANDLOCK_SCOPE_ABI,
+};
 
 /// The Landlock ABI whose rights are asked for: the newest one this was tested on. A kernel
 /// that knows less enforces what it knows, and [`Support::gaps`] says what it does not.
@@ -205,14 +207,19 @@ impl Armed {
 
     /// Once the spawn returned (so the child ran its set-up and exec'd): takes the loopback
     /// listener from the child and starts its supervisor, which ends with the server's last
-    /// process or when the returned guard is dropped.
-    pub fn started(self, server: &str) -> Result<Option<loopback::Guard>, SandboxError> {
+    /// process or when the returned guard is dropped. `reserved`: Toolgate's own ports, which
+    /// the server may neither reach nor bind.
+    pub fn started(
+        self,
+        server: &str,
+        reserved: &Reserved,
+    ) -> Result<Option<loopback::Guard>, SandboxError> {
         let Some(channel) = self.from_child else {
             return Ok(None);
         };
         let listener = receive_fd(channel.as_raw_fd())
             .map_err(|e| SandboxError::Supervisor(format!("no listener from the server: {e}")))?;
-        loopback::start(listener, server, self.network).map(Some)
+        loopback::start(listener, server, self.network, reserved.clone()).map(Some)
     }
 }
 

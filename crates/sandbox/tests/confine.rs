@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use toolgate_sandbox::linux::{prepare, SETUP_FAILED};
-use toolgate_sandbox::{Confinement, Network, Support};
+use toolgate_sandbox::{Confinement, Network, Reserved, Support};
 
 fn python() -> PathBuf {
     let path = PathBuf::from("/usr/bin/python3");
@@ -35,6 +35,16 @@ fn system() -> Vec<PathBuf> {
 
 /// Runs `code` in a confined python3 with `args`; returns (exit code, stdout, stderr).
 fn run(confinement: &Confinement, code: &str, args: &[&str]) -> (i32, String, String) {
+    run_reserving(confinement, &Reserved::new(), code, args)
+}
+
+/// [`run`], with Toolgate's own ports `reserved`.
+fn run_reserving(
+    confinement: &Confinement,
+    reserved: &Reserved,
+    code: &str,
+    args: &[&str],
+) -> (i32, String, String) {
     let support = Support::probe();
     let prepared = prepare(confinement, &support).expect("prepared");
     let mut command = Command::new(python());
@@ -47,7 +57,7 @@ fn run(confinement: &Confinement, code: &str, args: &[&str]) -> (i32, String, St
         .stderr(Stdio::piped());
     let armed = prepared.arm(&mut command).expect("armed");
     let mut child = command.spawn().expect("spawned");
-    let guard = armed.started("test").expect("started");
+    let guard = armed.started("test", reserved).expect("started");
     let mut out = String::new();
     let mut err = String::new();
     child
@@ -215,6 +225,63 @@ fn network_none_refuses_every_socket_and_loopback_reaches_only_this_computer() {
     assert!(code != 0 && err.contains("PermissionError"), "{err}");
 }
 
+const BIND: &str = "import socket, sys\n\
+s = socket.socket(socket.AF_INET6 if ':' in sys.argv[1] else socket.AF_INET)\n\
+s.bind((sys.argv[1], int(sys.argv[2])))\ns.listen()\nprint('bound')";
+
+/// Another server's proxy and the HTTP door are Toolgate's: a loopback process reaches the
+/// rest of loopback, not them, on any loopback address, and cannot take the door's port
+/// before the door opens. A "hosts" process still reaches its own proxy.
+#[test]
+fn toolgates_own_ports_are_neither_reached_nor_bound_by_a_confined_process() {
+    if !supported() {
+        return;
+    }
+    let base = tempfile::tempdir().expect("tmp");
+    let (_proxy, proxy_port) = listener();
+    // The door's port while the door is closed: free, and held.
+    let door_port = {
+        let (free, port) = listener();
+        drop(free);
+        port
+    };
+    let reserved = Reserved::new();
+    let proxy_hold = reserved.hold(proxy_port.parse().expect("port"));
+    let door_hold = reserved.hold(door_port.parse().expect("port"));
+    let loopback = confined(base.path(), Network::Loopback);
+    for host in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+        for port in [&proxy_port, &door_port] {
+            let (code, _, err) = run_reserving(&loopback, &reserved, CONNECT, &[host, port]);
+            assert!(
+                code != 0 && err.contains("PermissionError"),
+                "connect {host}:{port}: {err}"
+            );
+        }
+        let (code, _, err) = run_reserving(&loopback, &reserved, BIND, &[host, &door_port]);
+        assert!(
+            code != 0 && err.contains("PermissionError"),
+            "bind {host}:{door_port}: {err}"
+        );
+    }
+    // A "hosts" server: its own proxy (reserved from everyone else) yes, the door's port no.
+    let hosts = confined(
+        base.path(),
+        Network::Proxy(proxy_port.parse().expect("port")),
+    );
+    let (code, out, err) = run_reserving(&hosts, &reserved, CONNECT, &["127.0.0.1", &proxy_port]);
+    assert_eq!((code, out.trim()), (0, "connected"), "{err}");
+    let (code, _, err) = run_reserving(&hosts, &reserved, BIND, &["127.0.0.1", &door_port]);
+    assert!(code != 0 && err.contains("PermissionError"), "{err}");
+
+    // Released, they are ordinary ports again: the refusals above were the reservation's.
+    drop((proxy_hold, door_hold));
+    let (code, out, err) =
+        run_reserving(&loopback, &reserved, CONNECT, &["127.0.0.1", &proxy_port]);
+    assert_eq!((code, out.trim()), (0, "connected"), "{err}");
+    let (code, out, err) = run_reserving(&loopback, &reserved, BIND, &["127.0.0.1", &door_port]);
+    assert_eq!((code, out.trim()), (0, "bound"), "{err}");
+}
+
 #[test]
 fn a_confined_process_cannot_signal_outside_its_sandbox_nor_read_the_kernel_keyring() {
     if !supported() {
@@ -284,7 +351,7 @@ fn another_processs_environment_and_memory_are_closed_to_a_confined_process() {
     let mut command = reader();
     let armed = prepared.arm(&mut command).expect("armed");
     let child = command.spawn().expect("spawned");
-    let _guard = armed.started("test").expect("started");
+    let _guard = armed.started("test", &Reserved::new()).expect("started");
     let out = child.wait_with_output().expect("ran");
     let _ = target.kill();
     let _ = target.wait();

@@ -40,6 +40,15 @@ impl NetworkAccess {
     pub fn reaches_out(self) -> bool {
         matches!(self, NetworkAccess::Any | NetworkAccess::Hosts)
     }
+
+    /// Whether what the server is sent could leave this computer through its network: beyond
+    /// it, or through a service on it. "Loopback" counts: Toolgate cannot know what listens on
+    /// this computer's loopback (a local proxy, an SSH tunnel, a browser's debugging port,
+    /// another program's server), and any of it may pass data on. Only the user, who knows,
+    /// can say otherwise (the server's `sendsOut` mark).
+    pub fn carries_out(self) -> bool {
+        self != NetworkAccess::None
+    }
 }
 
 /// A local server's sandbox, as the user set it.

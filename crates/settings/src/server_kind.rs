@@ -170,14 +170,15 @@ impl ServerConfig {
     }
 
     /// Whether any call to this server can send data out of this computer: the user's mark,
-    /// else whether it is remote, unconfined, or confined with network access.
+    /// else whether it is remote, unconfined, or confined with any network, loopback included
+    /// ([`NetworkAccess::carries_out`]).
     pub fn sends_out(&self) -> bool {
         if let Some(marked) = self.trust.sends_out {
             return marked;
         }
         match self.sandbox_settings() {
             None => true,
-            Some(s) => !s.enabled || s.network.reaches_out(),
+            Some(s) => !s.enabled || s.network.carries_out(),
         }
     }
 }
@@ -287,6 +288,45 @@ mod tests {
         assert!(remote.sandbox_settings().is_none() && remote.sends_out());
     }
 
+    /// Which servers are a way out (`sends_out`), by where they run and how far their sandbox
+    /// reaches, with and without the user's mark.
+    #[test]
+    fn the_way_out_table() {
+        let confined = |network: NetworkAccess, enabled: bool| {
+            let mut config = stdio("python3", &["s.py"]);
+            config.sandbox = Some(SandboxSettings {
+                enabled,
+                network,
+                ..SandboxSettings::default()
+            });
+            config
+        };
+        let rows = [
+            ("network none", confined(NetworkAccess::None, true), false),
+            (
+                "network loopback",
+                confined(NetworkAccess::Loopback, true),
+                true,
+            ),
+            ("network hosts", confined(NetworkAccess::Hosts, true), true),
+            ("network any", confined(NetworkAccess::Any, true), true),
+            ("no sandbox", confined(NetworkAccess::None, false), true),
+            (
+                "remote",
+                ServerConfig::http("r", "https://x.example/mcp"),
+                true,
+            ),
+        ];
+        for (what, config, way_out) in rows {
+            assert_eq!(config.sends_out(), way_out, "{what}");
+            for mark in [true, false] {
+                let mut marked = config.clone();
+                marked.trust.sends_out = Some(mark);
+                assert_eq!(marked.sends_out(), mark, "{what}, marked {mark}");
+            }
+        }
+    }
+
     #[test]
     fn the_users_marks_beat_the_defaults() {
         let mut fetch = stdio("uvx", &["mcp-server-fetch"]);
@@ -299,6 +339,21 @@ mod tests {
             ..SandboxSettings::default()
         });
         assert!(local.sends_out(), "an unconfined server can send anything");
+        // Loopback is a way out: what listens there may pass data on. The user may say not.
+        local.sandbox = Some(SandboxSettings {
+            network: NetworkAccess::Loopback,
+            ..SandboxSettings::default()
+        });
+        assert!(
+            local.sends_out(),
+            "a loopback server can reach a local proxy"
+        );
+        local.trust.sends_out = Some(false);
+        assert!(
+            !local.sends_out(),
+            "the user's mark: nothing there leads further"
+        );
+        local.trust.sends_out = None;
         local.trust.review_results = vec!["read_mail".into()];
         assert!(local.trust.reviews("read_mail") && !local.trust.reviews("send"));
         local.trust.review_results = vec!["*".into()];

@@ -395,6 +395,7 @@ impl ServerManager {
                     self.options.server_data.as_deref(),
                     &self.protected,
                     pinned.as_ref().map(|(record, _)| record.folder.as_path()),
+                    &self.reserved,
                 )?;
                 if let Some(plan) = plan.as_mut() {
                     if let Some(proxy) = self.start_proxy(config, log).await? {

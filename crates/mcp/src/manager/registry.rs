@@ -108,9 +108,18 @@ pub struct ServerManager {
     pub(super) baselines: StdMutex<super::baseline::Baselines>,
     /// Each network-"hosts" server's proxy and the names it wants (`egress.rs`).
     pub(super) reaches: super::egress::Reaches,
+    /// Toolgate's own loopback ports, refused to every confined server (`toolgate_sandbox::
+    /// Reserved`): each proxy's, held by its server's start; the HTTP door's, held by the host.
+    pub(super) reserved: toolgate_sandbox::Reserved,
 }
 
 impl ServerManager {
+    /// Toolgate's own loopback ports, which no confined server may reach or bind: hold one
+    /// (the HTTP door's) for as long as it must stay Toolgate's.
+    pub fn reserved_ports(&self) -> &toolgate_sandbox::Reserved {
+        &self.reserved
+    }
+
     /// A manager with no servers yet. Sweeps up server processes a killed previous run left
     /// behind, when `options.state_dir` is set.
     pub fn new(options: ManagerOptions) -> Arc<Self> {
@@ -138,6 +147,7 @@ impl ServerManager {
         let manager = Arc::new_cyclic(|me| Self {
             baselines,
             reaches: StdMutex::default(),
+            reserved: toolgate_sandbox::Reserved::new(),
             protected,
             entries: Mutex::new(BTreeMap::new()),
             changes: watch::channel(0).0,

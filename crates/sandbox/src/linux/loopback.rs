@@ -7,7 +7,9 @@
 //! 1. copies the address from the server's memory (`process_vm_readv`);
 //! 2. refuses (`EACCES`) anything but 127.0.0.0/8, `::1` (and `::ffff:127.0.0.0/104`), or an
 //!    `AF_UNSPEC` disconnect; in "hosts" mode ([`Network::Proxy`]) a `connect` only to
-//!    127.0.0.1 at the proxy's port;
+//!    127.0.0.1 at the proxy's port; and any port Toolgate keeps for itself ([`Reserved`]:
+//!    other servers' proxies, the HTTP door), to `connect` or to `bind`, on any loopback
+//!    address;
 //! 3. otherwise takes a duplicate of the server's socket (`pidfd_getfd`) and performs the
 //!    `connect` or `bind` itself, with its own copy of the address, returning the result as the
 //!    server's.
@@ -24,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::{Network, SandboxError};
+use crate::{Network, Reserved, SandboxError};
 
 /// The largest socket address (`sockaddr_storage`).
 const MAX_ADDRESS: usize = 128;
@@ -47,6 +49,7 @@ pub(crate) fn start(
     listener: OwnedFd,
     server: &str,
     network: Network,
+    reserved: Reserved,
 ) -> Result<Guard, SandboxError> {
     let only = match network {
         Network::Proxy(port) => Some(port),
@@ -57,7 +60,7 @@ pub(crate) fn start(
     let name = format!("loopback-{server}");
     let thread = std::thread::Builder::new()
         .name(name.chars().take(15).collect())
-        .spawn(move || supervise(&listener, &flag, only))
+        .spawn(move || supervise(&listener, &flag, only, &reserved))
         .map_err(|e| SandboxError::Supervisor(e.to_string()))?;
     Ok(Guard {
         stop,
@@ -65,7 +68,7 @@ pub(crate) fn start(
     })
 }
 
-fn supervise(listener: &OwnedFd, stop: &AtomicBool, only: Option<u16>) {
+fn supervise(listener: &OwnedFd, stop: &AtomicBool, only: Option<u16>, reserved: &Reserved) {
     let fd = listener.as_raw_fd();
     while !stop.load(Ordering::Relaxed) {
         let mut poll = libc::pollfd {
@@ -90,7 +93,7 @@ fn supervise(listener: &OwnedFd, stop: &AtomicBool, only: Option<u16>) {
         if unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut request) } != 0 {
             continue; // the caller died in between (ENOENT), or a signal
         }
-        let (value, errno) = answer(fd, &request, only);
+        let (value, errno) = answer(fd, &request, only, reserved);
         let response = libc::seccomp_notif_resp {
             id: request.id,
             val: value,
@@ -110,8 +113,13 @@ fn still_valid(listener: RawFd, id: u64) -> bool {
 }
 
 /// The call's return value and errno (0 when it succeeded). `only`: the one port of 127.0.0.1
-/// a `connect` may reach.
-fn answer(listener: RawFd, request: &libc::seccomp_notif, only: Option<u16>) -> (i64, i32) {
+/// a `connect` may reach; `reserved`: the ports no `connect` (but that one) nor `bind` may use.
+fn answer(
+    listener: RawFd,
+    request: &libc::seccomp_notif,
+    only: Option<u16>,
+    reserved: &Reserved,
+) -> (i64, i32) {
     let refused = (0, libc::EACCES);
     let call = i64::from(request.data.nr);
     if call != libc::SYS_connect && call != libc::SYS_bind {
@@ -131,11 +139,12 @@ fn answer(listener: RawFd, request: &libc::seccomp_notif, only: Option<u16>) -> 
     if !still_valid(listener, request.id) {
         return refused;
     }
-    let reachable = match only {
-        Some(port) if call == libc::SYS_connect => to_proxy(&address[..length], port),
-        _ => allowed(&address[..length]),
-    };
-    if !reachable {
+    if !permitted(
+        call == libc::SYS_connect,
+        &address[..length],
+        only,
+        reserved,
+    ) {
         tracing::debug!(
             pid = request.pid,
             "a confined server tried to reach beyond this computer; refused"
@@ -174,6 +183,21 @@ fn answer(listener: RawFd, request: &libc::seccomp_notif, only: Option<u16>) -> 
     }
 }
 
+/// Whether a `connect` (else a `bind`) to `address` is let through: see the module's docs.
+pub(crate) fn permitted(
+    connect: bool,
+    address: &[u8],
+    only: Option<u16>,
+    reserved: &Reserved,
+) -> bool {
+    match only {
+        // Its own proxy's port is reserved too (from every other server): this is the one
+        // `connect` that may use it.
+        Some(port) if connect => to_proxy(address, port),
+        _ => allowed(address) && !port_of(address).is_some_and(|p| reserved.contains(p)),
+    }
+}
+
 /// Whether a socket address (as the server passed it) is on this computer.
 pub(crate) fn allowed(address: &[u8]) -> bool {
     if address.len() < 2 {
@@ -193,6 +217,16 @@ pub(crate) fn allowed(address: &[u8]) -> bool {
         }
         _ => false,
     }
+}
+
+/// The port of an IPv4 or IPv6 socket address (the same place in both).
+pub(crate) fn port_of(address: &[u8]) -> Option<u16> {
+    if address.len() < 4 {
+        return None;
+    }
+    let family = i32::from(u16::from_ne_bytes([address[0], address[1]]));
+    matches!(family, libc::AF_INET | libc::AF_INET6)
+        .then(|| u16::from_be_bytes([address[2], address[3]]))
 }
 
 /// Whether a socket address is 127.0.0.1 at `port` (or a disconnect): the proxy of a server in
@@ -318,6 +352,85 @@ mod tests {
         assert!(!allowed(&unix), "a Unix socket path");
         assert!(!allowed(&v4([127, 0, 0, 1])[..3]), "cut short");
         assert!(!allowed(&[]));
+    }
+
+    fn at(mut address: Vec<u8>, port: u16) -> Vec<u8> {
+        address[2..4].copy_from_slice(&port.to_be_bytes());
+        address
+    }
+
+    #[test]
+    fn toolgates_own_ports_are_neither_reached_nor_bound_on_any_loopback_address() {
+        let reserved = Reserved::new();
+        let _door = reserved.hold(8787);
+        let _proxy = reserved.hold(40001);
+        let mut one = [0u8; 16];
+        one[15] = 1;
+        let mut mapped = [0u8; 16];
+        mapped[10..12].copy_from_slice(&[0xff, 0xff]);
+        mapped[12..].copy_from_slice(&[127, 0, 0, 1]);
+        for port in [8787, 40001] {
+            for address in [
+                at(v4([127, 0, 0, 1]), port),
+                at(v4([127, 9, 9, 9]), port),
+                at(v6(one), port),
+                at(v6(mapped), port),
+            ] {
+                for connect in [true, false] {
+                    assert!(
+                        !permitted(connect, &address, None, &reserved),
+                        "loopback mode, connect {connect}, port {port}: {address:?}"
+                    );
+                }
+                assert!(
+                    !permitted(false, &address, Some(40001), &reserved),
+                    "hosts mode binds no reserved port either"
+                );
+            }
+        }
+        // Everything else of loopback stays open, and a hosts server reaches its own proxy.
+        assert!(permitted(
+            true,
+            &at(v4([127, 0, 0, 1]), 8788),
+            None,
+            &reserved
+        ));
+        assert!(permitted(
+            false,
+            &at(v4([127, 0, 0, 1]), 0),
+            None,
+            &reserved
+        ));
+        assert!(permitted(
+            true,
+            &at(v4([127, 0, 0, 1]), 40001),
+            Some(40001),
+            &reserved
+        ));
+        assert!(!permitted(
+            true,
+            &at(v4([127, 0, 0, 1]), 8787),
+            Some(40001),
+            &reserved
+        ));
+        drop(_door);
+        assert!(
+            permitted(true, &at(v4([127, 0, 0, 1]), 8787), None, &reserved),
+            "released: an ordinary port again"
+        );
+    }
+
+    #[test]
+    fn ports_are_read_from_both_families_and_nothing_else() {
+        assert_eq!(port_of(&v4([127, 0, 0, 1])), Some(8080));
+        let mut six = v6([0; 16]);
+        six[2..4].copy_from_slice(&8787u16.to_be_bytes());
+        assert_eq!(port_of(&six), Some(8787));
+        let mut unix = vec![0u8; 20];
+        unix[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
+        unix[2..4].copy_from_slice(&8787u16.to_be_bytes());
+        assert_eq!(port_of(&unix), None);
+        assert_eq!(port_of(&v4([127, 0, 0, 1])[..3]), None);
     }
 
     #[test]
