@@ -76,7 +76,9 @@ fn connections(network: Network, port: u16) -> Duration {
         .stdout(Stdio::piped());
     let armed = prepared.arm(&mut command).expect("armed");
     let child = command.spawn().expect("python3 starts");
-    let guard = armed.started("bench").expect("guarded");
+    let guard = armed
+        .started("bench", &toolgate_sandbox::Reserved::new())
+        .expect("guarded");
     let out = child.wait_with_output().expect("ran");
     drop(guard);
     let seconds: f64 = String::from_utf8_lossy(&out.stdout)

@@ -64,6 +64,7 @@ impl Home {
             Some(&self.data),
             &self.protected,
             None,
+            &toolgate_sandbox::Reserved::new(),
         )
         .unwrap()
         .expect("on by default")
