@@ -23,9 +23,11 @@ at_terminal() {
   printf 's\ns\ns\ns\n' | script -qec "$command" /dev/null >&2
 }
 echo "scenario: $scenario url: $url" >&2
-t servers add conf --url "$url" >&2
+# Its own id: the keychain is shared by every data folder of the user, and the sign-in
+# scenarios (tests/oauth/conformance_client.sh) keep tokens under the id `conf`.
+t servers add plain --url "$url" >&2
 t servers remove everything >&2 2>/dev/null || true
-timeout 3 "$tg" --data-dir "$dir" servers login conf --wait 2 >&2 2>&1 || true
+timeout 3 "$tg" --data-dir "$dir" servers login plain --wait 2 >&2 2>&1 || true
 t tools list --json > "$dir/tools.json" || true
 tool_schema() {
   python3 -c 'import json,sys; print(json.dumps(next(t["inputSchema"] for t in json.load(open(sys.argv[1])) if t["name"]==sys.argv[2])))' "$dir/tools.json" "$1"
