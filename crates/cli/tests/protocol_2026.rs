@@ -86,8 +86,10 @@ fn toolgate_call_asks_a_servers_questions_inside_the_call_at_the_terminal() {
 
     let (code, screen) = call_at_a_terminal(&dir, "book_table '{\"people\": 2}'", b"e\n", &editor);
     assert_eq!(code, 0, "{screen}");
+    // The server's question, behind the gutter that marks what a server said.
     assert!(
-        screen.contains("asks: Whose name is the table for 2 under?"),
+        screen.contains("m asks you a question:")
+            && screen.contains("  │ Whose name is the table for 2 under?"),
         "{screen}"
     );
     assert!(
