@@ -43,10 +43,10 @@ fn allow(server: &str, tool: &str) -> Rule {
 /// A data folder with server-everything and a filesystem server on `<dir>/root`, rules that
 /// allow `echo` and server-everything's resource reads and prompt gets, and a profile
 /// `py-client` that hides the filesystem's `list_*` tools.
-fn data_dir(tag: &str) -> (TestDir, PathBuf, Settings) {
+fn data_dir(tag: &str) -> (TestDir, TestDir, Settings) {
     let dir = temp_dir(&format!("gateway-{tag}"));
-    let root = dir.join("root");
-    std::fs::create_dir_all(&root).expect("root");
+    // Outside the data folder: no server may be given Toolgate's own folders to change.
+    let root = temp_dir(&format!("gateway-{tag}-root"));
     let mut settings = Settings::first_run(everything_server("everything"));
     settings.servers.push(filesystem_server("files", &root));
     settings.policy.rules.push(allow("everything", "echo"));
@@ -217,7 +217,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
         .arg(example_servers_dir())
         .arg(TOOLGATE)
         .arg(&*dir)
-        .arg(&root);
+        .arg(&*root);
     let ts = tokio::task::spawn_blocking(move || run_client(ts))
         .await
         .expect("joins");
@@ -249,7 +249,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
     py.arg(repo_root().join("tests/clients/gateway_py.py"))
         .arg(TOOLGATE)
         .arg(&*dir)
-        .arg(&root)
+        .arg(&*root)
         .arg("py-client");
     let py = tokio::task::spawn_blocking(move || run_client(py))
         .await
