@@ -92,14 +92,9 @@ impl Agent {
         (options, action): (&TurnOptions, Action),
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> CallOutcome {
-        let fingerprint = offer
-            .fingerprints
-            .get(&entry.server_id)
-            .map(String::as_str)
-            .unwrap_or("");
         let subject = approval::subject(
             entry,
-            fingerprint,
+            offer.fingerprint(&entry.server_id),
             &approval::tool_print(entry),
             &call.arguments,
         );
@@ -308,14 +303,9 @@ impl Agent {
                 call.name, call.arguments
             ));
         }
-        let fingerprint = offer
-            .fingerprints
-            .get(&entry.server_id)
-            .map(String::as_str)
-            .unwrap_or("");
         let subject = approval::subject(
             entry,
-            fingerprint,
+            offer.fingerprint(&entry.server_id),
             &offer.tool_print(entry),
             &call.arguments,
         );

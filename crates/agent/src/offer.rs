@@ -91,6 +91,11 @@ impl Offer {
         }
     }
 
+    /// The launch fingerprint grants on `server` are bound to; empty (no grant's) when unknown.
+    pub(crate) fn fingerprint(&self, server: &str) -> &str {
+        self.fingerprints.get(server).map_or("", String::as_str)
+    }
+
     /// The fingerprint of `entry`'s tool (its name, description and schema), which grants are
     /// bound to: hashed once per tool listing, not per call.
     pub(crate) fn tool_print(&self, entry: &Entry) -> Arc<str> {
