@@ -22,7 +22,14 @@ APT_PACKAGES=(
   python3 python3-venv openssl
 )
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the run has taken so far and the room left on the disk the build uses,
+# so a slow or a full step shows in the log where it happens.
+STARTED=$SECONDS
+step() {
+  local free
+  free="$(df -h --output=avail "$ROOT" 2>/dev/null | tail -1 | tr -d ' ')"
+  printf '\n==> [%dm%02ds, %s free] %s\n' $(((SECONDS - STARTED) / 60)) $(((SECONDS - STARTED) % 60)) "${free:-?}" "$*"
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -166,6 +173,13 @@ run_tests() {
   in_desktop_session cargo test --workspace --exclude toolgate --locked
   # The app's own unit tests (what the web-view may keep in its state); no display needed.
   cargo test -p toolgate --lib --locked
+
+  # The Linux test programs (tens of megabytes each) are not run again; on CI's disk the Windows
+  # build needs their room. A developer's machine keeps them for the next `cargo test`.
+  if [ -n "${CI:-}" ]; then
+    find target/debug/deps -maxdepth 1 -type f -perm -u+x ! -name '*.*' -delete
+    rm -rf target/debug/bundle
+  fi
 
   step "Windows: the workspace built for x86_64-pc-windows-gnu, its suites run under Wine"
   scripts/wine.sh
