@@ -3,7 +3,7 @@
 - Every test the page names exists: `path::name` is a Rust function `fn name` in that file;
   `path › title` is a test whose title (the text in quotes) is in that file.
 - Every kind of request the gate settles (the variants of `pub enum Held` in
-  crates/agent/src/gatekeeper.rs) is named on the page, as `Held::Kind`.
+  crates/gate/src/gatekeeper.rs) is named on the page, as `Held::Kind`.
 - Every MCP method the gateway answers (each `fn` of `impl ServerHandler for Session` in
   crates/gateway/src/session.rs) is named on the page, in backquotes.
 
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 PAGE = "docs/threat-model.md"
-HELD = "crates/agent/src/gatekeeper.rs"
+HELD = "crates/gate/src/gatekeeper.rs"
 HANDLER = "crates/gateway/src/session.rs"
 
 RUST_REF = re.compile(r"`([\w./-]+\.rs)::(\w+)`")

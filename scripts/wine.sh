@@ -26,7 +26,7 @@ NPM_VERSION=10.9.9
 WINE_DIR="$ROOT/target/wine"
 # The suites run under Wine: each crate's unit tests, then the integration tests named below.
 LIB_SUITES=(toolgate-policy toolgate-catalog toolgate-settings toolgate-history toolgate-llm
-  toolgate-secrets toolgate-guard toolgate-gateway toolgate-mcp toolgate-agent toolgate-egress
+  toolgate-secrets toolgate-guard toolgate-gateway toolgate-mcp toolgate-agent toolgate-gate toolgate-egress
   toolgate-hosts toolgate-install toolgate-managed toolgate-oauth toolgate-scan toolgate-sandbox
   toolgate-telemetry)
 

@@ -6,14 +6,13 @@ use toolgate_llm::{ContentPart, Message, ToolCall};
 use toolgate_mcp::{CallOptions, CallProgress, McpError, ToolOutput};
 use toolgate_policy::{Subject, ToolCall as PolicyCall};
 
-use crate::gate::{PendingCall, RequestKind};
-use crate::gatekeeper::{self, Announce, Asker, Next, RuleToSave, Settlement};
+use crate::gatekeeper::{self, Announce, Next, Settlement};
 use crate::offer::Offer;
 use crate::output::{images_of, json_size, truncate};
 use crate::resource::{self, Action};
+use crate::wait::{PendingCall, RequestKind};
 use crate::{
-    approval, apps, exposure, Agent, AgentError, CallOutcome, ShownImage, ToolTarget, TurnEvent,
-    TurnOptions,
+    approval, apps, Agent, AgentError, CallOutcome, ShownImage, ToolTarget, TurnEvent, TurnOptions,
 };
 
 impl Agent {
@@ -176,11 +175,12 @@ impl Agent {
     ) -> CallOutcome {
         let asked = Subject::ToolCall(subject.clone());
         // 2. What the rules say, knowing what this conversation has read.
-        let verdict = self.verdict(offer, entry, &asked);
+        let verdict = self.keeper.verdict(entry, &offer.facts, &asked);
         // 3. What the user says, when the rules leave it to them.
         let answer = match verdict.decision {
             toolgate_policy::Decision::Ask => Some(
-                self.gate
+                self.keeper
+                    .gate
                     .ask(
                         self.card(entry, call, subject, gatekeeper::ask_reason(&verdict)),
                         &options.cancel,
@@ -197,7 +197,8 @@ impl Agent {
             Action::Read => gatekeeper::Held::ResourceRead,
             Action::Prompt => gatekeeper::Held::PromptGet,
         };
-        let settled = gatekeeper::settle(held, Some(&verdict), answer.as_ref(), self.asker());
+        let settled =
+            gatekeeper::settle(held, Some(&verdict), answer.as_ref(), self.keeper.asker());
         // 5. Announced, remembered, audited; then run or refused.
         self.carry_out(
             offer,
@@ -236,11 +237,13 @@ impl Agent {
             });
         }
         if let Some(rule) = settled.rule_to_save {
-            self.remember(subject, rule).await;
+            self.keeper.remember(subject, rule).await;
         }
         match settled.next {
             Next::Refuse { shown, told } => {
-                self.audit.refused(subject, &call.arguments, settled.audit);
+                self.keeper
+                    .audit
+                    .refused(subject, &call.arguments, settled.audit);
                 on_event(TurnEvent::ToolDenied {
                     call_id: call.id.clone(),
                     reason: shown,
@@ -251,6 +254,7 @@ impl Agent {
                 let original = edited.is_some().then_some(&call.arguments);
                 let arguments = edited.unwrap_or_else(|| call.arguments.clone());
                 let audit = self
+                    .keeper
                     .audit
                     .allowed(subject, &arguments, original, settled.audit);
                 self.run(
@@ -280,7 +284,7 @@ impl Agent {
             .resolve(&call.name)
             .or_else(|| catalog.resolve_loose(&call.name))
         else {
-            self.audit.refused_early(
+            self.keeper.audit.refused_early(
                 "",
                 &call.name,
                 &call.arguments,
@@ -292,7 +296,7 @@ impl Agent {
             ));
         };
         if !matches!(call.arguments, Value::Object(_)) {
-            self.audit.refused_early(
+            self.keeper.audit.refused_early(
                 &entry.server_id,
                 &entry.tool.name,
                 &call.arguments,
@@ -310,46 +314,6 @@ impl Agent {
             &call.arguments,
         );
         Ok((entry, Subject::ToolCall(subject)))
-    }
-
-    /// Step 2: the rules' verdict, with step 7 of their precedence fed what this conversation
-    /// has read and whether the call could send data out.
-    fn verdict(
-        &self,
-        offer: &Offer,
-        entry: &toolgate_catalog::Entry,
-        asked: &Subject,
-    ) -> toolgate_policy::Verdict {
-        let untrusted = self.exposure.untrusted();
-        let egress = exposure::egress(entry, &offer.facts);
-        let scanned = offer
-            .facts
-            .get(&entry.server_id)
-            .is_none_or(|f| f.scan_secrets);
-        let secrets = match asked {
-            Subject::ToolCall(call) if scanned => crate::secrets::in_arguments(&call.arguments),
-            _ => None,
-        };
-        toolgate_policy::decide_in(
-            asked,
-            &self.policy.settings(),
-            &toolgate_policy::Context {
-                conversation_id: self.audit.conversation.as_deref(),
-                client: self.audit.client.as_deref(),
-                now_ms: approval::now_ms(),
-                untrusted: untrusted.as_deref(),
-                egress: egress.as_deref(),
-                secrets: secrets.as_deref(),
-            },
-        )
-    }
-
-    /// Who asks, for the settlement.
-    pub(crate) fn asker(&self) -> Asker<'_> {
-        Asker {
-            conversation: self.audit.conversation.as_deref(),
-            client: self.audit.client.as_deref(),
-        }
     }
 
     /// The call as the window, the tray and the terminal show it.
@@ -373,25 +337,8 @@ impl Agent {
             destructive: subject.annotations.destructive,
             input_schema: entry.tool.input_schema.clone(),
             reason,
-            client: self.audit.client.clone(),
+            client: self.keeper.audit.client.clone(),
             link: None,
-        }
-    }
-
-    /// Saves the rule an answer made, before the call runs (so the next call sees it). A
-    /// failure is logged: the user's answer for this call stands.
-    async fn remember(&self, subject: &PolicyCall, rule: RuleToSave) {
-        let rule = approval::rule_for(
-            subject,
-            rule.allow,
-            rule.reach,
-            rule.lasting,
-            self.audit.conversation.as_deref(),
-            self.audit.client.as_deref(),
-            approval::now_ms(),
-        );
-        if let Err(e) = self.policy.add_rule(rule).await {
-            tracing::error!("could not save the rule the user asked for: {e}");
         }
     }
 
@@ -417,7 +364,7 @@ impl Agent {
         let call_options = CallOptions {
             cancel: Some(options.cancel.child_token()),
             progress: Some(progress),
-            conversation: self.audit.conversation.clone(),
+            conversation: self.keeper.audit.conversation.clone(),
             asker: options.asker.clone(),
             logs: options.server_logs,
             ..CallOptions::default()
@@ -458,13 +405,14 @@ impl Agent {
         };
         let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match &outcome {
-            Ok(output) => self.audit.finish(
+            Ok(output) => self.keeper.audit.finish(
                 audit.as_ref(),
                 millis,
                 json_size(&output.result),
                 output.is_error.then_some("the tool reported an error"),
             ),
             Err(e) => self
+                .keeper
                 .audit
                 .finish(audit.as_ref(), millis, None, Some(&e.to_string())),
         }

@@ -15,24 +15,17 @@
 //! overloads are retried with backoff, and each retry is announced.
 
 mod answer;
-mod approval;
 pub mod apps;
 mod attach;
 mod call;
-mod exposure;
-mod gate;
-pub mod gatekeeper;
 mod offer;
 mod output;
+mod recall;
 mod record;
-mod requests;
 pub mod resource;
 mod review;
-mod rules;
 mod search;
-pub mod secrets;
 mod tools;
-pub mod tray;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,18 +36,19 @@ use toolgate_catalog::{Catalog, CatalogError, CatalogSettings};
 use toolgate_llm::{ChatRequest, LlmError, Message, Provider, StreamDelta, Usage, WireFormat};
 use toolgate_mcp::{McpError, ServerManager, TaskState, ToolOutput};
 
-pub use approval::{MemoryPolicy, PolicyStore};
 pub use attach::{with_attachments, Attached};
-pub use exposure::Exposure;
-pub use gate::{
-    Announcer, Asked, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,
-};
 pub use offer::Offers;
 pub use record::{restore, stored, title_for, HistoryRecorder};
-pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
-pub use rules::{bind_edited, BindError};
+// The gate is its own crate; its names are offered here too, for the front ends that build on
+// the agent.
 pub use search::FoundTool;
 pub use toolgate_catalog::Provider as ToolTarget;
+pub use toolgate_gate::{
+    approval, bind_edited, exposure, gatekeeper, link_of, open_in_browser, requests, secrets, tray,
+    wait, Announcer, Asked, BindError, Decision, Exposure, Gate, GateError, Gatekeeper, Lasting,
+    Link, MemoryPolicy, ModelSource, PendingCall, PolicyStore, Reach, RequestKind,
+    ServerRequestGate,
+};
 pub use tools::{catalog_of, catalog_with};
 
 use offer::Offer;
@@ -308,17 +302,14 @@ pub struct AgentParts {
 /// Runs turns of one conversation against a set of MCP servers.
 pub struct Agent {
     recorder: Option<Arc<dyn Recorder>>,
-    policy: Arc<dyn PolicyStore>,
-    audit: approval::Audit,
+    /// The gate as this conversation meets it: rules, audit, what it has read, the wait.
+    keeper: Gatekeeper,
     servers: Arc<ServerManager>,
-    gate: Arc<Gate>,
     system: Option<String>,
     tools: CatalogSettings,
     target: ToolTarget,
     /// The servers whose tools are offered, by id; `None`: every server.
     only: Option<std::collections::BTreeSet<String>>,
-    /// The untrusted content this conversation has read (see [`Exposure`]).
-    exposure: Arc<Exposure>,
     /// Offers kept by their inputs, shared with every other agent of the host.
     offers: Arc<Offers>,
 }
@@ -343,19 +334,21 @@ impl Agent {
         } = parts;
         Self {
             recorder,
-            policy,
-            audit: approval::Audit {
-                history,
-                conversation,
-                client,
+            keeper: Gatekeeper {
+                gate,
+                policy,
+                audit: approval::Audit {
+                    history,
+                    conversation,
+                    client,
+                },
+                exposure,
             },
             servers,
-            gate,
             system,
             tools,
             target,
             only,
-            exposure,
             offers,
         }
     }
@@ -375,7 +368,7 @@ impl Agent {
             .offers
             .get(&self.servers, &self.tools, self.only.as_ref())
             .await?;
-        if self.exposure.first_recall() {
+        if self.keeper.exposure.first_recall() {
             self.recall_exposure(&offer.catalog, &offer.facts);
         }
         Ok(offer)

@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use toolgate_mcp::{McpError, ToolOutput};
 
 use crate::exposure::Facts;
-use crate::gate::{PendingCall, RequestKind};
 use crate::gatekeeper::{self, Held, Next};
+use crate::wait::{PendingCall, RequestKind};
 use crate::{Agent, CallOutcome, Offer, TurnEvent, TurnOptions};
 
 /// What the model gets after a review.
@@ -121,7 +121,7 @@ impl Agent {
         };
         if outcome.is_ok() {
             if let Some(what) = crate::exposure::source(entry, &offer.facts) {
-                self.exposure.mark(what);
+                self.keeper.exposure.mark(what);
             }
         }
         CallOutcome::Ran(outcome)
@@ -168,20 +168,24 @@ impl Agent {
             reason: format!(
                 "You review the results of {} before {} sees them: pass it, edit it to take out what should not be seen, or withhold it.",
                 entry.tool.name,
-                if self.audit.client.is_some() { "the client" } else { "the model" }
+                if self.keeper.audit.client.is_some() { "the client" } else { "the model" }
             ),
-            client: self.audit.client.clone(),
+            client: self.keeper.audit.client.clone(),
             link: None,
         };
         let asked = self
+            .keeper
             .gate
             .ask(pending, &options.cancel, options.approval_timeout, |held| {
                 on_event(TurnEvent::ApprovalRequested(held))
             })
             .await;
         // What that comes to: the one settling step every held request takes.
-        let settled = gatekeeper::settle(Held::ResultReview, None, Some(&asked), self.asker());
-        self.audit.refused(&subject, &call.arguments, settled.audit);
+        let settled =
+            gatekeeper::settle(Held::ResultReview, None, Some(&asked), self.keeper.asker());
+        self.keeper
+            .audit
+            .refused(&subject, &call.arguments, settled.audit);
         match settled.next {
             Next::Run { edited: None } => Reviewed::Pass(output),
             Next::Run {

@@ -32,8 +32,8 @@ mod link;
 pub use link::{link_of, open_in_browser};
 
 use crate::approval::{launch_fingerprint, now_ms, Audit, PolicyStore};
-use crate::gate::{Asked, Decision, Gate, PendingCall, RequestKind};
 use crate::gatekeeper::{AuditNote, Held, Next, Settlement};
+use crate::wait::{Asked, Decision, Gate, PendingCall, RequestKind};
 
 /// The audit log's "tool" for each kind of request: the protocol's method name.
 pub const SAMPLING: &str = "sampling/createMessage";

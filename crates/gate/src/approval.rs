@@ -12,8 +12,8 @@ use toolgate_policy::{
     ToolCall as PolicyCall,
 };
 
-use crate::gate::{Lasting, Reach};
 use crate::gatekeeper::AuditNote;
+use crate::wait::{Lasting, Reach};
 
 /// The user's approval rules: read at every call (so a rule added mid-turn applies to the next
 /// call), and added to when the user answers "always".
@@ -62,7 +62,7 @@ impl PolicyStore for MemoryPolicy {
 }
 
 /// The fingerprint of what a server runs, to bind grants to it.
-pub(crate) fn launch_fingerprint(launch: &Launch) -> String {
+pub fn launch_fingerprint(launch: &Launch) -> String {
     match launch {
         Launch::Stdio { command, args } => {
             server_fingerprint(&ServerEndpoint::Stdio { command, args })
@@ -72,7 +72,7 @@ pub(crate) fn launch_fingerprint(launch: &Launch) -> String {
 }
 
 /// The fingerprint of what a tool is (its name, description and inputs), to bind grants to it.
-pub(crate) fn tool_print(entry: &Entry) -> String {
+pub fn tool_print(entry: &Entry) -> String {
     tool_fingerprint(
         &entry.tool.name,
         &entry.tool.description,
@@ -82,7 +82,7 @@ pub(crate) fn tool_print(entry: &Entry) -> String {
 
 /// The policy's view of a call: which server and tool (by original name), the arguments, the
 /// tool's hints, and the fingerprints its grants are bound to.
-pub(crate) fn subject(
+pub fn subject(
     entry: &Entry,
     server_fingerprint: &str,
     tool_fingerprint: &str,
@@ -103,7 +103,7 @@ pub(crate) fn subject(
 }
 
 /// The rule an "always" answer makes.
-pub(crate) fn rule_for(
+pub fn rule_for(
     call: &PolicyCall,
     allow: bool,
     reach: Reach,
@@ -135,7 +135,7 @@ pub(crate) fn rule_for(
     rule
 }
 
-pub(crate) fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -143,7 +143,7 @@ pub(crate) fn now_ms() -> i64 {
 
 /// Writes decisions to the audit log. Failures are logged, never fatal: the user's answer stands.
 #[derive(Clone, Default)]
-pub(crate) struct Audit {
+pub struct Audit {
     pub history: Option<Arc<History>>,
     pub conversation: Option<String>,
     /// The connected client whose calls these are, if any.

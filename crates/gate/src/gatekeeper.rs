@@ -23,12 +23,12 @@
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Basis, ChangeKind, Decision as Ruling, Verdict};
 
-use crate::gate::{Asked, Decision, Lasting};
+use crate::wait::{Asked, Decision, Lasting};
 
 mod held;
 mod settlement;
 
-pub(crate) use settlement::by_rules;
+pub use settlement::by_rules;
 use settlement::plain;
 pub use settlement::{decided_by, Announce, Asker, AuditNote, Held, Next, RuleToSave, Settlement};
 

@@ -6,16 +6,16 @@ use serde_json::Value;
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Basis, Verdict};
 
-use crate::gate::{Lasting, Reach};
+use crate::wait::{Lasting, Reach};
 
 /// What waits at the gate; every kind settles through [`super::settle`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Held {
     /// A model's or a connected client's tool call.
     ToolCall,
-    /// A connected client's `resources/read` ([`crate::resource`]).
+    /// A connected client's `resources/read` (`toolgate_agent::resource`).
     ResourceRead,
-    /// A connected client's `prompts/get` ([`crate::resource`]).
+    /// A connected client's `prompts/get` (`toolgate_agent::resource`).
     PromptGet,
     /// A result the user reviews before the model or client sees it (always asked).
     ResultReview,
@@ -114,7 +114,7 @@ pub fn decided_by(basis: Basis) -> DecidedBy {
 }
 
 /// The audit entry of a decision the rules (or the pause) made.
-pub(crate) fn by_rules(verdict: &Verdict, decision: AuditDecision) -> AuditNote {
+pub fn by_rules(verdict: &Verdict, decision: AuditDecision) -> AuditNote {
     let by = decided_by(verdict.basis);
     AuditNote {
         decision,

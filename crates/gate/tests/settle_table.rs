@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use toolgate_agent::gatekeeper::{settle, Announce, Asker, AuditNote, Held, Next, RuleToSave};
-use toolgate_agent::{Asked, Decision, Lasting, Reach};
+use toolgate_gate::gatekeeper::{settle, Announce, Asker, AuditNote, Held, Next, RuleToSave};
+use toolgate_gate::{Asked, Decision, Lasting, Reach};
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Basis, Decision as Ruling, Verdict};
 

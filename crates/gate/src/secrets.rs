@@ -105,7 +105,7 @@ pub fn original(call_id: &str) -> Option<String> {
 /// The result is walked as JSON, the form a receiver gets, so a kind of block or field that a
 /// later protocol adds is scrubbed too. A result that cannot be rebuilt from the scrubbed JSON
 /// is withheld, saying why: never passed on unscrubbed.
-pub(crate) fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
+pub fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
     let known = toolgate_mcp::known_secrets();
     if plain_text(&output.result) {
         return redact_plain(output, call_id, &known);

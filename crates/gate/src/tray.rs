@@ -2,7 +2,7 @@
 //! renders [`menu`] and hands each clicked id to [`Action::parse`], then does the action with the
 //! same gate and settings calls the window's commands use.
 
-use crate::gate::{PendingCall, RequestKind};
+use crate::wait::{PendingCall, RequestKind};
 
 /// The state the tray icon shows, most urgent first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,11 +26,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use toolgate_catalog::{Catalog, Entry};
-use toolgate_history::AuditDecision;
+use toolgate_catalog::Entry;
 use toolgate_mcp::{Launch, ServerSnapshot};
-
-use crate::Agent;
 
 /// The untrusted content one conversation (or one client's connection) has read.
 #[derive(Debug, Default)]
@@ -61,14 +58,14 @@ impl Exposure {
     }
 
     /// True the first time only: whether the caller should recall earlier calls.
-    pub(crate) fn first_recall(&self) -> bool {
+    pub fn first_recall(&self) -> bool {
         !self.recalled.swap(true, Ordering::Relaxed)
     }
 }
 
 /// What the gate needs of each server for a turn.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ServerFacts {
+pub struct ServerFacts {
     /// Why any call to it could send data out, in words; `None` when none can.
     pub sends_out: Option<String>,
     pub reads_untrusted: bool,
@@ -112,14 +109,14 @@ impl ServerFacts {
     }
 }
 
-pub(crate) type Facts = HashMap<String, ServerFacts>;
+pub type Facts = HashMap<String, ServerFacts>;
 
 fn open_world(entry: &Entry) -> bool {
     entry.annotations().open_world_hint == Some(true)
 }
 
 /// Why a call to `entry` could send data out, in words; `None` when it cannot.
-pub(crate) fn egress(entry: &Entry, facts: &Facts) -> Option<String> {
+pub fn egress(entry: &Entry, facts: &Facts) -> Option<String> {
     if open_world(entry) {
         return Some(format!(
             "{} marks {} as reaching the outside world",
@@ -130,7 +127,7 @@ pub(crate) fn egress(entry: &Entry, facts: &Facts) -> Option<String> {
 }
 
 /// When a result of `entry` is untrusted content: what it is, in words.
-pub(crate) fn source(entry: &Entry, facts: &Facts) -> Option<String> {
+pub fn source(entry: &Entry, facts: &Facts) -> Option<String> {
     let (tool, server) = (&entry.tool.name, &entry.server_name);
     if open_world(entry) {
         Some(format!("{tool} on {server}, which reads the outside world"))
@@ -143,34 +140,5 @@ pub(crate) fn source(entry: &Entry, facts: &Facts) -> Option<String> {
         ))
     } else {
         None
-    }
-}
-
-impl Agent {
-    /// A conversation resumed after a restart: the calls that ran in it are in the audit log,
-    /// so what untrusted content it read is known again (counting results later withheld at
-    /// review too, which can only make the gate ask more).
-    pub(crate) fn recall_exposure(&self, catalog: &Catalog, facts: &Facts) {
-        let (Some(history), Some(conversation)) = (&self.audit.history, &self.audit.conversation)
-        else {
-            return;
-        };
-        let filter = toolgate_history::AuditFilter {
-            conversation_id: Some(conversation.clone()),
-            decision: Some(AuditDecision::Allowed),
-            ..toolgate_history::AuditFilter::default()
-        };
-        let Ok(rows) = history.audit(&filter) else {
-            return;
-        };
-        for row in rows {
-            let found = catalog
-                .entries_for_server(&row.entry.server_id)
-                .find(|e| e.tool.name == row.entry.tool);
-            if let Some(what) = found.and_then(|e| source(e, facts)) {
-                self.exposure.mark(what);
-                return;
-            }
-        }
     }
 }

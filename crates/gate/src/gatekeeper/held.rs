@@ -14,7 +14,7 @@ use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_policy::{Decision as Ruling, Verdict};
 
 use super::settlement::{by_rules, plain, AuditNote, Held, Next, RuleToSave, Settlement};
-use crate::gate::{Asked, Decision, Lasting, Reach};
+use crate::wait::{Asked, Decision, Lasting, Reach};
 
 /// Settles a request of a kind other than a call or a read. `verdict` is the rules' word where
 /// rules apply (a sampling request, a question, a page), `None` where the user asked to see it

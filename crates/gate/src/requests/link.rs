@@ -12,8 +12,8 @@ use toolgate_policy::{Effect, Subject};
 
 use super::{pending, Asker, ServerRequestGate, ELICITATION, NO_CALLER};
 use crate::approval::now_ms;
-use crate::gate::{Asked, Link, RequestKind};
 use crate::gatekeeper::{AuditNote, Held, Next};
+use crate::wait::{Asked, Link, RequestKind};
 
 /// Opens a page in the user's browser (`xdg-open` and the like, through the `open` crate).
 pub fn open_in_browser(url: &str) -> Result<(), String> {
