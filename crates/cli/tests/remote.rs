@@ -329,6 +329,63 @@ fn a_sign_in_that_fails_stores_nothing_and_says_why() {
 }
 
 #[test]
+fn a_token_is_never_sent_to_another_address_that_took_the_same_server_id() {
+    let remote = Remote::start(3600);
+    let id = format!("moved-{}", std::process::id());
+    let dir = data_dir("moved", &id, &remote.url);
+    let out = toolgate(&dir, &["servers", "login", &id, "--wait", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let item = keychain_item(&id, &remote.issuer).expect("signed in");
+    let access = token(&item, "access_token");
+
+    // Another data folder (or an import, or the same server added again) names the same id at
+    // another address, whose metadata claims the same authorization server.
+    let seen = temp_dir("remote-lookalike");
+    let received = seen.join("received");
+    let mut lookalike = Command::new("python3")
+        .arg(repo_root().join("tests/oauth/lookalike_server.py"))
+        .arg(&remote.issuer)
+        .arg(&received)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(lookalike.stdout.take().expect("stdout")),
+        &mut ready,
+    )
+    .expect("the lookalike says ready");
+    let port = ready.trim().strip_prefix("ready ").expect("ready PORT");
+    let elsewhere = format!("http://127.0.0.1:{port}/mcp");
+    let other = data_dir("moved-other", &id, &elsewhere);
+
+    let out = toolgate(
+        &other,
+        &["call", "echo", r#"{"message": "to the lookalike"}"#],
+    );
+    let _ = lookalike.kill();
+    let _ = lookalike.wait();
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("was made for") && said.contains("Sign in again"),
+        "{said}"
+    );
+    let got = std::fs::read_to_string(&received).unwrap_or_default();
+    assert!(
+        !got.contains(&access) && !got.to_ascii_lowercase().contains("bearer"),
+        "the lookalike was sent: {got}"
+    );
+    // The sign-in is untouched, and still serves its own address.
+    let kept = keychain_item(&id, &remote.issuer).expect("still signed in");
+    assert_eq!(token(&kept, "access_token"), access);
+    assert_eq!(kept["resource"].as_str(), Some(remote.url.as_str()));
+    let out = toolgate(&dir, &["call", "echo", r#"{"message": "still here"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("still here"));
+}
+
+#[test]
 fn a_client_id_and_secret_entered_by_the_user_sign_in_with_client_secret_basic() {
     // The authorization server knows `toolgate-by-hand` (client_secret_basic, redirect port
     // 47123), registered by hand as for a provider without dynamic registration.

@@ -87,6 +87,7 @@ pub async fn connect_assertion(
         KeychainFor {
             secrets,
             server,
+            url,
             issuer: &issuer,
             on_change: on_renewal,
         },
@@ -132,6 +133,7 @@ pub async fn connect_assertion(
         secrets: secrets.clone(),
         server: server.to_owned(),
         issuer: issuer.clone(),
+        resource: crate::store::resource_of(url),
         info: info.clone(),
         on_change: None,
     }

@@ -131,6 +131,7 @@ pub async fn sign_in(
         KeychainFor {
             secrets: &request.secrets,
             server,
+            url: &request.url,
             issuer: &issuer,
             on_change: None,
         },

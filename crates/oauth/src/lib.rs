@@ -235,17 +235,19 @@ fn install(
         secrets: keychain.secrets.clone(),
         server: keychain.server.to_owned(),
         issuer: keychain.issuer.to_owned(),
+        resource: store::resource_of(keychain.url),
         info: info.clone(),
         on_change: keychain.on_change,
     });
     info
 }
 
-/// Whose sign-in a credential store holds: the server, its authorization server, and who is
-/// told when the store changes.
+/// Whose sign-in a credential store holds: the server and its address, its authorization
+/// server, and who is told when the store changes.
 struct KeychainFor<'a> {
     secrets: &'a Arc<dyn SecretStore>,
     server: &'a str,
+    url: &'a str,
     issuer: &'a str,
     on_change: Option<Arc<dyn Fn() + Send + Sync>>,
 }
@@ -304,6 +306,7 @@ pub async fn connect(
         KeychainFor {
             secrets,
             server,
+            url,
             issuer: &issuer,
             on_change: on_renewal,
         },
@@ -319,6 +322,26 @@ pub async fn connect(
         .await
         .map_err(|e| AuthProblem::Unavailable(keychain_words(server, &e)))?
     };
+    let resource = store::resource_of(url);
+    if let Some(other) = record
+        .as_ref()
+        .and_then(|r| r.resource.as_deref())
+        .filter(|r| *r != resource)
+    {
+        return Err(AuthProblem::SignInAgain(format!(
+            "{server}'s sign-in in the keychain was made for {other}, and {server} is now at {resource}; \
+             Toolgate does not send a token to an address it was not got for. Sign in again to use {resource}"
+        )));
+    }
+    if record.as_ref().is_some_and(|r| r.resource.is_none()) {
+        // An item from before addresses were kept: bound to this address from now on.
+        let (owned, issuer, bound) = (server.to_owned(), issuer.clone(), resource.clone());
+        store::blocking(secrets, move |s| {
+            store::update_record(s, &owned, &issuer, |r| r.resource = Some(bound)).map(|_| ())
+        })
+        .await
+        .map_err(|e| AuthProblem::Unavailable(keychain_words(server, &e)))?;
+    }
     let Some(client) = record.as_ref().and_then(|r| r.client.clone()) else {
         return Err(again(server, &issuer));
     };

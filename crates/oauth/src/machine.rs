@@ -70,6 +70,7 @@ pub async fn connect_machine(
         KeychainFor {
             secrets,
             server,
+            url,
             issuer: &issuer,
             on_change: on_renewal,
         },

@@ -5,6 +5,9 @@
 //!   registration (client id, secret if any, redirect URI) and the tokens (rmcp's
 //!   `StoredCredentials`). Keyed by issuer, so tokens one authorization server issued are never
 //!   offered to another.
+//!   The item also names the server's address the tokens were got for (`resource`): a token is
+//!   offered only to that address, never to another server that took the same id (another data
+//!   folder's, an import's, one added again with a new URL).
 //! - `oauth:<server>`: the issuers this server has items with, and the current one, so the
 //!   window can say "Signed in" without the network and signing out finds every item.
 //! - `oauth-state:<state>`: one sign-in in flight (PKCE verifier, expected issuer), deleted when
@@ -62,6 +65,24 @@ pub(crate) struct Record {
     pub client: Option<ClientRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<StoredCredentials>,
+    /// The server's address ([`resource_of`]) the credentials were got for. `None` only in
+    /// items written before addresses were kept; such an item is bound to the address it is
+    /// next used with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+}
+
+impl Record {
+    /// Whether the credentials may be offered to the server at `resource`.
+    pub fn is_for(&self, resource: &str) -> bool {
+        self.resource.as_deref().is_none_or(|r| r == resource)
+    }
+}
+
+/// A server's address as the keychain keeps it: parsed and written back, so spellings of the
+/// same address (a host's case, a default port, an empty path) compare equal.
+pub(crate) fn resource_of(url: &str) -> String {
+    url::Url::parse(url).map_or_else(|_| url.to_owned(), |u| u.to_string())
 }
 
 /// The item `oauth:<server>`: which issuers hold this server's items.
@@ -173,6 +194,8 @@ pub(crate) struct KeychainCredentials {
     pub secrets: Arc<dyn SecretStore>,
     pub server: String,
     pub issuer: String,
+    /// The server's address ([`resource_of`]): the only one its tokens are offered to.
+    pub resource: String,
     /// What the window may learn of the sign-in (expiry, scopes), updated on every save.
     pub info: Arc<StdMutex<Option<SignedInInfo>>>,
     /// Told after each change of `info` (a silent renewal), so the window shows the new expiry.
@@ -198,14 +221,30 @@ impl CredentialStore for KeychainCredentials {
         })
         .await
         .map_err(store_error)?;
-        Ok(record.and_then(|r| r.credentials))
+        Ok(record
+            .filter(|r| {
+                let ours = r.is_for(&self.resource);
+                if !ours {
+                    tracing::warn!(
+                        "{}'s sign-in in the keychain was made for another address; it is not offered to {}",
+                        self.server,
+                        self.resource
+                    );
+                }
+                ours
+            })
+            .and_then(|r| r.credentials))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         self.publish(Some(&credentials));
         let (server, issuer) = (self.server.clone(), self.issuer.clone());
+        let resource = self.resource.clone();
         blocking(&self.secrets, move |s| {
-            update_record(s, &server, &issuer, |r| r.credentials = Some(credentials))?;
+            update_record(s, &server, &issuer, |r| {
+                r.credentials = Some(credentials);
+                r.resource = Some(resource);
+            })?;
             note_issuer(s, &server, &issuer)
         })
         .await

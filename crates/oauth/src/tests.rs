@@ -27,6 +27,7 @@ async fn credentials_live_in_one_item_per_server_and_issuer_and_keep_the_registr
         secrets: secrets.clone(),
         server: "linear".into(),
         issuer: "https://as.example".into(),
+        resource: store::resource_of("https://mcp.linear.app/mcp"),
         info: info.clone(),
         on_change: None,
     };
@@ -74,6 +75,61 @@ async fn credentials_live_in_one_item_per_server_and_issuer_and_keep_the_registr
         .unwrap();
     assert!(!item.contains("at-123") && item.contains("\"c1\""));
     assert_eq!(stored_state(&secrets, "linear").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_token_is_offered_only_to_the_address_it_was_got_for() {
+    let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::default());
+    let store_for = |url: &str| store::KeychainCredentials {
+        secrets: secrets.clone(),
+        server: "github".into(),
+        issuer: "https://github.com/login/oauth".into(),
+        resource: store::resource_of(url),
+        info: Arc::new(StdMutex::new(None)),
+        on_change: None,
+    };
+    let saved = StoredCredentials::new(
+        "c1".into(),
+        Some(token("at-github", Some("rt-github"), 3600)),
+        vec![],
+        Some(1_000),
+    );
+    store_for("https://api.githubcopilot.com/mcp/")
+        .save(saved)
+        .await
+        .unwrap();
+    // The same address, spelled otherwise: the host's case and its default port.
+    for same in [
+        "https://api.githubcopilot.com/mcp/",
+        "https://API.GitHubCopilot.com:443/mcp/",
+    ] {
+        assert!(store_for(same).load().await.unwrap().is_some(), "{same}");
+    }
+    // The same id with another address (another data folder's server, an import, a server
+    // added again), or a neighbour path on the same host: the token is not offered.
+    for other in [
+        "https://evil.example/mcp/",
+        "https://api.githubcopilot.com/other/",
+        "http://api.githubcopilot.com/mcp/",
+        "https://api.githubcopilot.com.evil.example/mcp/",
+    ] {
+        assert!(store_for(other).load().await.unwrap().is_none(), "{other}");
+    }
+    // An item from before addresses were kept is bound to the address it is next saved with.
+    store::update_record(secrets.as_ref(), "old", "https://a", |r| {
+        r.credentials = Some(StoredCredentials::new(
+            "c".into(),
+            Some(token("at", None, 60)),
+            vec![],
+            Some(1),
+        ))
+    })
+    .unwrap();
+    let old: store::Record =
+        store::read_json(secrets.as_ref(), &store::record_item("old", "https://a"))
+            .unwrap()
+            .unwrap();
+    assert!(old.resource.is_none() && old.is_for("https://anything.example/"));
 }
 
 #[tokio::test]
