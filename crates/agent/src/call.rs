@@ -251,6 +251,12 @@ impl Agent {
                 CallOutcome::Refused(told)
             }
             Next::Run { edited } => {
+                if let Some(edited) = &edited {
+                    // What the user typed is the user's own words; what they left is not.
+                    for typed in toolgate_gate::provenance::typed(&call.arguments, edited) {
+                        self.keeper.exposure.observe_user(typed);
+                    }
+                }
                 let original = edited.is_some().then_some(&call.arguments);
                 let arguments = edited.unwrap_or_else(|| call.arguments.clone());
                 let audit = self

@@ -432,6 +432,17 @@ impl Agent {
         options: &TurnOptions,
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> Result<String, AgentError> {
+        // The user's own words, for provenance: the earlier messages of a resumed
+        // conversation once, then this one.
+        let exposure = &self.keeper.exposure;
+        if exposure.first_user_read() {
+            for message in history.iter() {
+                if let Message::User { text } = message {
+                    exposure.observe_user(text);
+                }
+            }
+        }
+        exposure.observe_user(user_text);
         self.keep(
             history,
             Message::User {

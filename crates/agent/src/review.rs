@@ -119,8 +119,19 @@ impl Agent {
             },
             Err(e) => Err(e),
         };
-        if outcome.is_ok() {
-            if let Some(what) = crate::exposure::source(entry, &offer.facts) {
+        if let Ok(output) = &outcome {
+            let source = crate::exposure::source(entry, &offer.facts);
+            // What the receiver got, with where it came from, for provenance.
+            let place = toolgate_gate::provenance::Place {
+                tool: entry.tool.name.to_string(),
+                server: entry.server_name.clone(),
+                call_id: call.id.clone(),
+                at: String::new(),
+            };
+            self.keeper
+                .exposure
+                .observe_result(output, source.is_some(), place);
+            if let Some(what) = source {
                 self.keeper.exposure.mark(what);
             }
         }

@@ -26,16 +26,33 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use serde_json::Value;
 use toolgate_catalog::Entry;
-use toolgate_mcp::{Launch, ServerSnapshot};
+use toolgate_mcp::{Launch, ServerSnapshot, ToolOutput};
 
-/// The untrusted content one conversation (or one client's connection) has read.
+use crate::provenance::{decisive, Origin, Place, Provenance};
+
+/// The untrusted content one conversation (or one client's connection) has read, and where
+/// the values it has seen came from.
 #[derive(Debug, Default)]
 pub struct Exposure {
     /// The first untrusted result, in words; later ones add nothing the card needs.
     read: Mutex<Option<String>>,
     /// Whether the audit log was consulted (once, for a conversation resumed after a restart).
     recalled: AtomicBool,
+    /// Whether the user's earlier messages were read (once, for a conversation resumed).
+    users_read: AtomicBool,
+    /// The values seen, by where they came from.
+    provenance: Mutex<Provenance>,
+}
+
+/// What provenance says of one call, for steps 7 and 9 of the policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judged {
+    /// Every decisive argument is the user's, in words.
+    pub proven: Option<String>,
+    /// Why the arguments are not the user's, in words.
+    pub tainted: Option<String>,
 }
 
 impl Exposure {
@@ -55,6 +72,86 @@ impl Exposure {
             tracing::info!("the conversation has read untrusted content: {what}");
             *read = Some(what);
         }
+    }
+
+    fn provenance(&self) -> std::sync::MutexGuard<'_, Provenance> {
+        self.provenance.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads the user's own words: a message, or values typed into a call's arguments.
+    pub fn observe_user(&self, text: &str) {
+        self.provenance().observe(text, &Origin::User);
+    }
+
+    /// True the first time only: whether the caller should read the user's earlier messages.
+    pub fn first_user_read(&self) -> bool {
+        !self.users_read.swap(true, Ordering::Relaxed)
+    }
+
+    /// Reads a result that reached the conversation; `outside`: it is untrusted content.
+    pub fn observe_result(&self, output: &ToolOutput, outside: bool, place: Place) {
+        let mut provenance = self.provenance();
+        let result = &output.result;
+        if crate::secrets::plain_text(result) {
+            // The common shape, read without turning the result into JSON first.
+            for (i, block) in result.content.iter().enumerate() {
+                if let rmcp::model::ContentBlock::Text(text) = block {
+                    let at = format!("/content/{i}/text");
+                    let place = Place {
+                        at,
+                        ..place.clone()
+                    };
+                    let origin = if outside {
+                        Origin::Outside(place)
+                    } else {
+                        Origin::Result(place)
+                    };
+                    provenance.observe(&text.text, &origin);
+                }
+            }
+        } else if let Ok(value) = serde_json::to_value(result) {
+            provenance.observe_result(&value, outside, place);
+        }
+    }
+
+    /// What provenance says of a call of `entry` with `arguments`.
+    pub fn judge(&self, entry: &Entry, arguments: &Value) -> Judged {
+        let properties = entry.tool.input_schema.get("properties");
+        let decisive = decisive::decisive(properties, arguments);
+        let provenance = self.provenance();
+        let read_only = entry.annotations().read_only_hint == Some(true);
+        let proven = match provenance.proven(&decisive) {
+            Ok(()) => Some(format!(
+                "every argument that decides where the data goes ({}) is a value you wrote",
+                decisive
+                    .iter()
+                    .map(|d| d.at.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Err(_) => None,
+        };
+        let tainted = if read_only {
+            None
+        } else if let Some(found) = provenance.outside_only(arguments, &decisive) {
+            Some(found.to_string())
+        } else if let (Some(read), Err(Some(d)), true) = (
+            self.untrusted(),
+            provenance.proven(&decisive),
+            provenance.heard_user(),
+        ) {
+            // Only where the user's words are seen: a connected client's never are, and
+            // there an unproven value is no sign of anything.
+            Some(format!(
+                "the value “{}” at {} decides what this change does, it is not in your own words, \
+                 and this conversation has read untrusted content ({read})",
+                shown(d.value),
+                d.at
+            ))
+        } else {
+            None
+        };
+        Judged { proven, tainted }
     }
 
     /// True the first time only: whether the caller should recall earlier calls.
@@ -140,5 +237,14 @@ pub fn source(entry: &Entry, facts: &Facts) -> Option<String> {
         ))
     } else {
         None
+    }
+}
+
+/// A value cut to what a question can show.
+fn shown(value: &str) -> String {
+    const SHOWN: usize = 48;
+    match value.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("{}…", &value[..i]),
+        None => value.to_owned(),
     }
 }

@@ -118,6 +118,10 @@ pub fn remedy(verdict: &Verdict, asker: Asker<'_>) -> String {
         Basis::Secret => "No rule can allow arguments that carry a secret: only a person's answer \
              (in Toolgate's window, or at a terminal) lets it run, or the same call without it."
             .to_owned(),
+        Basis::Provenance => "No rule can allow a change made with values that came from \
+             outside content rather than from you: only a person's answer (in Toolgate's window, \
+             or at a terminal) lets it run, or the same call with values you gave."
+            .to_owned(),
         Basis::Rule => "Your rule asks before this call: only a person's answer (in Toolgate's \
              window, or at a terminal), or changing that rule, lets it run."
             .to_owned(),

@@ -31,8 +31,10 @@ pub struct Gatekeeper {
 
 impl Gatekeeper {
     /// Step 2: the rules' verdict on `asked`, with step 7 of their precedence fed what this
-    /// conversation has read and whether the call could send data out, and step 8 the secrets
-    /// found in the call's arguments (unless the server's `scanSecrets` is off).
+    /// conversation has read, whether the call could send data out and whether provenance
+    /// proves its decisive arguments the user's, step 8 the secrets found in the call's
+    /// arguments (unless the server's `scanSecrets` is off), and step 9 a value only outside
+    /// content brought ([`crate::provenance`]).
     pub fn verdict(&self, entry: &Entry, facts: &Facts, asked: &Subject) -> Verdict {
         let untrusted = self.exposure.untrusted();
         let egress = exposure::egress(entry, facts);
@@ -40,6 +42,10 @@ impl Gatekeeper {
         let secrets = match asked {
             Subject::ToolCall(call) if scanned => crate::secrets::in_arguments(&call.arguments),
             _ => None,
+        };
+        let judged = match asked {
+            Subject::ToolCall(call) => self.exposure.judge(entry, &call.arguments),
+            _ => Default::default(),
         };
         toolgate_policy::decide_in(
             asked,
@@ -51,6 +57,8 @@ impl Gatekeeper {
                 untrusted: untrusted.as_deref(),
                 egress: egress.as_deref(),
                 secrets: secrets.as_deref(),
+                proven: judged.proven.as_deref(),
+                tainted: judged.tainted.as_deref(),
             },
         )
     }

@@ -26,6 +26,7 @@ pub mod approval;
 pub mod exposure;
 pub mod gatekeeper;
 mod keeper;
+pub mod provenance;
 pub mod requests;
 pub mod rules;
 pub mod secrets;

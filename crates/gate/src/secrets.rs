@@ -143,7 +143,7 @@ pub fn redact(output: &mut ToolOutput, call_id: &str) -> usize {
 /// cost the per-call path a JSON copy of every result). It names every field rmcp 3.11's
 /// `CallToolResult` and `TextContent` can carry text in; both are `non_exhaustive`, so an rmcp
 /// update must look here again (`plain_results_are_only_text` lists the fields).
-fn plain_text(result: &rmcp::model::CallToolResult) -> bool {
+pub fn plain_text(result: &rmcp::model::CallToolResult) -> bool {
     result.meta.is_none()
         && result.structured_content.is_none()
         && result.content.iter().all(|block| match block {

@@ -30,6 +30,10 @@ pub enum Basis {
     /// The arguments carry what looks like a secret: an allow became a question ([`decide_in`],
     /// step 8).
     Secret,
+    /// A call that changes something carries a value only outside content brought, or a
+    /// decisive value that is not the user's after outside content was read: an allow became
+    /// a question ([`decide_in`], step 9).
+    Provenance,
 }
 
 /// Where a request is decided: its conversation and client, the time, and what the gate knows
@@ -49,6 +53,13 @@ pub struct Context<'a> {
     /// What in the call's arguments looks like a secret, in words ("a GitHub Token at /body");
     /// `None` when nothing does (or the server's arguments are not scanned).
     pub secrets: Option<&'a str>,
+    /// Every argument that decides where the call's data goes (a recipient, an address, an
+    /// account, a web address, a path) is a value from the user's own words, in words; `None`
+    /// when not proven. Lets step 7 keep an allow.
+    pub proven: Option<&'a str>,
+    /// Why the call's arguments are not the user's, for step 9, in words ("the value “US13…”
+    /// at /recipient came only from outside content: …"); `None` when nothing is amiss.
+    pub tainted: Option<&'a str>,
 }
 
 /// The decision, why, and which grants lapsed on the way.
@@ -102,6 +113,15 @@ pub struct Changed {
 ///    like a secret ([`Context::secrets`]: a provider's token, a private key block, a value
 ///    Toolgate keeps), an **Allow becomes Ask** whatever allowed it, the finding named in the
 ///    reason; an Ask notes it; a Deny stays a Deny.
+/// 9. **Values from outside content** ([`decide_in`] only): when a call that is not read-only
+///    carries a value only outside content brought, or, after outside content was read, a
+///    decisive argument (where data goes, a password) that is not in the user's own words
+///    ([`Context::tainted`]), an **Allow becomes Ask** whatever allowed it, the value and where
+///    it came from named in the reason; an Ask notes it; a Deny stays a Deny.
+///
+/// Step 7 keeps an allow when provenance proves the call is the user's ([`Context::proven`]:
+/// every argument that decides where the data goes came from the user's own words, and step
+/// 9 found nothing amiss). Nothing else ever loosens a verdict.
 ///
 /// A rule applies when it is in force ([`crate::Scope::Conversation`] only in its own
 /// conversation, [`crate::Scope::Once`] never, not past `expires_at`), its target covers the
@@ -142,6 +162,8 @@ pub fn decide_for_client(
             untrusted: None,
             egress: None,
             secrets: None,
+            proven: None,
+            tainted: None,
         },
     )
 }
@@ -150,15 +172,26 @@ pub fn decide_for_client(
 /// conversation and client, and, for step 7, what untrusted content the conversation has read
 /// and whether the call could send data out.
 pub fn decide_in(subject: &Subject, settings: &PolicySettings, context: &Context<'_>) -> Verdict {
-    let verdict = untrusted_step(subject, settings, context);
-    let (Subject::ToolCall(_), Some(secrets)) = (subject, context.secrets) else {
+    let mut verdict = untrusted_step(subject, settings, context);
+    let Subject::ToolCall(call) = subject else {
         return verdict;
     };
-    let risk = format!("the arguments carry what looks like a secret ({secrets})");
+    if let Some(tainted) = context.tainted.filter(|_| !call.annotations.read_only) {
+        verdict = held(verdict, Basis::Provenance, tainted);
+    }
+    if let Some(secrets) = context.secrets {
+        let risk = format!("the arguments carry what looks like a secret ({secrets})");
+        verdict = held(verdict, Basis::Secret, &risk);
+    }
+    verdict
+}
+
+/// An allow becomes a question on `basis`, `risk` said; an ask notes it; a deny stays.
+fn held(verdict: Verdict, basis: Basis, risk: &str) -> Verdict {
     match verdict.decision {
         Decision::Allow => Verdict {
             decision: Decision::Ask,
-            basis: Basis::Secret,
+            basis,
             reason: format!(
                 "asking because {risk}; otherwise it would be {}",
                 verdict.reason
@@ -193,26 +226,22 @@ fn untrusted_step(subject: &Subject, settings: &PolicySettings, context: &Contex
         (None, Some(_)) => "this connection",
         _ => "this chat",
     };
+    if let (Decision::Allow, Some(proven), None) =
+        (verdict.decision, context.proven, context.tainted)
+    {
+        // Provenance shows the call is the user's: the data goes where the user said.
+        return Verdict {
+            reason: format!(
+                "{}; {whose} has read untrusted content, but {proven}",
+                verdict.reason
+            ),
+            ..verdict
+        };
+    }
     let risk = format!(
         "{whose} has read untrusted content ({untrusted}), and this call could send data out ({egress})"
     );
-    match verdict.decision {
-        Decision::Allow => Verdict {
-            decision: Decision::Ask,
-            basis: Basis::Untrusted,
-            reason: format!(
-                "asking because {risk}; otherwise it would be {}",
-                verdict.reason
-            ),
-            rule_id: None,
-            changed: verdict.changed,
-        },
-        Decision::Ask => Verdict {
-            reason: format!("{}; note that {risk}", verdict.reason),
-            ..verdict
-        },
-        Decision::Deny => verdict,
-    }
+    held(verdict, Basis::Untrusted, &risk)
 }
 
 /// Steps 1 to 6 of the precedence.

@@ -96,7 +96,7 @@ fn an_allowed_call_that_could_send_data_out_is_asked_once_the_chat_read_untruste
                 now_ms: NOW,
                 untrusted: case.untrusted.then_some(READ),
                 egress: case.egress.then_some(OUT),
-                secrets: None,
+                ..Context::default()
             },
         );
         let got = (v.decision, v.basis, v.rule_id.as_deref());
@@ -227,6 +227,78 @@ fn a_secret_in_the_arguments_makes_every_allow_a_question() {
         }
         if secret && v.decision == Decision::Ask && matches!(subject, Subject::ToolCall(_)) && !v.reason.contains(SECRET) {
             failures.push(format!("{name}: the reason hides the finding: {}", v.reason));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const PROVEN: &str = "every recipient is one you wrote (/to)";
+const TAINTED: &str = "the value “US13…” at /to came only from outside content";
+
+/// One row of the provenance table: name, call, settings, (untrusted read, way out, proven,
+/// tainted), the verdict wanted.
+type ProvenanceRow = (
+    &'static str,
+    Subject,
+    PolicySettings,
+    (bool, bool, bool, bool),
+    (Decision, Basis, Option<&'static str>),
+);
+
+/// Step 9, and step 7 keeping an allow that provenance proves: a proof lets an allow stand only
+/// when nothing is tainted; a taint makes any allow of a call that changes something a
+/// question; neither ever loosens an ask, a deny or the pause.
+#[test]
+#[rustfmt::skip]
+fn provenance_keeps_the_users_own_calls_and_holds_outside_values() {
+    use Decision::{Allow, Ask, Deny};
+    let call = post();
+    let allow_tool = Rule::allow_tool("allow-post", &call, Scope::Always, NOW);
+    let allow_server = Rule::allow_server("allow-web", &call, Scope::Always, NOW);
+    let deny = Rule::deny_tool("deny-post", &call, Scope::Always, NOW);
+    let ask = Rule::ask_tool("ask-post", &call, Scope::Always, NOW);
+    let paused = PolicySettings { paused: true, ..settings(vec![allow_tool.clone()]) };
+    let auto = PolicySettings { auto_allow_read_only: true, ..settings(vec![]) };
+    let t = |c: &ToolCall| Subject::ToolCall(c.clone());
+    let rows: Vec<ProvenanceRow> = vec![
+        ("untrusted, way out, proven: the rule allows", t(&call), settings(vec![allow_tool.clone()]), (true, true, true, false), (Allow, Basis::Rule, Some("allow-post"))),
+        ("server-wide allow, proven: allows", t(&call), settings(vec![allow_server.clone()]), (true, true, true, false), (Allow, Basis::Rule, Some("allow-web"))),
+        ("untrusted, way out, not proven: asked as before", t(&call), settings(vec![allow_tool.clone()]), (true, true, false, false), (Ask, Basis::Untrusted, None)),
+        ("proven but tainted: asked", t(&call), settings(vec![allow_tool.clone()]), (true, true, true, true), (Ask, Basis::Untrusted, None)),
+        ("tainted, no way out: asked for the change", t(&call), settings(vec![allow_tool.clone()]), (true, false, false, true), (Ask, Basis::Provenance, None)),
+        ("tainted, server-wide allow: asked", t(&call), settings(vec![allow_server.clone()]), (false, false, false, true), (Ask, Basis::Provenance, None)),
+        ("tainted read-only call: step 9 is for changes", t(&read_only(call.clone())), auto.clone(), (false, false, false, true), (Allow, Basis::ReadOnly, None)),
+        ("read-only, untrusted, way out, not proven: asked", t(&read_only(call.clone())), auto.clone(), (true, true, false, false), (Ask, Basis::Untrusted, None)),
+        ("read-only, untrusted, way out, proven: allowed", t(&read_only(call.clone())), auto, (true, true, true, false), (Allow, Basis::ReadOnly, None)),
+        ("proven never loosens an ask rule", t(&call), settings(vec![allow_tool.clone(), ask.clone()]), (true, true, true, false), (Ask, Basis::Rule, Some("ask-post"))),
+        ("proven never loosens the default", t(&call), settings(vec![]), (true, true, true, false), (Ask, Basis::Default, None)),
+        ("tainted keeps a deny", t(&call), settings(vec![deny.clone(), allow_tool.clone()]), (true, true, false, true), (Deny, Basis::Rule, Some("deny-post"))),
+        ("tainted keeps the pause", t(&call), paused, (true, true, false, true), (Deny, Basis::Paused, None)),
+    ];
+    let mut failures = Vec::new();
+    for (name, subject, settings, (untrusted, egress, proven, tainted), want) in rows {
+        let v = decide_in(
+            &subject,
+            &settings,
+            &Context {
+                conversation_id: Some("c1"),
+                now_ms: NOW,
+                untrusted: untrusted.then_some(READ),
+                egress: egress.then_some(OUT),
+                proven: proven.then_some(PROVEN),
+                tainted: tainted.then_some(TAINTED),
+                ..Context::default()
+            },
+        );
+        let got = (v.decision, v.basis, v.rule_id.as_deref());
+        if got != want {
+            failures.push(format!("{name}: got {got:?}, want {want:?} ({})", v.reason));
+        }
+        if tainted && v.decision == Decision::Ask && !v.reason.contains(TAINTED) {
+            failures.push(format!("{name}: the reason hides the value: {}", v.reason));
+        }
+        if proven && untrusted && egress && v.decision == Decision::Allow && !v.reason.contains(PROVEN) {
+            failures.push(format!("{name}: the reason hides the proof: {}", v.reason));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
