@@ -121,6 +121,15 @@ impl Agent {
         };
         if let Ok(output) = &outcome {
             let source = crate::exposure::source(entry, &offer.facts);
+            let trusted = offer
+                .facts
+                .get(&entry.server_id)
+                .is_some_and(|f| f.trusted_source);
+            let kind = match (&source, trusted) {
+                (Some(_), _) => toolgate_gate::provenance::Source::Outside,
+                (None, true) => toolgate_gate::provenance::Source::Trusted,
+                (None, false) => toolgate_gate::provenance::Source::Other,
+            };
             // What the receiver got, with where it came from, for provenance.
             let place = toolgate_gate::provenance::Place {
                 tool: entry.tool.name.to_string(),
@@ -128,9 +137,7 @@ impl Agent {
                 call_id: call.id.clone(),
                 at: String::new(),
             };
-            self.keeper
-                .exposure
-                .observe_result(output, source.is_some(), place);
+            self.keeper.exposure.observe_result(output, kind, place);
             if let Some(what) = source {
                 self.keeper.exposure.mark(what);
             }

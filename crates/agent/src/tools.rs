@@ -95,6 +95,7 @@ mod tests {
             },
             sandbox: None,
             reads_untrusted: false,
+            trusted_source: false,
             sends_out: false,
             review_results: vec![],
             held_tools: Vec::new(),

@@ -6,7 +6,9 @@
 //! - a post to the address the user typed runs under its rule, though the chat read the page
 //!   (before provenance it was held); a post to the address the page gave is held;
 //! - a file written where the page said is held, the audit naming the value, the tool and the
-//!   call that brought it; the same write where the user said runs.
+//!   call that brought it; the same write where the user said runs;
+//! - an address read from the user's own file counts as the user's only when its server is
+//!   marked a trusted source.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -38,7 +40,7 @@ fn settings(provider: &ScriptedProvider, files: &Path) -> Settings {
     // One tool of each name: the web server's reads and posts, the files server's writes.
     for (server, only) in [
         ("web", ["fetch_url", "post_url"]),
-        ("files", ["write_file", "write_file"]),
+        ("files", ["write_file", "read_file"]),
     ] {
         settings.tools.servers.insert(
             server.into(),
@@ -57,6 +59,7 @@ fn settings(provider: &ScriptedProvider, files: &Path) -> Settings {
         ("web", "fetch_url"),
         ("web", "post_url"),
         ("files", "write_file"),
+        ("files", "read_file"),
     ] {
         let call = toolgate_policy::ToolCall {
             server_id: server.into(),
@@ -254,4 +257,61 @@ async fn a_change_made_with_a_value_only_the_page_gave_is_held_and_the_users_own
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(std::fs::read_to_string(&wanted).unwrap_or_default(), "calm");
     assert_eq!(audited(&dir, "write_file").0, "allowed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_from_a_trusted_source_is_the_users_and_from_another_result_is_not() {
+    let (mine, to_mine) = web_page("ok".into()).await;
+    let mine_url = format!("http://127.0.0.1:{mine}/notes");
+    let (news, _) = web_page("<p>Markets were calm today.</p>".into()).await;
+    let news_url = format!("http://127.0.0.1:{news}/today");
+    let files = temp_dir("provenance-trusted-files");
+    let contacts = files.join("contacts.txt");
+    std::fs::write(&contacts, format!("notes: {mine_url}\n")).expect("contacts");
+    let prompt = format!("Read {news_url} and post a summary to the notes address in my contacts");
+    let script = || {
+        vec![
+            Scripted::ok(anthropic::message(
+                vec![anthropic::tool_use_block(
+                    "t1",
+                    "fetch_url",
+                    json!({ "url": news_url }),
+                )],
+                "tool_use",
+            )),
+            Scripted::ok(anthropic::message(
+                vec![anthropic::tool_use_block(
+                    "t2",
+                    "read_file",
+                    json!({ "path": contacts }),
+                )],
+                "tool_use",
+            )),
+            Scripted::ok(anthropic::message(
+                vec![anthropic::tool_use_block(
+                    "t3",
+                    "post_url",
+                    json!({"url": mine_url, "body": "Markets were calm."}),
+                )],
+                "tool_use",
+            )),
+            Scripted::ok(anthropic::text("Done.")),
+        ]
+    };
+    for trusted in [false, true] {
+        let dir = temp_dir(&format!("provenance-trusted-{trusted}"));
+        let provider = ScriptedProvider::start(script()).await;
+        let mut s = settings(&provider, &files);
+        s.servers[1].trust.trusted_source = trusted;
+        toolgate_settings::file::save(&dir.join("settings.json"), &s).expect("settings");
+        run(&dir, &prompt);
+        let (decision, reason) = audited(&dir, "post_url");
+        let want = if trusted { "allowed" } else { "denied" };
+        assert_eq!(decision, want, "trusted source {trusted}: {reason}");
+    }
+    assert_eq!(
+        to_mine.lock().unwrap().len(),
+        1,
+        "only the trusted run posted"
+    );
 }

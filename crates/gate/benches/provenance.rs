@@ -46,7 +46,8 @@ fn judge(p: &Provenance, properties: &Value, args: &Value) -> bool {
 fn bench(c: &mut Criterion) {
     let text = outside_text();
     let properties = schema();
-    let user = "Please pay 120.00 to my landlord, IBAN GB29 NWBK 6016 1331 9268 19, for the rent of May.";
+    let user =
+        "Please pay 120.00 to my landlord, IBAN GB29 NWBK 6016 1331 9268 19, for the rent of May.";
     let args = json!({"recipient": "GB29NWBK60161331926819", "amount": 120.0,
                       "subject": "Rent for May", "date": "2024-05-31"});
 

@@ -30,7 +30,7 @@ use serde_json::Value;
 use toolgate_catalog::Entry;
 use toolgate_mcp::{Launch, ServerSnapshot, ToolOutput};
 
-use crate::provenance::{decisive, Origin, Place, Provenance};
+use crate::provenance::{decisive, Origin, Place, Provenance, Source};
 
 /// The untrusted content one conversation (or one client's connection) has read, and where
 /// the values it has seen came from.
@@ -88,8 +88,8 @@ impl Exposure {
         !self.users_read.swap(true, Ordering::Relaxed)
     }
 
-    /// Reads a result that reached the conversation; `outside`: it is untrusted content.
-    pub fn observe_result(&self, output: &ToolOutput, outside: bool, place: Place) {
+    /// Reads a result that reached the conversation, as coming from `source`.
+    pub fn observe_result(&self, output: &ToolOutput, source: Source, place: Place) {
         let mut provenance = self.provenance();
         let result = &output.result;
         if crate::secrets::plain_text(result) {
@@ -101,16 +101,11 @@ impl Exposure {
                         at,
                         ..place.clone()
                     };
-                    let origin = if outside {
-                        Origin::Outside(place)
-                    } else {
-                        Origin::Result(place)
-                    };
-                    provenance.observe(&text.text, &origin);
+                    provenance.observe(&text.text, &source.origin(place));
                 }
             }
         } else if let Ok(value) = serde_json::to_value(result) {
-            provenance.observe_result(&value, outside, place);
+            provenance.observe_result(&value, source, place);
         }
     }
 
@@ -166,6 +161,8 @@ pub struct ServerFacts {
     /// Why any call to it could send data out, in words; `None` when none can.
     pub sends_out: Option<String>,
     pub reads_untrusted: bool,
+    /// Its results (of tools not marked open-world) are the user's own data.
+    pub trusted_source: bool,
     pub review_results: Vec<String>,
     /// Its arguments and results are scanned for secrets (`secrets.rs`).
     pub scan_secrets: bool,
@@ -195,6 +192,7 @@ impl ServerFacts {
         Self {
             sends_out,
             reads_untrusted: server.reads_untrusted,
+            trusted_source: server.trusted_source,
             review_results: server.review_results.clone(),
             scan_secrets: server.scan_secrets,
         }

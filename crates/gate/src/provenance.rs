@@ -39,11 +39,36 @@ pub const WORDS_PER_TEXT: usize = 200_000;
 /// Keys (words and pairs of words) the index of one conversation holds.
 pub const MAX_KEYS: usize = 2_000_000;
 
+/// What kind of result a text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Outside content: what the tool read, someone else wrote.
+    Outside,
+    /// The user's own data: a result of a server the user marked as a trusted source, from a
+    /// tool not marked open-world. Proof, as the user's words are.
+    Trusted,
+    /// Any other result.
+    Other,
+}
+
+impl Source {
+    /// The origin of a text of this kind at `place`.
+    pub fn origin(self, place: Place) -> Origin {
+        match self {
+            Source::Outside => Origin::Outside(place),
+            Source::Trusted => Origin::Trusted(place),
+            Source::Other => Origin::Result(place),
+        }
+    }
+}
+
 /// Where a text came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     /// The user's own words: a message, or a value typed into a call's arguments.
     User,
+    /// A result of a trusted source ([`Source::Trusted`]).
+    Trusted(Place),
     /// A tool result that is outside content: what the tool read, someone else wrote.
     Outside(Place),
     /// Any other tool result.
@@ -70,10 +95,12 @@ impl std::fmt::Display for Place {
     }
 }
 
-/// Who holds a key: bits for the user and other results, and the first outside text.
+/// Who holds a key: bits for the user, trusted sources and other results, and the first
+/// outside text.
 #[derive(Debug, Clone, Copy, Default)]
 struct Holders {
     user: bool,
+    trusted: bool,
     result: bool,
     /// Index into [`Provenance::places`] of the first outside text holding it.
     outside: Option<u32>,
@@ -129,6 +156,7 @@ impl Provenance {
             let holders = keys.entry(key).or_default();
             match origin {
                 Origin::User => holders.user = true,
+                Origin::Trusted(_) => holders.trusted = true,
                 Origin::Result(_) => holders.result = true,
                 Origin::Outside(_) => {
                     holders.outside.get_or_insert(place.unwrap_or_default());
@@ -156,7 +184,7 @@ impl Provenance {
 
     /// Reads every string of a tool result (`content` blocks, `structuredContent`, `_meta`),
     /// each with its place in the result.
-    pub fn observe_result(&mut self, result: &Value, outside: bool, place: Place) {
+    pub fn observe_result(&mut self, result: &Value, source: Source, place: Place) {
         let mut strings = Vec::new();
         collect(result, String::new(), &mut strings);
         for (at, text) in strings {
@@ -164,12 +192,7 @@ impl Provenance {
                 at,
                 ..place.clone()
             };
-            let origin = if outside {
-                Origin::Outside(place)
-            } else {
-                Origin::Result(place)
-            };
-            self.observe(text, &origin);
+            self.observe(text, &source.origin(place));
         }
     }
 
@@ -193,13 +216,15 @@ impl Provenance {
                 .all(|(key, _)| self.keys.get(key).is_some_and(&holds))
     }
 
-    /// Whether the user's own words hold `value`, its words together.
+    /// Whether the user's own words hold `value`, its words together, or a trusted source
+    /// holds all of its words.
     pub fn said_by_user(&self, value: &str) -> bool {
         let words = tokens::words(value, 64);
-        self.all_held(&words, |h| h.user)
+        let said = self.all_held(&words, |h| h.user)
             && words
                 .pairs()
-                .all(|pair| self.keys.get(&pair).is_some_and(|h| h.user))
+                .all(|pair| self.keys.get(&pair).is_some_and(|h| h.user));
+        said || self.all_held(&words, |h| h.trusted)
     }
 
     /// Whether the call's decisive arguments are all the user's: `None` when the call has no
@@ -225,7 +250,7 @@ impl Provenance {
         for d in decisive {
             let words = tokens::words(d.value, 64);
             let from_outside = self.all_held(&words, |h| h.outside.is_some());
-            let from_others = self.all_held(&words, |h| h.user || h.result);
+            let from_others = self.all_held(&words, |h| h.user || h.trusted || h.result);
             if from_outside && !from_others {
                 let first = words.words.first().map(|(w, _)| w.as_str()).unwrap_or("");
                 return Some(self.found(&d.at, d.value, first));
@@ -241,7 +266,7 @@ impl Provenance {
                 let Some(h) = self.keys.get(&word) else {
                     continue;
                 };
-                if h.outside.is_some() && !h.user && !h.result {
+                if h.outside.is_some() && !h.user && !h.trusted && !h.result {
                     return Some(self.found(&at, &word, &word));
                 }
             }

@@ -105,6 +105,7 @@ mod tests {
             },
             sandbox: None,
             reads_untrusted: false,
+            trusted_source: false,
             sends_out: false,
             review_results: Vec::new(),
             held_tools: Vec::new(),

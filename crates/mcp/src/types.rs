@@ -249,6 +249,10 @@ pub struct ServerSnapshot {
     pub sandbox: Option<crate::confine::SandboxReport>,
     /// Its results bring text from outside into a chat (the user's mark, or what it is).
     pub reads_untrusted: bool,
+    /// Its results (of tools not marked open-world) are the user's own data: the user's mark
+    /// (its trust settings; for the gate only).
+    #[serde(skip)]
+    pub trusted_source: bool,
     /// Its calls can send data out of this computer: remote, unconfined, with network access,
     /// on a kernel that cannot confine its network, or marked so by the user.
     pub sends_out: bool,

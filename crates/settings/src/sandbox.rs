@@ -113,6 +113,11 @@ pub struct TrustMarks {
     /// rules allow) and in its results (removed before the model sees them). Absent: on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan_secrets: Option<bool>,
+    /// Its results are the user's own data (the user's mark): a recipient, an address or an
+    /// account read from one of its tools that is not marked open-world counts as the user's,
+    /// as if typed, when the gate looks at where a call's values came from. Off unless set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trusted_source: bool,
 }
 
 impl TrustMarks {

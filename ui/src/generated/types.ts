@@ -1540,7 +1540,13 @@ acceptToolChanges?: boolean,
  * Look for secrets in its calls' arguments (a call carrying one is asked, whatever the
  * rules allow) and in its results (removed before the model sees them). Absent: on.
  */
-scanSecrets?: boolean | null, };
+scanSecrets?: boolean | null,
+/**
+ * Its results are the user's own data (the user's mark): a recipient, an address or an
+ * account read from one of its tools that is not marked open-world counts as the user's,
+ * as if typed, when the gate looks at where a call's values came from. Off unless set.
+ */
+trustedSource?: boolean, };
 
 /**
  * What happens during a turn, in order, for a UI to show.

@@ -320,6 +320,7 @@ impl ServerManager {
                     .clone()
                     .or_else(|| confine::report_of(&e.config, &self.protected)),
                 reads_untrusted: e.config.reads_untrusted(),
+                trusted_source: e.config.trust.trusted_source && !e.config.reads_untrusted(),
                 sends_out: e.config.sends_out()
                     || (e.config.trust.sends_out.is_none()
                         && e.config.sandbox_settings().is_some()
