@@ -5,10 +5,9 @@ use tauri::ipc::Channel;
 use tauri::State;
 use toolgate_agent::TurnEvent;
 use toolgate_history::ConversationSummary;
-use toolgate_host::Caller;
 use toolgate_llm::Message;
 
-use crate::error::{CommandError, Result};
+use crate::error::Result;
 use crate::state::AppState;
 use crate::state::Conversation;
 
@@ -32,52 +31,27 @@ pub async fn send_message(
     // The title is the user's own words; the model also gets the attached resources.
     let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
     let mut conversation = state.conversation.lock().await;
-    let history = state.history.clone().ok();
-    if let (None, Some(h)) = (&conversation.id, &history) {
-        let (h, title) = (h.clone(), toolgate_agent::title_for(&text));
-        match blocking(move || h.create(&title)).await {
-            Ok(created) => {
-                state.set_on_screen(Some(created.id.clone()));
-                conversation.id = Some(created.id);
-            }
-            Err(e) => tracing::error!("this conversation will not be saved: {}", e.message),
-        }
-    }
-    let agent = state
+    let chat = state
         .host
-        .agent(Caller::Chat {
-            conversation: conversation.id.clone(),
-            servers_off: &servers_off.unwrap_or_default(),
-        })
+        .chat(
+            conversation.id.clone(),
+            &text,
+            &servers_off.unwrap_or_default(),
+            |e| tracing::error!("this conversation will not be saved: {e}"),
+        )
         .await;
-    let usage_sink = history.zip(conversation.id.clone());
-    let emit = move |event: TurnEvent| {
-        if let (
-            TurnEvent::Usage {
-                usage,
-                cost_micro_usd,
-            },
-            Some((h, id)),
-        ) = (&event, &usage_sink)
-        {
-            // Added to the conversation's totals after each model call, so a turn that fails
-            // or is stopped still counts what it used. Queued: a failure is logged by the writer.
-            drop(h.queue_usage(
-                id,
-                &toolgate_history::TokenUsage {
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                    cache_read_tokens: usage.cache_read_tokens,
-                    cache_write_tokens: usage.cache_write_tokens,
-                    cost_micro_usd: *cost_micro_usd,
-                },
-            ));
-        }
+    if conversation.id.is_none() && chat.conversation.is_some() {
+        state.set_on_screen(chat.conversation.clone());
+        conversation.id = chat.conversation.clone();
+    }
+    let emit = |event: TurnEvent| {
+        chat.count(&event);
         let _ = on_event.send(event);
     };
     // Every message stays in the conversation, whatever happens: it is valid to continue from
     // (a stopped call has its denial as result), and it is what the history holds.
-    let result = agent
+    let result = chat
+        .agent
         .run_turn_with(
             &provider,
             &settings.model,
@@ -95,16 +69,6 @@ pub async fn send_message(
         }
     }
     Ok(result?)
-}
-
-/// Runs a history operation off the async runtime: SQLite calls block.
-async fn blocking<T: Send + 'static>(
-    op: impl FnOnce() -> std::result::Result<T, toolgate_history::HistoryError> + Send + 'static,
-) -> Result<T> {
-    tauri::async_runtime::spawn_blocking(op)
-        .await
-        .map_err(CommandError::from)?
-        .map_err(CommandError::from)
 }
 
 /// Stops the running turn: the model call, the approvals it waits for, its tool calls.

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
-use toolgate_history::History;
 use toolgate_host::{Host, HostOptions};
 use toolgate_llm::HttpProvider;
 use toolgate_mcp::{HostEnv, ServerManager};
@@ -71,11 +70,6 @@ impl Context {
 
     pub fn log_dir(&self) -> PathBuf {
         self.host.log_dir().to_owned()
-    }
-
-    /// The shared history and audit log, if it could be opened.
-    pub fn history(&self) -> Option<Arc<History>> {
-        self.host.history.clone().ok()
     }
 
     /// The host's server manager: the app's logs and orphan records (instances never stop each

@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_agent::{Agent, TurnEvent, TurnOptions};
-use toolgate_host::Caller;
+use toolgate_agent::{TurnEvent, TurnOptions};
 use toolgate_llm::{ContentPart, Message, Usage};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 
@@ -120,11 +119,10 @@ fn grants(globs: &[String], catalog: &toolgate_catalog::Catalog) -> Result<Vec<R
 /// A session: servers started, the gate answered at the terminal (or not at all).
 pub struct Session {
     pub ctx: Context,
-    pub agent: Agent,
+    /// The gated agent and the conversation this run is saved as (its tokens added up there).
+    chat: toolgate_host::Chat,
     pub model: String,
     provider: Arc<toolgate_llm::HttpProvider>,
-    /// Where each model call's tokens are added up: the conversation this run is saved as.
-    usage_sink: Option<(Arc<toolgate_history::History>, String)>,
 }
 
 impl Session {
@@ -148,31 +146,17 @@ impl Session {
         let snapshot = servers.snapshot().await;
         let catalog = toolgate_agent::catalog_of(&snapshot, &ctx.settings.tools)?;
         ctx.host.grant_for_this_run(grants(approve, &catalog)?);
-        let mut usage_sink = None;
-        let mut conversation = None;
-        if let Some(history) = ctx.history() {
-            conversation = history
-                .create(&toolgate_agent::title_for(title))
-                .map(|c| c.id)
-                .map_err(|e| eprintln!("toolgate: this run will not be saved: {e}"))
-                .ok();
-            if let Some(id) = &conversation {
-                usage_sink = Some((history.clone(), id.clone()));
-            }
-        }
-        let agent = ctx
+        let chat = ctx
             .host
-            .agent(Caller::Chat {
-                conversation,
-                servers_off: &[],
+            .chat(None, title, &[], |e| {
+                eprintln!("toolgate: this run will not be saved: {e}")
             })
             .await;
         Ok(Self {
             ctx,
-            agent,
+            chat,
             model,
             provider,
-            usage_sink,
         })
     }
 
@@ -201,7 +185,7 @@ impl Session {
             }
         });
         let record = {
-            let (seen, usage, sink) = (seen.clone(), usage.clone(), self.usage_sink.clone());
+            let (seen, usage, chat) = (seen.clone(), usage.clone(), &self.chat);
             move |event: TurnEvent| {
                 let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
                 match event {
@@ -291,19 +275,11 @@ impl Session {
                         usage: u,
                         cost_micro_usd,
                     } => {
-                        if let Some((history, id)) = &sink {
-                            // Queued; the run's history is flushed when it is closed.
-                            drop(history.queue_usage(
-                                id,
-                                &toolgate_history::TokenUsage {
-                                    input_tokens: u.input_tokens,
-                                    output_tokens: u.output_tokens,
-                                    cache_read_tokens: u.cache_read_tokens,
-                                    cache_write_tokens: u.cache_write_tokens,
-                                    cost_micro_usd,
-                                },
-                            ));
-                        }
+                        // Queued; the run's history is flushed when it is closed.
+                        chat.count(&TurnEvent::Usage {
+                            usage: u,
+                            cost_micro_usd,
+                        });
                         let mut spent = usage.lock().unwrap_or_else(|p| p.into_inner());
                         spent.usage += u;
                         spent.cost = match (spent.calls, spent.cost, cost_micro_usd) {
@@ -319,6 +295,7 @@ impl Session {
         };
         let start = history.len();
         let result = self
+            .chat
             .agent
             .run_turn_with(
                 self.provider.as_ref(),

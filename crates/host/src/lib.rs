@@ -17,6 +17,7 @@
 
 mod agent;
 mod bundles;
+mod chat;
 mod door;
 mod managed;
 mod options;
@@ -27,6 +28,7 @@ mod telemetry;
 mod tool_changes;
 pub use agent::{Caller, ClientView, Connection};
 pub use bundles::{BundleInstallError, BundlePreview, InstalledBundle, BUNDLES};
+pub use chat::Chat;
 pub use door::{
     check_client_name, door_url, DoorSettingsError, DoorTokenError, DoorTokens, DoorView,
     IssuedToken,
