@@ -111,6 +111,92 @@ pub fn tooltip(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) ->
     }
 }
 
+/// Arguments shown in a request's submenu; the window shows them all.
+const SHOWN_ARGUMENTS: usize = 5;
+
+/// Text from a server, a model or a client, made fit for one menu line: control and
+/// direction-changing characters shown as `�` (a label must not reorder or hide what follows),
+/// white space folded, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    let mut space = false;
+    for c in text.chars() {
+        if count >= max {
+            out.push('…');
+            break;
+        }
+        let c = if c.is_whitespace() {
+            if space {
+                continue;
+            }
+            space = true;
+            ' '
+        } else {
+            space = false;
+            let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if c.is_control() || bidi {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        };
+        out.push(c);
+        count += 1;
+    }
+    out.trim().to_owned()
+}
+
+/// The lines of a request's submenu before its answers: who asks, the arguments (the first
+/// few, those deciding where data goes first, each cut), and why it waits (which names where a value came from, when it matters).
+fn facts(call: &PendingCall) -> Vec<Item> {
+    let mut lines = Vec::new();
+    if let Some(client) = &call.client {
+        lines.push(Item::Label(format!("Asked by {}", one_line(client, 60))));
+    }
+    if call.request == RequestKind::ToolCall {
+        match call.arguments.as_object() {
+            Some(map) if map.is_empty() => lines.push(Item::Label("No arguments".into())),
+            Some(map) => {
+                // Where the data goes first: those are what the question is about.
+                let properties = call.input_schema.get("properties");
+                let mut keys: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+                keys.sort_by_key(|(key, _)| {
+                    !crate::provenance::decisive::is_decisive(
+                        key,
+                        properties.and_then(|p| p.get(key.as_str())),
+                    )
+                });
+                for (key, value) in keys.into_iter().take(SHOWN_ARGUMENTS) {
+                    let value = match value {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    lines.push(Item::Label(format!(
+                        "{}: {}",
+                        one_line(key, 30),
+                        one_line(&value, 80)
+                    )));
+                }
+                if map.len() > SHOWN_ARGUMENTS {
+                    lines.push(Item::Label(format!(
+                        "… and {} more (open the window to see all)",
+                        map.len() - SHOWN_ARGUMENTS
+                    )));
+                }
+            }
+            None => lines.push(Item::Label(one_line(&call.arguments.to_string(), 80))),
+        }
+    }
+    if !call.reason.is_empty() {
+        lines.push(Item::Label(format!("Why: {}", one_line(&call.reason, 160))));
+    }
+    if !lines.is_empty() {
+        lines.push(Item::Separator);
+    }
+    lines
+}
+
 /// The menu: the waiting requests (Approve and Deny each; a server's question opens the
 /// window), the servers' status, Pause all tools, Open and Quit.
 pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Vec<Item> {
@@ -130,12 +216,15 @@ pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Ve
         } else {
             action(format!("approve:{}", call.id), yes)
         };
-        let mut entries = vec![first, action(format!("deny:{}", call.id), no)];
+        // What is asked, before the answers: who asks, the arguments, and why it waits.
+        let mut entries = facts(call);
         if call.request == RequestKind::ToolResult {
-            entries.insert(0, action("open", "Read it in the window…"));
+            entries.push(action("open", "Read it in the window…"));
         }
+        entries.push(first);
+        entries.push(action(format!("deny:{}", call.id), no));
         items.push(Item::Submenu {
-            label: call.summary(),
+            label: one_line(&call.summary(), 100),
             items: entries,
         });
     }
@@ -307,5 +396,51 @@ mod tests {
             "Toolgate: 1 waiting for approval"
         );
         assert_eq!(tooltip(&[], &failed, false), "Toolgate: 1 server(s) failed");
+    }
+
+    #[test]
+    fn a_call_in_the_tray_shows_who_asks_its_arguments_and_why_before_the_answers() {
+        let mut call = request("c", RequestKind::ToolCall);
+        call.client = Some("claude-code".into());
+        call.arguments = serde_json::json!({
+            "recipient": "US133000000121212121212",
+            "note": "line one\nline two \u{202e}gnp.exe",
+            "x": 1, "y": 2, "z": 3, "zz": 4,
+        });
+        call.reason =
+            "asking because the value “US13…” at /recipient came only from outside content".into();
+        let items = menu(&[call], &[], false);
+        let Item::Submenu { items, .. } = &items[1] else {
+            panic!("a submenu: {items:?}")
+        };
+        let labels: Vec<String> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Label(l) => Some(l.clone()),
+                Item::Action { label, .. } => Some(format!("[{label}]")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(labels[0], "Asked by claude-code");
+        assert!(
+            labels.contains(&"recipient: US133000000121212121212".to_owned()),
+            "{labels:?}"
+        );
+        // Lines folded, a direction change shown rather than obeyed.
+        assert!(
+            labels.contains(&"note: line one line two \u{fffd}gnp.exe".to_owned()),
+            "{labels:?}"
+        );
+        assert!(
+            labels.contains(&"… and 1 more (open the window to see all)".to_owned()),
+            "{labels:?}"
+        );
+        assert!(
+            labels
+                .iter()
+                .any(|l| l.starts_with("Why: asking because the value")),
+            "{labels:?}"
+        );
+        assert_eq!(&labels[labels.len() - 2..], ["[Approve]", "[Deny]"]);
     }
 }
