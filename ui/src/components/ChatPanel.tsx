@@ -1,4 +1,4 @@
-import { useEffect, useImperativeHandle, useRef, useState } from "react";
+import { useEffect, useImperativeHandle, useLayoutEffect, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import {
   answerAll,
@@ -71,6 +71,9 @@ interface Props {
   ref?: React.Ref<ChatHandle>;
 }
 
+/** How close to the bottom (in pixels) still counts as reading the newest message. */
+export const FOLLOW_SLACK_PX = 48;
+
 /** The key a chat's draft and server choices are remembered under: its id, or `new`. */
 const chatKey = (id: string | null) => id ?? "new";
 
@@ -140,6 +143,19 @@ export default function ChatPanel({
   /** The conversation's totals, as the history last had them. */
   const [totals, setTotals] = useState<ConversationSummary | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
+  // The chat follows the conversation: the newest message stays in view as items arrive, unless
+  // the user scrolled up to read something (then it stays put until they scroll back down, send,
+  // or answer a call).
+  const messageList = useRef<HTMLOListElement>(null);
+  const following = useRef(true);
+  useLayoutEffect(() => {
+    const el = messageList.current;
+    if (el && following.current) el.scrollTop = el.scrollHeight;
+  }, [items]);
+  const onMessagesScroll = () => {
+    const el = messageList.current;
+    if (el) following.current = el.scrollHeight - el.scrollTop - el.clientHeight <= FOLLOW_SLACK_PX;
+  };
   const [welcomed, setWelcomed] = useState(() => isDismissed("first-run"));
   // Servers switched off for this chat, remembered with it.
   const [serversOff, setServersOff] = useState<string[]>(() => remembered().chatServers?.new ?? []);
@@ -328,6 +344,7 @@ export default function ChatPanel({
     setText("");
     setAttachments([]);
     setBusy(true);
+    following.current = true;
     const shown = attached.length > 0 ? `${message}\n\n(attached: ${attached.map((a) => a.label).join(", ")})` : message;
     setItems((all) => [...all, { type: "user", text: shown }]);
     try {
@@ -360,6 +377,7 @@ export default function ChatPanel({
   const open = async (id: string) => {
     try {
       const messages = await openConversation(id);
+      following.current = true;
       setItems(itemsFromMessages(messages));
       setCurrent(id);
       void refreshTotals(id);
@@ -378,6 +396,8 @@ export default function ChatPanel({
       throw new Error(errorMessage(e), { cause: e });
     }
     const approved = decision.decision !== "deny" && decision.decision !== "denyAlways";
+    // The user answered: what comes next (the result, the model's reply) is what they want to see.
+    following.current = true;
     // Events may already have moved the card on (a fast tool finishes before this returns).
     setItems((all) =>
       all.map((it) =>
@@ -480,7 +500,15 @@ export default function ChatPanel({
           onImportFrom={onImportFrom}
         />
       )}
-      <ol className="messages" aria-live="polite" aria-busy={streaming} aria-label="Messages">
+      <ol
+        className="messages"
+        ref={messageList}
+        onScroll={onMessagesScroll}
+        aria-live="polite"
+        aria-busy={streaming}
+        aria-label="Messages"
+        data-testid="messages"
+      >
         {items.map((item, i) => (
           <li key={i} className={`msg ${item.type}`}>
             {item.type === "user" && <p data-testid="user-message">{item.text}</p>}

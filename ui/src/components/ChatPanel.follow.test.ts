@@ -1,0 +1,137 @@
+// The chat follows the conversation: after a send, a Deny or an Always allow, the newest message
+// is scrolled into view; a user who scrolled up to read is left where they are until they act.
+import { afterEach, describe, expect, it } from "vitest";
+import { act, createElement } from "react";
+import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
+import type { Channel } from "@tauri-apps/api/core";
+import ChatPanel from "./ChatPanel";
+import type { PendingCall, ProviderView, TurnEvent } from "../ipc";
+import { click, mount, press, settle, type } from "../testing";
+
+afterEach(() => {
+  clearMocks();
+  document.body.innerHTML = "";
+});
+
+const provider: ProviderView = {
+  kind: "anthropic",
+  baseUrl: "https://api.anthropic.com",
+  model: "m",
+  keySet: true,
+  keySource: "keychain",
+  keyHint: "…abcd",
+  keyEnvVar: "ANTHROPIC_API_KEY",
+  keyError: null,
+  keyNeeded: true,
+};
+
+const call = (id: string): PendingCall => ({
+  id,
+  request: "toolCall",
+  callId: `c-${id}`,
+  serverId: "everything",
+  serverName: "Everything",
+  tool: "echo",
+  arguments: { message: "hi" },
+  readOnly: false,
+  destructive: false,
+  inputSchema: {},
+  reason: "no rule covers this",
+});
+
+/** Gives the jsdom list a layout: its content grows by 100 px with every item. */
+function layout(list: HTMLElement) {
+  let top = 0;
+  Object.defineProperty(list, "clientHeight", { configurable: true, get: () => 200 });
+  Object.defineProperty(list, "scrollHeight", { configurable: true, get: () => 100 * list.children.length + 200 });
+  Object.defineProperty(list, "scrollTop", {
+    configurable: true,
+    get: () => top,
+    set: (v: number) => (top = v),
+  });
+  const bottom = () => list.scrollHeight;
+  const scrollUserTo = async (v: number) => {
+    top = v;
+    await act(async () => list.dispatchEvent(new Event("scroll")));
+  };
+  return { top: () => top, bottom, scrollUserTo };
+}
+
+async function chat() {
+  let channel: Channel<TurnEvent> | null = null;
+  const finishers: ((text: string) => void)[] = [];
+  mockIPC((cmd, args) => {
+    if (cmd === "list_conversations") return [];
+    if (cmd === "current_conversation") return "c1";
+    if (cmd === "answer_approval") return null;
+    if (cmd === "send_message") {
+      channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
+      return new Promise<string>((resolve) => finishers.push(resolve));
+    }
+  });
+  const app = await mount(createElement(ChatPanel, { provider, servers: [], onOpenProvider: () => undefined }));
+  const list = app.host.querySelector("[data-testid=messages]") as HTMLElement;
+  const box = layout(list);
+  const emit = async (event: TurnEvent) => {
+    await act(async () => channel?.onmessage(event));
+    await settle();
+  };
+  const send = async (text: string) => {
+    await type(app.host.querySelector("#chat-input") as HTMLTextAreaElement, text);
+    await press(app.host.querySelector("#chat-input"), "Enter");
+    await settle();
+  };
+  const finish = async () => {
+    await act(async () => finishers.shift()?.("done"));
+    await settle();
+  };
+  return { app, box, emit, send, finish };
+}
+
+describe("the chat follows the conversation", () => {
+  it("scrolls the newest message into view after a send, and as the answer arrives", async () => {
+    const { app, box, emit, send, finish } = await chat();
+    await send("hello");
+    expect(box.top()).toBe(box.bottom());
+    await emit({ kind: "textDelta", text: "Hi" });
+    await emit({ kind: "finished", text: "Hi there", usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, costMicroUsd: null });
+    await finish();
+    expect(box.top()).toBe(box.bottom());
+    app.unmount();
+  });
+
+  it("leaves a user who scrolled up where they are, until they deny or always allow", async () => {
+    const { app, box, emit, send } = await chat();
+    await send("hello");
+    await emit({ kind: "approvalRequested", ...call("a1") });
+    await box.scrollUserTo(0);
+    await emit({ kind: "approvalRequested", ...call("a2") });
+    // Reading older messages: new ones do not pull the view down.
+    expect(box.top()).toBe(0);
+
+    const cards = app.host.querySelectorAll("[data-testid=approval-card]");
+    await click(cards[0].querySelector("[data-testid=deny]"));
+    await settle();
+    expect(box.top()).toBe(box.bottom());
+
+    await box.scrollUserTo(0);
+    await click(cards[1].querySelector("[data-testid=always-allow]"));
+    await settle();
+    expect(box.top()).toBe(box.bottom());
+    await emit({ kind: "textDelta", text: "The answer" });
+    expect(box.top()).toBe(box.bottom());
+    app.unmount();
+  });
+
+  it("follows again once the user scrolls back to the bottom", async () => {
+    const { app, box, emit, send } = await chat();
+    await send("hello");
+    await box.scrollUserTo(0);
+    await emit({ kind: "textDelta", text: "one" });
+    expect(box.top()).toBe(0);
+    await box.scrollUserTo(box.bottom() - 200);
+    await emit({ kind: "toolsSearched", callId: "s1", query: "x", found: [] });
+    expect(box.top()).toBe(box.bottom());
+    app.unmount();
+  });
+});
