@@ -16,6 +16,7 @@ import {
   type ServerSnapshot,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import { toolDescription } from "../approval";
 import { ApprovalOptions, AuditLog, ruleLabel } from "./ApprovalsPanel";
 import { LockedNote, useManaged } from "./Managed";
 import RuleEditor from "./RuleEditor";
@@ -107,6 +108,7 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             <ApprovalCard
               call={call}
               state="waiting"
+              description={toolDescription(servers, call)}
               onAnswer={async (decision) => {
                 try {
                   await answerApproval(call.id, decision);

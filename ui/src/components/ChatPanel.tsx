@@ -3,6 +3,7 @@ import { createPortal } from "react-dom";
 import {
   answerAll,
   answerApproval,
+  approvalRules,
   type ConversationSummary,
   currentConversation,
   listConversations,
@@ -23,6 +24,7 @@ import {
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import { approvalWaitSecs, outcomeOf, toolDescription, unansweredOutcome } from "../approval";
 import ChatExtras from "./ChatExtras";
 import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
@@ -47,6 +49,12 @@ export type Item =
       progress?: string;
       /** The server's MCP App that shows the result. */
       app?: ToolApp;
+      /** Who asks, in words (the chat and its model). */
+      asker?: string;
+      /** When the gate denies the call if nobody answers (Unix milliseconds). */
+      deadline?: number;
+      /** What happened once it was decided. */
+      outcome?: string;
     }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
@@ -232,6 +240,20 @@ export default function ChatPanel({
       case "approvalRequested": {
         const { kind: _kind, ...call } = event;
         void _kind;
+        const heldAt = Date.now();
+        const chat = totals?.title ? `the chat “${totals.title}”` : "this chat";
+        const asker = provider ? `${chat} and its model, ${provider.model}` : chat;
+        // The gate's wait is the policy's: read it now (it may have changed in Activity).
+        approvalRules().then(
+          (policy) => {
+            if (!policy) return;
+            const deadline = heldAt + approvalWaitSecs(policy.approvalTimeoutSecs) * 1000;
+            setItems((all) =>
+              all.map((it) => (it.type === "tool" && it.call.id === call.id ? { ...it, deadline } : it)),
+            );
+          },
+          () => undefined,
+        );
         setItems((all) => [
           // A result held for review: the call's own card is done; the review card follows.
           ...(call.request === "toolResult"
@@ -241,7 +263,7 @@ export default function ChatPanel({
                   : it,
               )
             : all),
-          { type: "tool", call, state: "waiting" },
+          { type: "tool", call, state: "waiting", asker },
         ]);
         break;
       }
@@ -249,7 +271,8 @@ export default function ChatPanel({
         // Decided without asking: shown with the rule that decided, never with buttons.
         const { kind: _kind, allowed, ...call } = event;
         void _kind;
-        setItems((all) => [...all, { type: "tool", call, state: allowed ? "running" : "denied" }]);
+        const outcome = `${allowed ? "Allowed" : "Denied"} by a rule, without asking${call.reason ? `: ${call.reason}` : ""}.`;
+        setItems((all) => [...all, { type: "tool", call, state: allowed ? "running" : "denied", outcome }]);
         break;
       }
       case "unattended": {
@@ -297,7 +320,23 @@ export default function ChatPanel({
         });
         break;
       case "toolDenied":
-        updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
+        // A card still waiting was never answered here: it timed out, or the turn was stopped.
+        setItems((all) => {
+          let at = -1;
+          all.forEach((it, i) => {
+            if (it.type === "tool" && it.call.callId === event.callId) at = i;
+          });
+          return all.map((it, i) =>
+            i === at && it.type === "tool"
+              ? {
+                  ...it,
+                  state: "denied" as const,
+                  output: event.reason ?? undefined,
+                  outcome: it.state === "waiting" ? unansweredOutcome(event.reason) : it.outcome,
+                }
+              : it,
+          );
+        });
         break;
       case "toolsSearched": {
         const names = event.found.map((f) => f.name);
@@ -402,8 +441,10 @@ export default function ChatPanel({
     setItems((all) =>
       all.map((it) =>
         it.type === "tool" && it.call.id === call.id && it.state === "waiting"
-          ? { ...it, state: approved ? "running" : "denied" }
-          : it,
+          ? { ...it, state: approved ? "running" : "denied", outcome: outcomeOf(decision, call.client) }
+          : it.type === "tool" && it.call.id === call.id && !it.outcome
+            ? { ...it, outcome: outcomeOf(decision, call.client) }
+            : it,
       ),
     );
   };
@@ -531,6 +572,10 @@ export default function ChatPanel({
                 output={item.output}
                 images={item.images}
                 progress={item.progress}
+                asker={item.asker}
+                description={toolDescription(servers, item.call)}
+                deadline={item.deadline}
+                outcome={item.outcome}
                 onAnswer={(decision) => answer(item.call, decision)}
               />
             )}

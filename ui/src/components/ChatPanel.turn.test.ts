@@ -1,11 +1,13 @@
-// The chat follows the conversation: after a send, a Deny or an Always allow, the newest message
-// is scrolled into view; a user who scrolled up to read is left where they are until they act.
+// A turn in the chat, against Tauri's IPC mock. The chat follows the conversation: after a send,
+// a Deny or an Always allow, the newest message is scrolled into view; a user who scrolled up to
+// read is left where they are until they act. The approval card says who asks, what the tool
+// does, the time left, and after the decision what happened.
 import { afterEach, describe, expect, it } from "vitest";
 import { act, createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import ChatPanel from "./ChatPanel";
-import type { PendingCall, ProviderView, TurnEvent } from "../ipc";
+import type { PendingCall, ProviderView, ServerSnapshot, TurnEvent } from "../ipc";
 import { click, mount, press, settle, type } from "../testing";
 
 afterEach(() => {
@@ -57,19 +59,21 @@ function layout(list: HTMLElement) {
   return { top: () => top, bottom, scrollUserTo };
 }
 
-async function chat() {
+async function chat(servers: ServerSnapshot[] = [], timeoutSecs: number | null = null) {
   let channel: Channel<TurnEvent> | null = null;
   const finishers: ((text: string) => void)[] = [];
   mockIPC((cmd, args) => {
     if (cmd === "list_conversations") return [];
     if (cmd === "current_conversation") return "c1";
     if (cmd === "answer_approval") return null;
+    if (cmd === "approval_rules")
+      return { paused: false, autoAllowReadOnly: false, default: "ask", approvalTimeoutSecs: timeoutSecs, rules: [] };
     if (cmd === "send_message") {
       channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
       return new Promise<string>((resolve) => finishers.push(resolve));
     }
   });
-  const app = await mount(createElement(ChatPanel, { provider, servers: [], onOpenProvider: () => undefined }));
+  const app = await mount(createElement(ChatPanel, { provider, servers, onOpenProvider: () => undefined }));
   const list = app.host.querySelector("[data-testid=messages]") as HTMLElement;
   const box = layout(list);
   const emit = async (event: TurnEvent) => {
@@ -132,6 +136,80 @@ describe("the chat follows the conversation", () => {
     await box.scrollUserTo(box.bottom() - 200);
     await emit({ kind: "toolsSearched", callId: "s1", query: "x", found: [] });
     expect(box.top()).toBe(box.bottom());
+    app.unmount();
+  });
+});
+
+const everything: ServerSnapshot = {
+  id: "everything",
+  name: "Everything",
+  enabled: true,
+  status: { state: "ready" },
+  implementation: null,
+  protocolVersion: null,
+  tools: [
+    {
+      name: "echo",
+      title: null,
+      description: "Echoes back the input <b>as is</b>.",
+      inputSchema: {},
+      outputSchema: null,
+      readOnly: false,
+      destructive: false,
+      idempotent: false,
+      openWorld: false,
+    },
+  ],
+  resources: [],
+  prompts: [],
+  roots: [],
+  signedIn: null,
+  needsScope: null,
+  refusedTools: [],
+  resourceTemplates: [],
+  sandbox: null,
+  readsUntrusted: false,
+  sendsOut: false,
+  reviewResults: [],
+};
+
+describe("the approval card in the chat", () => {
+  const text = (card: Element, id: string) => card.querySelector(`[data-testid=${id}]`)?.textContent ?? null;
+
+  it("names the chat and its model, shows the tool's description and the time left", async () => {
+    const { app, emit, send } = await chat([everything], 120);
+    await send("hello");
+    await emit({ kind: "approvalRequested", ...call("a1") });
+    await settle();
+    const card = app.host.querySelector("[data-testid=approval-card]") as HTMLElement;
+    expect(text(card, "approval-asker")).toBe("Asked by this chat and its model, m");
+    // The server's words, as text.
+    expect(text(card, "approval-description")).toBe("Echoes back the input <b>as is</b>.");
+    expect(card.querySelector("[data-testid=approval-description] b")).toBeNull();
+    expect(text(card, "approval-deadline")).toMatch(/^Denied in (2:00|1:59) if not answered$/);
+    expect(text(card, "approval-reason")).toBe("No rule covers this");
+    app.unmount();
+  });
+
+  it("says what happened after Deny, Always allow and a timeout, instead of why it asked", async () => {
+    const { app, emit, send } = await chat([everything]);
+    await send("hello");
+    await emit({ kind: "approvalRequested", ...call("a1") });
+    await emit({ kind: "approvalRequested", ...call("a2") });
+    await emit({ kind: "approvalRequested", ...call("a3") });
+    const cards = [...app.host.querySelectorAll("[data-testid=approval-card]")];
+    await click(cards[0].querySelector("[data-testid=deny]"));
+    await click(cards[1].querySelector("[data-testid=always-allow]"));
+    await settle();
+    await emit({ kind: "toolDenied", callId: "c-a3", reason: "nobody answered within 600 s" });
+
+    expect(text(cards[0], "approval-outcome")).toBe("Denied by you.");
+    expect(text(cards[1], "approval-outcome")).toBe("Approved by you. Rule created: always allow this tool.");
+    expect(text(cards[2], "approval-outcome")).toBe("Timed out: nobody answered within 600 s, so it was denied.");
+    for (const card of cards) {
+      expect(card.querySelector("[data-testid=approval-reason]")).toBeNull();
+      expect(card.querySelector("[data-testid=approval-deadline]")).toBeNull();
+    }
     app.unmount();
   });
 });
