@@ -1,6 +1,6 @@
 // The chat's header: the model it talks to (picked from the provider's list or typed), which
 // servers' tools this chat offers the model, and the tokens the chat has used.
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { errorMessage, listModels, setProvider, type ProviderView, type ServerSnapshot, type Usage } from "../ipc";
 import { describeUsage } from "../usage";
 
@@ -19,6 +19,49 @@ interface Props {
   onProvider?: (view: ProviderView) => void;
 }
 
+type MenuName = "model" | "servers";
+
+/**
+ * The header's menus as the OS's menus behave: one open at a time, closed by Escape (focus goes
+ * back to the menu's button) and by a click anywhere outside it.
+ */
+function useMenus() {
+  const [open, setOpen] = useState<MenuName | null>(null);
+  const header = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const outside = (e: Event) => {
+      const menu = header.current?.querySelector(`[data-menu=${open}]`);
+      if (menu && !(e.target instanceof Node && menu.contains(e.target))) setOpen(null);
+    };
+    document.addEventListener("pointerdown", outside);
+    document.addEventListener("mousedown", outside);
+    document.addEventListener("focusin", outside);
+    return () => {
+      document.removeEventListener("pointerdown", outside);
+      document.removeEventListener("mousedown", outside);
+      document.removeEventListener("focusin", outside);
+    };
+  }, [open]);
+  /** What a `<details>` menu needs: its open state, kept in step with the others. */
+  const menu = (name: MenuName) => ({
+    "data-menu": name,
+    open: open === name,
+    onToggle: (e: React.SyntheticEvent<HTMLDetailsElement>) => {
+      const isOpen = e.currentTarget.open;
+      setOpen((current) => (isOpen ? name : current === name ? null : current));
+    },
+    onKeyDown: (e: React.KeyboardEvent<HTMLDetailsElement>) => {
+      if (e.key !== "Escape" || open !== name) return;
+      e.preventDefault();
+      e.stopPropagation();
+      setOpen(null);
+      e.currentTarget.querySelector("summary")?.focus();
+    },
+  });
+  return { header, menu, close: () => setOpen(null) };
+}
+
 export default function ChatHeader({
   provider,
   servers,
@@ -31,11 +74,14 @@ export default function ChatHeader({
   onProvider,
 }: Props) {
   const on = servers.filter((s) => s.enabled && !serversOff.includes(s.id));
+  const { header, menu, close } = useMenus();
   return (
-    <header className="chat-header row spread" data-testid="chat-header">
+    <header className="chat-header row spread" data-testid="chat-header" ref={header}>
       <div className="row">
-        {provider && <ModelPicker provider={provider} disabled={busy} onProvider={onProvider} />}
-        <details className="menu" data-testid="chat-servers">
+        {provider && (
+          <ModelPicker provider={provider} disabled={busy} onProvider={onProvider} menu={menu("model")} onClose={close} />
+        )}
+        <details className="menu" data-testid="chat-servers" {...menu("servers")}>
           <summary>
             Servers: {on.length} of {servers.filter((s) => s.enabled).length} on
           </summary>
@@ -75,10 +121,14 @@ function ModelPicker({
   provider,
   disabled,
   onProvider,
+  menu,
+  onClose,
 }: {
   provider: ProviderView;
   disabled: boolean;
   onProvider?: (view: ProviderView) => void;
+  menu: ReturnType<ReturnType<typeof useMenus>["menu"]>;
+  onClose: () => void;
 }) {
   const [models, setModels] = useState<string[] | null>(null);
   const [typed, setTyped] = useState("");
@@ -95,14 +145,14 @@ function ModelPicker({
     );
   };
 
-  const choose = (model: string, menu: HTMLDetailsElement | null) => {
+  const choose = (model: string) => {
     const name = model.trim();
     if (!name) return;
     setProvider({ kind: provider.kind, baseUrl: provider.baseUrl, model: name }).then(
       (view) => {
         onProvider?.(view);
         setTyped("");
-        if (menu) menu.open = false;
+        onClose();
       },
       (e) => setProblem(errorMessage(e)),
     );
@@ -112,7 +162,9 @@ function ModelPicker({
     <details
       className="menu"
       data-testid="model-picker"
+      {...menu}
       onToggle={(e) => {
+        menu.onToggle(e);
         if (e.currentTarget.open && models === null) load();
       }}
     >
@@ -134,7 +186,7 @@ function ModelPicker({
                 className="link"
                 disabled={disabled}
                 aria-current={m === provider.model}
-                onClick={(e) => choose(m, e.currentTarget.closest("details"))}
+                onClick={() => choose(m)}
               >
                 {m}
               </button>
@@ -145,7 +197,7 @@ function ModelPicker({
           className="row"
           onSubmit={(e) => {
             e.preventDefault();
-            choose(typed, e.currentTarget.closest("details"));
+            choose(typed);
           }}
         >
           <input
