@@ -153,10 +153,10 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
                 <span data-testid="managed-rule">
                   {r.note ? (
                     <>
-                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r)}</span>
+                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r, servers)}</span>
                     </>
                   ) : (
-                    ruleLabel(r)
+                    ruleLabel(r, servers)
                   )}
                 </span>
                 <LockedNote testId={`managed-rule-note-${r.id}`} />
@@ -171,23 +171,23 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
                 <span data-testid="rule">
                   {r.note ? (
                     <>
-                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r)}</span>
+                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r, servers)}</span>
                     </>
                   ) : (
-                    ruleLabel(r)
+                    ruleLabel(r, servers)
                   )}
                 </span>
                 <span className="row">
                   <button
                     type="button"
                     data-testid={`edit-rule-${r.id}`}
-                    aria-label={`Edit: ${ruleLabel(r)}`}
+                    aria-label={`Edit: ${ruleLabel(r, servers)}`}
                     disabled={editing !== null}
                     onClick={() => setEditing(r)}
                   >
                     Edit
                   </button>
-                  <button type="button" aria-label={`Revoke: ${ruleLabel(r)}`} onClick={() => void act(revokeRule(r.id))}>
+                  <button type="button" aria-label={`Revoke: ${ruleLabel(r, servers)}`} onClick={() => void act(revokeRule(r.id))}>
                     Revoke
                   </button>
                 </span>
