@@ -148,6 +148,8 @@ export default function ChatPanel({
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
+  /** A new chat's title while its first turn runs: listed at once, before it is stored. */
+  const [pendingTitle, setPendingTitle] = useState<string | null>(null);
   /** The conversation's totals, as the history last had them. */
   const [totals, setTotals] = useState<ConversationSummary | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
@@ -223,7 +225,18 @@ export default function ChatPanel({
       return text || usage ? [...all, done] : all;
     });
 
+  // The backend stores a new chat before the model answers: at the turn's first event the list
+  // can show it for real (and it becomes the current chat).
+  const stored = useRef(true);
   const onEvent = (event: TurnEvent) => {
+    if (!stored.current) {
+      stored.current = true;
+      currentConversation().then((id) => {
+        if (!id) return;
+        setCurrent(id);
+        setListVersion((v) => v + 1);
+      }, () => undefined);
+    }
     switch (event.kind) {
       case "textDelta":
         setItems((all) => {
@@ -384,6 +397,10 @@ export default function ChatPanel({
     setAttachments([]);
     setBusy(true);
     following.current = true;
+    if (!current) {
+      stored.current = false;
+      setPendingTitle(message.split("\n")[0].slice(0, 60));
+    }
     const shown = attached.length > 0 ? `${message}\n\n(attached: ${attached.map((a) => a.label).join(", ")})` : message;
     setItems((all) => [...all, { type: "user", text: shown }]);
     try {
@@ -395,6 +412,8 @@ export default function ChatPanel({
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
       setBusy(false);
+      setPendingTitle(null);
+      stored.current = true;
       // The first message of a new chat creates its stored conversation, which keeps the
       // chat's choice of servers (and its totals of tokens and cost).
       currentConversation().then((id) => {
@@ -499,7 +518,8 @@ export default function ChatPanel({
     <Conversations
       version={listVersion}
       current={current}
-      disabled={busy}
+      busy={busy}
+      pending={pendingTitle}
       onOpen={(id) => void open(id)}
       onDeleted={(id) => {
         if (id === current) {
@@ -526,6 +546,16 @@ export default function ChatPanel({
         busy={busy}
         onProvider={onProvider}
       />
+      {items.length === 0 && !busy && !(provider && provider.keyNeeded && !provider.keySet && !welcomed) && (
+        <div className="empty chat-empty" data-testid="chat-empty">
+          <h3>What can I help with?</h3>
+          <p className="muted">
+            {toolCount > 0
+              ? `Type a message below. The model can use ${toolCount} ${toolCount === 1 ? "tool" : "tools"} from your servers, and every call waits for your approval unless a rule allows it.`
+              : "Type a message below. No server's tools are on yet: add a server under Servers to let the model use tools, each call with your approval."}
+          </p>
+        </div>
+      )}
       {provider && provider.keyNeeded && !provider.keySet && !welcomed && (
         <FirstRun
           onDismiss={() => {

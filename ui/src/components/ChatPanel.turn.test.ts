@@ -213,3 +213,76 @@ describe("the approval card in the chat", () => {
     app.unmount();
   });
 });
+
+describe("a chat's empty state and a new chat in the list", () => {
+  const summary = (id: string, title: string) => ({
+    id,
+    title,
+    createdAt: 0,
+    updatedAt: 0,
+    messageCount: 2,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costMicroUsd: 0,
+    unpricedCalls: 0,
+  });
+
+  it("invites a first message once set up, naming the tools the model can use", async () => {
+    const { app, send, emit } = await chat([everything]);
+    const empty = app.host.querySelector("[data-testid=chat-empty]");
+    expect(empty?.textContent).toContain("What can I help with?");
+    expect(empty?.textContent).toContain("The model can use 1 tool from your servers");
+    await send("hello");
+    await emit({ kind: "textDelta", text: "Hi" });
+    expect(app.host.querySelector("[data-testid=chat-empty]")).toBeNull();
+    app.unmount();
+  });
+
+  it("lists a new chat at once, and keeps the other chats usable while it answers", async () => {
+    let stored = false;
+    const asked: string[] = [];
+    let channel: Channel<TurnEvent> | null = null;
+    mockIPC((cmd, args) => {
+      asked.push(cmd);
+      if (cmd === "list_conversations")
+        return stored ? [summary("c1", "Plan my week"), summary("old", "Old chat")] : [summary("old", "Old chat")];
+      if (cmd === "current_conversation") return stored ? "c1" : null;
+      if (cmd === "send_message") {
+        stored = true;
+        channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
+        return new Promise<string>(() => undefined);
+      }
+    });
+    const app = await mount(createElement(ChatPanel, { provider, servers: [], onOpenProvider: () => undefined }));
+    const { host } = app;
+    await type(host.querySelector("#chat-input") as HTMLTextAreaElement, "Plan my week");
+    await press(host.querySelector("#chat-input"), "Enter");
+    await settle();
+
+    // Listed the moment it is sent, as the current chat.
+    expect(host.querySelector("[data-testid=conversation-pending]")?.textContent).toContain("Plan my week");
+    const old = () =>
+      [...host.querySelectorAll("[data-testid=conversation]")].find((b) => b.textContent === "Old chat") as HTMLButtonElement;
+    // The other chat is not greyed out: it can be renamed or deleted, and opening it says why it waits.
+    expect(old().disabled).toBe(false);
+    // Titles and their actions read as text in the UI's font, not as blue monospace links.
+    expect(old().classList.contains("link")).toBe(false);
+    expect(host.querySelector("[aria-label='Rename “Old chat”']")?.classList.contains("link")).toBe(false);
+    expect((host.querySelector("[aria-label='Rename “Old chat”']") as HTMLButtonElement).disabled).toBe(false);
+    expect((host.querySelector("[aria-label='Delete “Old chat”']") as HTMLButtonElement).disabled).toBe(false);
+    await click(old());
+    expect(host.querySelector("[data-testid=conversation-note]")?.textContent).toContain("Still answering in this chat");
+    expect(asked).not.toContain("open_conversation");
+
+    // Once the backend has stored it (by the turn's first event), it is listed for real.
+    await act(async () => channel?.onmessage({ kind: "textDelta", text: "Sure" }));
+    await settle();
+    await settle();
+    expect(host.querySelector("[data-testid=conversation-pending]")).toBeNull();
+    const current = host.querySelector("[data-testid=conversation][aria-current=true]");
+    expect(current?.textContent).toBe("Plan my week");
+    app.unmount();
+  });
+});
