@@ -102,7 +102,7 @@ describe("activity", () => {
       (cmd, args) => {
         if (cmd === "pending_approvals") return waiting;
         if (cmd === "approval_rules") return { paused: false, autoAllowReadOnly: false, default: "ask", rules: [] };
-        if (cmd === "audit_log") return [row(1, "/tmp/a")];
+        if (cmd === "audit_log") return [{ ...row(1, "/tmp/a"), decision: "denied", reason: "not <b>that</b> folder" }];
         if (cmd === "answer_approval") answers.push(args);
       },
       { shouldMockEvents: true },
@@ -116,6 +116,16 @@ describe("activity", () => {
       "cursor wants to run write_file on Files",
     ]);
     expect(document.querySelector("[data-testid=audit-log]")?.textContent).toContain("/tmp/a");
+    // The log says why, in a column of its own, as text.
+    const headings = [...document.querySelectorAll("[data-testid=audit-log] th")].map((th) => th.textContent);
+    expect(headings).toContain("Reason");
+    const reason = document.querySelector("[data-testid=audit-reason]");
+    expect(reason?.textContent).toBe("not <b>that</b> folder");
+    expect(reason?.querySelector("b")).toBeNull();
+    // The approval options sit under a heading of their own.
+    const settings = document.querySelector("[data-testid=approval-settings]") as HTMLElement;
+    expect(settings.querySelector("h3")?.textContent).toBe("When nothing decides");
+    expect(settings.querySelector("[data-testid=auto-allow-read-only]")).not.toBeNull();
     await click(cards()[0].querySelector("[data-testid=approve]"));
     expect(answers).toEqual([{ id: "p1", decision: { decision: "approve" } }]);
 

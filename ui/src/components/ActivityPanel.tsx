@@ -206,6 +206,10 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             </li>
           ))}
         </ul>
+      </section>
+
+      <section aria-labelledby="asking-heading" data-testid="approval-settings">
+        <h3 id="asking-heading">When nothing decides</h3>
         <ApprovalOptions policy={policy} onPolicy={(op) => void act(op)} locks={managed?.locks} />
       </section>
 

@@ -193,6 +193,7 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
             <th>From</th>
             <th>Decision</th>
             <th>By</th>
+            <th>Reason</th>
             <th>Arguments</th>
           </tr>
         </thead>
@@ -206,6 +207,8 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
               <td>{requestFrom(r)}</td>
               <td className={`decision ${r.decision}`}>{r.decision.replace("_", " ")}</td>
               <td>{r.decidedBy}</td>
+              {/* The user's or the rule's words: text only. */}
+              <td data-testid="audit-reason">{r.reason ?? ""}</td>
               {/* Arguments are untrusted: text only. */}
               <td>
                 <code>{JSON.stringify(r.arguments)}</code>
