@@ -539,6 +539,14 @@ impl Host {
     /// variable.
     pub async fn provider(&self) -> Result<(HttpProvider, ProviderSettings), ProviderError> {
         let settings = self.settings().provider.clone();
+        self.provider_for(settings).await
+    }
+
+    /// A provider as `settings` name it (saved or not), with the key kept for its format.
+    pub async fn provider_for(
+        &self,
+        settings: ProviderSettings,
+    ) -> Result<(HttpProvider, ProviderSettings), ProviderError> {
         let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
         let secrets = self.secrets.clone();
         let key = tokio::task::spawn_blocking(move || {

@@ -163,6 +163,24 @@ impl Host {
         models.sort();
         Ok(models)
     }
+
+    /// The models a provider not saved yet offers (the Provider screen's form: its format and
+    /// address, with the key kept for that format), so the list matches what would be saved.
+    pub async fn list_models_for(
+        &self,
+        kind: ProviderKind,
+        base_url: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let settings = ProviderSettings {
+            kind,
+            base_url: base_url.trim().to_owned(),
+            model: String::new(),
+        };
+        let (provider, _) = self.provider_for(settings).await?;
+        let mut models = provider.list_models().await?;
+        models.sort();
+        Ok(models)
+    }
 }
 
 #[cfg(test)]

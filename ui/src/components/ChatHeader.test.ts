@@ -24,11 +24,12 @@ const provider: ProviderView = {
   keyNeeded: false,
 };
 
-async function header() {
+async function header(view: ProviderView = provider, onSetUp?: () => void) {
   mockIPC((cmd) => (cmd === "list_models" ? ["m1", "m2"] : null));
   const app = await mount(
     createElement(ChatHeader, {
-      provider,
+      provider: view,
+      onSetUp,
       servers: [],
       serversOff: [],
       onServersOff: () => undefined,
@@ -89,6 +90,19 @@ describe("the chat header's menus", () => {
     await settle();
     expect(servers.open).toBe(false);
     expect(model.open).toBe(false);
+    app.unmount();
+  });
+
+  it("names no model before a provider can answer, and offers to set one up", async () => {
+    let opened = false;
+    const { app } = await header(
+      { ...provider, kind: "anthropic", model: "claude-sonnet-4-5", keyNeeded: true, keySet: false },
+      () => (opened = true),
+    );
+    expect(app.host.textContent).not.toContain("claude-sonnet-4-5");
+    expect(app.host.querySelector("[data-testid=model-picker]")).toBeNull();
+    await click(app.host.querySelector("[data-testid=model-set-up]"));
+    expect(opened).toBe(true);
     app.unmount();
   });
 });

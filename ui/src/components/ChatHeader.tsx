@@ -17,6 +17,8 @@ interface Props {
   unpriced: number;
   busy: boolean;
   onProvider?: (view: ProviderView) => void;
+  /** Opens the Provider screen (no provider is usable yet). */
+  onSetUp?: () => void;
 }
 
 type MenuName = "model" | "servers";
@@ -72,14 +74,22 @@ export default function ChatHeader({
   unpriced,
   busy,
   onProvider,
+  onSetUp,
 }: Props) {
   const on = servers.filter((s) => s.enabled && !serversOff.includes(s.id));
   const { header, menu, close } = useMenus();
   return (
     <header className="chat-header row spread" data-testid="chat-header" ref={header}>
       <div className="row">
-        {provider && (
-          <ModelPicker provider={provider} disabled={busy} onProvider={onProvider} menu={menu("model")} onClose={close} />
+        {provider && provider.keyNeeded && !provider.keySet ? (
+          // A model name would claim a provider that cannot answer yet: say what is missing.
+          <button type="button" className="secondary" data-testid="model-set-up" onClick={onSetUp}>
+            Model: none yet · Set up a provider
+          </button>
+        ) : (
+          provider && (
+            <ModelPicker provider={provider} disabled={busy} onProvider={onProvider} menu={menu("model")} onClose={close} />
+          )
         )}
         <details className="menu" data-testid="chat-servers" {...menu("servers")}>
           <summary>

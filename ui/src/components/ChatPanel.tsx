@@ -545,6 +545,7 @@ export default function ChatPanel({
         unpriced={usage.unpricedCalls}
         busy={busy}
         onProvider={onProvider}
+        onSetUp={onOpenProvider}
       />
       {items.length === 0 && !busy && !(provider && provider.keyNeeded && !provider.keySet && !welcomed) && (
         <div className="empty chat-empty" data-testid="chat-empty">
