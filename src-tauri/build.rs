@@ -52,6 +52,7 @@ fn main() {
         "set_server_roots",
         "provider_presets",
         "list_models",
+        "list_models_for",
         "diagnostics",
         "tool_settings",
         "set_tool_settings",

@@ -188,6 +188,7 @@ pub fn run() {
             commands::provider::clear_api_key,
             commands::provider::provider_presets,
             commands::provider::list_models,
+            commands::provider::list_models_for,
             commands::secrets::list_secrets,
             commands::servers::accept_tool_changes,
             commands::secrets::identity_provider,

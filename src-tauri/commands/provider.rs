@@ -53,3 +53,15 @@ pub async fn provider_presets() -> Result<Vec<PresetView>> {
 pub async fn list_models(state: State<'_, AppState>) -> Result<Vec<String>> {
     Ok(state.list_models().await?)
 }
+
+/// The models the Provider screen's form would get once saved: its format and address, asked
+/// before saving (the saved provider may be another one entirely).
+#[tauri::command]
+pub async fn list_models_for(
+    state: State<'_, AppState>,
+    provider: ProviderInput,
+) -> Result<Vec<String>> {
+    Ok(state
+        .list_models_for(provider.kind, &provider.base_url)
+        .await?)
+}

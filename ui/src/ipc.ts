@@ -73,6 +73,12 @@ export const DEFAULT_BASE_URLS: Record<ProviderKind, string> = {
   openai: "https://api.openai.com/v1",
 };
 
+/** Each format's default model, as the backend's `ProviderKind::default_model` has it. */
+export const DEFAULT_MODELS: Record<ProviderKind, string> = {
+  anthropic: "claude-sonnet-4-5",
+  openai: "gpt-4.1",
+};
+
 export const listServers = () => invoke<ServerSnapshot[]>("list_servers");
 
 export const toolCatalog = () => invoke<ToolCatalogView>("tool_catalog");
@@ -194,6 +200,10 @@ export const providerPresets = () => invoke<PresetView[]>("provider_presets");
 
 /** The models the configured provider offers (needs its key). */
 export const listModels = () => invoke<string[]>("list_models");
+
+/** The models a provider not saved yet offers (the Provider form's format and address). */
+export const listModelsFor = (provider: ProviderSettings) =>
+  invoke<string[]>("list_models_for", { provider });
 
 export const diagnostics = () => invoke<Diagnostics>("diagnostics");
 

@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
 use toolgate_agent::{Exposure, Gate, ModelSource, Offers, ServerRequestGate};
 use toolgate_history::History;
-use toolgate_llm::{HttpProvider, LlmError, WireFormat};
+use toolgate_llm::{HttpProvider, LlmError};
 use toolgate_mcp::{ManagerOptions, ServerManager};
 use toolgate_policy::{PolicySettings, Rule};
 use toolgate_secrets::{SecretError, SecretStore};
@@ -540,34 +540,9 @@ impl Host {
     /// the async workers: Secret Service calls block), else the provider's environment
     /// variable.
     pub async fn provider(&self) -> Result<(HttpProvider, ProviderSettings), ProviderError> {
+        // Cloned first: the settings' guard must not be held across the await.
         let settings = self.settings().provider.clone();
-        let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
-        let secrets = self.secrets.clone();
-        let key = tokio::task::spawn_blocking(move || {
-            toolgate_secrets::provider_key(secrets.as_ref(), item, var)
-        })
-        .await
-        .map_err(|e| SecretError::Other {
-            detail: e.to_string(),
-        })??
-        .map(|found| found.value);
-        // A local server (Ollama, LM Studio, a custom endpoint) runs without a key.
-        let key = match key {
-            Some(key) => key,
-            None if !key_needed(&settings) => String::new(),
-            None => {
-                return Err(ProviderError::NoKey {
-                    base_url: settings.base_url.clone(),
-                    env_var: var,
-                })
-            }
-        };
-        let format = match settings.kind {
-            ProviderKind::Anthropic => WireFormat::Anthropic,
-            ProviderKind::Openai => WireFormat::OpenAi,
-        };
-        let provider = HttpProvider::new(format, &settings.base_url, key)?;
-        Ok((provider, settings))
+        self.provider_for(settings).await
     }
 }
 

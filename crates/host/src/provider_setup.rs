@@ -8,6 +8,8 @@ use toolgate_secrets::{KeySource, SecretError, SecretStore};
 use toolgate_settings::file::FileError;
 use toolgate_settings::{ProviderKind, ProviderSettings};
 
+use toolgate_llm::{HttpProvider, WireFormat};
+
 use crate::{key_needed, Host, ProviderError};
 
 /// The provider settings and whether a key is set, where it came from and its last 4
@@ -159,6 +161,59 @@ impl Host {
     /// The models the user's provider offers, sorted, for a model picker.
     pub async fn list_models(&self) -> Result<Vec<String>, ProviderError> {
         let (provider, _) = self.provider().await?;
+        let mut models = provider.list_models().await?;
+        models.sort();
+        Ok(models)
+    }
+
+    /// A provider as `settings` name it (saved or not), with its key from the keychain (read
+    /// off the async workers: Secret Service calls block), else its environment variable.
+    pub async fn provider_for(
+        &self,
+        settings: ProviderSettings,
+    ) -> Result<(HttpProvider, ProviderSettings), ProviderError> {
+        let (item, var) = (settings.kind.secret_name(), settings.kind.env_var());
+        let secrets = self.secrets.clone();
+        let key = tokio::task::spawn_blocking(move || {
+            toolgate_secrets::provider_key(secrets.as_ref(), item, var)
+        })
+        .await
+        .map_err(|e| SecretError::Other {
+            detail: e.to_string(),
+        })??
+        .map(|found| found.value);
+        // A local server (Ollama, LM Studio, a custom endpoint) runs without a key.
+        let key = match key {
+            Some(key) => key,
+            None if !key_needed(&settings) => String::new(),
+            None => {
+                return Err(ProviderError::NoKey {
+                    base_url: settings.base_url.clone(),
+                    env_var: var,
+                })
+            }
+        };
+        let format = match settings.kind {
+            ProviderKind::Anthropic => WireFormat::Anthropic,
+            ProviderKind::Openai => WireFormat::OpenAi,
+        };
+        let provider = HttpProvider::new(format, &settings.base_url, key)?;
+        Ok((provider, settings))
+    }
+
+    /// The models a provider not saved yet offers (the Provider screen's form: its format and
+    /// address, with the key kept for that format), so the list matches what would be saved.
+    pub async fn list_models_for(
+        &self,
+        kind: ProviderKind,
+        base_url: &str,
+    ) -> Result<Vec<String>, ProviderError> {
+        let settings = ProviderSettings {
+            kind,
+            base_url: base_url.trim().to_owned(),
+            model: String::new(),
+        };
+        let (provider, _) = self.provider_for(settings).await?;
         let mut models = provider.list_models().await?;
         models.sort();
         Ok(models)

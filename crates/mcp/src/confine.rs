@@ -35,6 +35,35 @@ pub fn support() -> Support {
     *SUPPORT.get_or_init(Support::probe)
 }
 
+/// What a sandbox with `network` does not enforce here: what the kernel lacks, and Toolgate
+/// running as root. Each server's card and Diagnostics both say these, from this one place, so
+/// a card never shows "sandboxed" while Diagnostics says it is not enforced.
+pub fn gaps(network: Network) -> Vec<String> {
+    let mut gaps = support().gaps(network);
+    if runs_as_root() {
+        gaps.push(
+            "Toolgate runs as root, whose capabilities let a confined server read other \
+             processes' environments (where secrets are)"
+                .to_owned(),
+        );
+    }
+    gaps
+}
+
+/// Whether Toolgate runs as root: root's capabilities reach past Landlock's guard on other
+/// processes' /proc entries.
+pub fn runs_as_root() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// A server's sandbox as its card shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
@@ -190,7 +219,7 @@ pub(crate) fn report_of(config: &ServerConfig, protected: &Protected) -> Option<
     );
     let writable = writes.writable;
     let mut warnings = if settings.enabled {
-        support().gaps(network_of(settings.network))
+        gaps(network_of(settings.network))
     } else {
         vec![off_warning()]
     };
@@ -393,7 +422,7 @@ pub(crate) fn plan(
         .and_then(|l| l.fetch_args(args).map(|a| (l, a)));
 
     let network = network_of(settings.network);
-    let mut warnings = support().gaps(network);
+    let mut warnings = gaps(network);
     warnings.extend(opened);
     warnings.extend(read_warnings(protected, &settings.read));
     warnings.extend(opened_warnings(protected, &arg_files));
@@ -481,6 +510,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_cards_gaps_name_running_as_root_as_diagnostics_does() {
+        // One list for both: whatever this machine is, the card says root when Diagnostics does.
+        for network in [Network::None, Network::Loopback, Network::Any] {
+            let named = gaps(network).iter().any(|g| g.contains("runs as root"));
+            assert_eq!(named, runs_as_root(), "{network:?}");
+        }
+    }
+
+    #[test]
     fn a_plan_confines_to_roots_command_line_folders_and_its_data_folder() {
         let base = tempfile::tempdir().unwrap();
         let home = base.path().join("home");
@@ -534,7 +572,7 @@ mod tests {
         );
         assert!(first.report.defaults && first.report.enabled);
         assert!(
-            first.report.warnings.is_empty() || !support().gaps(Network::None).is_empty(),
+            first.report.warnings.is_empty() || !gaps(Network::None).is_empty(),
             "its data folder inside Toolgate's is no warning: {:?}",
             first.report.warnings
         );

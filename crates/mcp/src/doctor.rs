@@ -66,34 +66,19 @@ pub fn doctor(host: &HostEnv, keychain: &dyn SecretStore) -> Vec<Check> {
     })
     .collect();
     let support = crate::confine::support();
+    // The same gaps each server's card shows (the kernel's, and running as root).
     let gaps: Vec<String> = [
         toolgate_sandbox::Network::None,
         toolgate_sandbox::Network::Loopback,
     ]
     .into_iter()
-    .flat_map(|n| support.gaps(n))
+    .flat_map(crate::confine::gaps)
     .fold(Vec::new(), |mut all, gap| {
         if !all.contains(&gap) {
             all.push(gap);
         }
         all
     });
-    // Root's capabilities reach past Landlock's guard on other processes' /proc entries.
-    #[cfg(target_os = "linux")]
-    let root = {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-    };
-    #[cfg(not(target_os = "linux"))]
-    let root = false;
-    let mut gaps = gaps;
-    if root {
-        gaps.push(
-            "Toolgate runs as root, whose capabilities let a confined server read other \
-             processes' environments (where secrets are)"
-                .to_owned(),
-        );
-    }
     checks.push(Check {
         name: "sandbox".into(),
         ok: gaps.is_empty(),

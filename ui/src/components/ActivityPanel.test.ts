@@ -102,7 +102,7 @@ describe("activity", () => {
       (cmd, args) => {
         if (cmd === "pending_approvals") return waiting;
         if (cmd === "approval_rules") return { paused: false, autoAllowReadOnly: false, default: "ask", rules: [] };
-        if (cmd === "audit_log") return [row(1, "/tmp/a")];
+        if (cmd === "audit_log") return [{ ...row(1, "/tmp/a"), decision: "denied", reason: "not <b>that</b> folder" }];
         if (cmd === "answer_approval") answers.push(args);
       },
       { shouldMockEvents: true },
@@ -116,6 +116,16 @@ describe("activity", () => {
       "cursor wants to run write_file on Files",
     ]);
     expect(document.querySelector("[data-testid=audit-log]")?.textContent).toContain("/tmp/a");
+    // The log says why, in a column of its own, as text.
+    const headings = [...document.querySelectorAll("[data-testid=audit-log] th")].map((th) => th.textContent);
+    expect(headings).toContain("Reason");
+    const reason = document.querySelector("[data-testid=audit-reason]");
+    expect(reason?.textContent).toBe("not <b>that</b> folder");
+    expect(reason?.querySelector("b")).toBeNull();
+    // The approval options sit under a heading of their own.
+    const settings = document.querySelector("[data-testid=approval-settings]") as HTMLElement;
+    expect(settings.querySelector("h3")?.textContent).toBe("When nothing decides");
+    expect(settings.querySelector("[data-testid=auto-allow-read-only]")).not.toBeNull();
     await click(cards()[0].querySelector("[data-testid=approve]"));
     expect(answers).toEqual([{ id: "p1", decision: { decision: "approve" } }]);
 
@@ -174,10 +184,21 @@ describe("activity", () => {
     const editor = document.querySelector("[data-testid=rule-editor]") as HTMLElement;
     expect(editor.getAttribute("aria-label")).toBe("Edit rule");
 
+    // The server by its name, once.
+    const server = editor.querySelector("[data-testid=rule-server]") as HTMLSelectElement;
+    expect(server.selectedOptions[0]?.textContent).toBe("Files");
+    await settle(PREVIEW_DELAY_MS + 50);
+    expect(editor.querySelector("[data-testid=rule-preview]")).not.toBeNull();
+
     // Narrowed to paths under /etc: the preview asks the backend once typing pauses.
     await click(editor.querySelector("[data-testid=add-condition]"));
     // The tool's first argument is offered as the pointer.
     expect((editor.querySelector("[data-testid=rule-pointer-0]") as HTMLInputElement).value).toBe("/path");
+    // A condition just added is not an error: it is not finished, and the preview stays.
+    await settle(PREVIEW_DELAY_MS + 50);
+    expect(editor.querySelector("[data-testid=rule-problem]")).toBeNull();
+    expect(editor.querySelector("[data-testid=rule-unfinished]")?.textContent).toContain("Condition 1 is not finished");
+    expect(editor.querySelector("[data-testid=rule-preview]")).not.toBeNull();
     await type(editor.querySelector("[data-testid=rule-value-0]") as HTMLInputElement, "/etc/**");
     await settle(PREVIEW_DELAY_MS + 50);
     expect(previews.at(-1)).toEqual({
@@ -199,12 +220,13 @@ describe("activity", () => {
       '{"path":"/etc/hosts"}',
     ]);
 
-    // A mistake is named by its field, from the backend.
+    // A mistake is named in words, from the backend's field, and the preview stays beside it.
     await type(editor.querySelector("[data-testid=rule-pointer-0]") as HTMLInputElement, "path");
     await settle(PREVIEW_DELAY_MS + 50);
     expect(editor.querySelector("[data-testid=rule-problem]")?.textContent).toBe(
-      "conditions[0].pointer: is not a JSON pointer",
+      "Condition 1: the argument is not a JSON pointer.",
     );
+    expect(editor.querySelector("[data-testid=rule-preview]")).not.toBeNull();
     await type(editor.querySelector("[data-testid=rule-pointer-0]") as HTMLInputElement, "/path");
 
     // Made an Ask for one app only, and saved.
@@ -220,7 +242,7 @@ describe("activity", () => {
     expect(saved[0]).toMatchObject({ id: "r1", effect: "ask", client: "cursor" });
     expect(document.querySelector("[data-testid=rule-editor]")).toBeNull();
     expect(document.querySelector("[data-testid=rule]")?.textContent).toBe(
-      "Ask before write_file on fs (always, when 1 condition(s) hold, for cursor)",
+      "Ask before write_file on Files (always, when path matches “/etc/**”, for cursor)",
     );
     app.unmount();
   });

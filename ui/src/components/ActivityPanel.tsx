@@ -16,6 +16,7 @@ import {
   type ServerSnapshot,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import { toolDescription } from "../approval";
 import { ApprovalOptions, AuditLog, ruleLabel } from "./ApprovalsPanel";
 import { LockedNote, useManaged } from "./Managed";
 import RuleEditor from "./RuleEditor";
@@ -107,6 +108,7 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             <ApprovalCard
               call={call}
               state="waiting"
+              description={toolDescription(servers, call)}
               onAnswer={async (decision) => {
                 try {
                   await answerApproval(call.id, decision);
@@ -151,10 +153,10 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
                 <span data-testid="managed-rule">
                   {r.note ? (
                     <>
-                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r)}</span>
+                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r, servers)}</span>
                     </>
                   ) : (
-                    ruleLabel(r)
+                    ruleLabel(r, servers)
                   )}
                 </span>
                 <LockedNote testId={`managed-rule-note-${r.id}`} />
@@ -169,23 +171,23 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
                 <span data-testid="rule">
                   {r.note ? (
                     <>
-                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r)}</span>
+                      <strong>{r.note}</strong> <span className="muted small">{ruleLabel(r, servers)}</span>
                     </>
                   ) : (
-                    ruleLabel(r)
+                    ruleLabel(r, servers)
                   )}
                 </span>
                 <span className="row">
                   <button
                     type="button"
                     data-testid={`edit-rule-${r.id}`}
-                    aria-label={`Edit: ${ruleLabel(r)}`}
+                    aria-label={`Edit: ${ruleLabel(r, servers)}`}
                     disabled={editing !== null}
                     onClick={() => setEditing(r)}
                   >
                     Edit
                   </button>
-                  <button type="button" aria-label={`Revoke: ${ruleLabel(r)}`} onClick={() => void act(revokeRule(r.id))}>
+                  <button type="button" aria-label={`Revoke: ${ruleLabel(r, servers)}`} onClick={() => void act(revokeRule(r.id))}>
                     Revoke
                   </button>
                 </span>
@@ -204,6 +206,10 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             </li>
           ))}
         </ul>
+      </section>
+
+      <section aria-labelledby="asking-heading" data-testid="approval-settings">
+        <h3 id="asking-heading">When nothing decides</h3>
         <ApprovalOptions policy={policy} onPolicy={(op) => void act(op)} locks={managed?.locks} />
       </section>
 

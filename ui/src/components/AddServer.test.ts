@@ -70,4 +70,57 @@ describe("adding a server with the form", () => {
     expect(host.textContent).toContain("Added Notes.");
     act(() => root.unmount());
   });
+
+  it("shows progress in place while the server starts, and a server that did not start as a failure", async () => {
+    const report: ImportReport = {
+      format: "singleServer",
+      added: [{ id: "broken", name: "Broken", transport: "stdio", enabled: true, runs: "npx -y broken-server" }],
+      renamed: [],
+      skipped: [],
+      rules: [],
+      inputs: [],
+      secretCandidates: [],
+      warnings: [],
+    };
+    let finish: (r: ImportReport) => void = () => undefined;
+    mockIPC((cmd) => {
+      if (cmd === "preview_import") return report;
+      if (cmd === "apply_import") return new Promise<ImportReport>((resolve) => (finish = resolve));
+      if (cmd === "list_servers")
+        return [{ id: "broken", name: "Broken", enabled: true, status: { state: "failed", reason: "exited with code 1" } }];
+    });
+    const added: string[][] = [];
+    let done = false;
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () =>
+      root.render(createElement(AddServer, { onAdded: (ids: string[]) => added.push(ids), onDone: () => (done = true) })),
+    );
+    // Placeholders describe what goes there; none looks like a value already filled in.
+    for (const id of ["#add-name", "#add-command"]) {
+      const placeholder = (host.querySelector(id) as HTMLInputElement).placeholder;
+      expect(placeholder).not.toMatch(/^(Notes|npx |https?:)/);
+    }
+    await act(async () => type(host.querySelector("#add-command") as HTMLInputElement, "npx -y broken-server"));
+    await act(async () => (host.querySelector("[data-testid=add-check]") as HTMLButtonElement).click());
+    await settle();
+    await act(async () => (host.querySelector("[data-testid=add-confirm]") as HTMLButtonElement).click());
+    await settle();
+    // While the install and first start run: a spinner and the step, and no second click.
+    expect(host.querySelector("[data-testid=add-progress]")?.textContent).toContain("Adding Broken and starting it…");
+    expect(host.querySelector("[data-testid=add-progress] .spinner")).not.toBeNull();
+    expect((host.querySelector("[data-testid=add-confirm]") as HTMLButtonElement).disabled).toBe(true);
+
+    await act(async () => finish(report));
+    await settle();
+    await settle();
+    expect(host.querySelector("[data-testid=add-progress]")).toBeNull();
+    const alert = host.querySelector("[role=alert]");
+    expect(alert?.textContent).toContain("Broken was added but did not start: exited with code 1.");
+    expect(host.textContent).not.toContain("Added Broken.");
+    expect(added).toEqual([["broken"]]);
+    expect(done).toBe(false);
+    act(() => root.unmount());
+  });
 });

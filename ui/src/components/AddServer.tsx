@@ -1,7 +1,8 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import {
   applyImport,
   errorMessage,
+  listServers,
   previewImport,
   type ImportChoices,
   type ImportReport,
@@ -42,12 +43,48 @@ export interface AddServerDraft {
 /** A part still to be filled in, such as `<folder>`. */
 const PLACEHOLDER = /<[^<>\s]+>/;
 
+/** What adding is doing now: the command it waits on runs the server's first start. */
+interface Adding {
+  name: string;
+  since: number;
+}
+
+/** The spinner and the step, in place while the server is added and started. */
+function AddProgress({ adding, http }: { adding: Adding; http: boolean }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const secs = Math.max(0, Math.floor((now - adding.since) / 1000));
+  return (
+    <p className="progress row" role="status" data-testid="add-progress">
+      <span className="spinner" aria-hidden="true" />
+      <span>
+        {http ? `Adding ${adding.name} and connecting to it…` : `Adding ${adding.name} and starting it…`}{" "}
+        {!http && "A first start may install its package (npx, uvx), which can take a minute."}{" "}
+        {secs > 0 && <span className="muted">({secs} s)</span>}
+      </span>
+    </p>
+  );
+}
+
 /**
  * Adds one server from a form. It goes through the same import as a pasted snippet, so values
  * that look like secrets are offered for the keychain before anything is saved, and the exact
  * command (or address) is shown for the user to confirm before anything runs.
  */
-export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string[]) => void; initial?: AddServerDraft }) {
+export default function AddServer({
+  onAdded,
+  onDone,
+  initial,
+}: {
+  /** Servers were added (whether or not they started). */
+  onAdded?: (ids: string[]) => void;
+  /** Everything added started (or connected): the form's work is done. */
+  onDone?: () => void;
+  initial?: AddServerDraft;
+}) {
   const [name, setName] = useState(initial?.name ?? "");
   const [kind, setKind] = useState<"stdio" | "http">(initial?.kind ?? "stdio");
   const [command, setCommand] = useState(initial?.command ?? "");
@@ -57,6 +94,7 @@ export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string
   const [report, setReport] = useState<ImportReport | null>(null);
   const [moving, setMoving] = useState<Record<string, boolean>>({});
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+  const [adding, setAdding] = useState<Adding | null>(null);
 
   const check = () => {
     setMessage(null);
@@ -94,25 +132,52 @@ export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string
         .filter((c) => moving[c.name])
         .map((c) => ({ serverId: c.serverId, location: c.location, name: c.name })),
     };
-    applyImport(source, choices).then(
-      (r) => {
-        setMessage({ text: `Added ${r.added.map((a) => a.name).join(", ") || "nothing"}.`, error: false });
+    setMessage(null);
+    setAdding({ name: report.added.map((a) => a.name).join(", ") || "the server", since: Date.now() });
+    // The command returns once the first start is over: ready, or failed.
+    applyImport(source, choices)
+      .then(async (r) => {
+        const ids = r.added.map((a) => a.id);
+        const now = await listServers().catch(() => null);
+        const broken = (Array.isArray(now) ? now : []).filter(
+          (s) => ids.includes(s.id) && (s.status.state === "failed" || s.status.state === "restarting"),
+        );
         setReport(null);
+        onAdded?.(ids);
+        if (broken.length > 0) {
+          // Added, but not working: said as the failure it is, with the server's own reason.
+          setMessage({
+            text: broken
+              .map((s) => {
+                const reason = "reason" in s.status ? `: ${s.status.reason}` : "";
+                return `${s.name} was added but did not start${reason}. It is under Servers, where you can change its command or remove it.`;
+              })
+              .join(" "),
+            error: true,
+          });
+          return;
+        }
+        setMessage({ text: `Added ${r.added.map((a) => a.name).join(", ") || "nothing"}.`, error: false });
         setCommand("");
         setUrl("");
         setPairs("");
         setName("");
-        onAdded?.(r.added.map((a) => a.id));
-      },
-      (e) => setMessage({ text: errorMessage(e), error: true }),
-    );
+        onDone?.();
+      })
+      .catch((e: unknown) => setMessage({ text: errorMessage(e), error: true }))
+      .finally(() => setAdding(null));
   };
 
   return (
     <section className="add-server" data-testid="add-server" aria-label="Add a server with a form">
       <div className="form">
         <label htmlFor="add-name">Name</label>
-        <input id="add-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="Notes" />
+        <input
+          id="add-name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          placeholder="A name of your choice (optional)"
+        />
         <label htmlFor="add-kind">How Toolgate reaches it</label>
         <select id="add-kind" value={kind} onChange={(e) => setKind(e.target.value as "stdio" | "http")}>
           <option value="stdio">A command on this computer (stdio)</option>
@@ -126,13 +191,13 @@ export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string
               spellCheck={false}
               value={command}
               onChange={(e) => setCommand(e.target.value)}
-              placeholder="npx -y @modelcontextprotocol/server-filesystem /home/me/notes"
+              placeholder="The program and its arguments, as the server's README gives them"
             />
           </>
         ) : (
           <>
             <label htmlFor="add-url">Address</label>
-            <input id="add-url" spellCheck={false} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/mcp" />
+            <input id="add-url" spellCheck={false} value={url} onChange={(e) => setUrl(e.target.value)} placeholder="The server's address, as its provider gives it" />
           </>
         )}
         <label htmlFor="add-pairs">
@@ -180,17 +245,19 @@ export default function AddServer({ onAdded, initial }: { onAdded?: (ids: string
                 type="button"
                 className="primary"
                 data-testid="add-confirm"
-                disabled={report.added.length === 0}
+                disabled={report.added.length === 0 || adding !== null}
+                aria-busy={adding !== null}
                 onClick={add}
               >
                 {kind === "http" ? "Add and connect" : "Add and run it"}
               </button>
-              <button type="button" onClick={() => setReport(null)}>
+              <button type="button" disabled={adding !== null} onClick={() => setReport(null)}>
                 Change it
               </button>
             </div>
           </div>
         )}
+        {adding && <AddProgress adding={adding} http={kind === "http"} />}
         {message && (
           <p role={message.error ? "alert" : "status"} className={message.error ? "error small" : "ok small"}>
             {message.text}

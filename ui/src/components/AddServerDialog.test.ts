@@ -50,6 +50,7 @@ describe("adding a server", () => {
     mockIPC((cmd, args) => {
       calls.push({ cmd, args });
       if (cmd === "preview_import" || cmd === "apply_import") return report;
+      if (cmd === "list_servers") return [{ id: "filesystem", name: "Filesystem", status: { state: "ready" } }];
     });
     let tab: AddTab = "wellKnown";
     let closed = false;
@@ -106,8 +107,12 @@ describe("adding a server", () => {
     );
     await click(document.querySelector("[data-testid=add-confirm]"));
     await settle();
+    await settle();
     expect(calls[1].cmd).toBe("apply_import");
     expect(added).toEqual(["filesystem"]);
+    // It started: the dialog's work is done, and it closes.
+    expect(closed).toBe(true);
+    closed = false;
 
     // Tab wraps around inside the dialog.
     const focusable = [...dialog.querySelectorAll<HTMLElement>("button, input, select, textarea")].filter(

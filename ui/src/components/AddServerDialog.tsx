@@ -152,7 +152,7 @@ export default function AddServerDialog({ tab, onTab, onClose, onAdded, link }: 
             </>
           )}
           {tab === "registry" && <RegistryTab onAdded={(id) => onAdded(id)} onOffline={() => onTab("wellKnown")} />}
-          {tab === "form" && <AddServer key={draft.key} initial={draft.value} onAdded={added} />}
+          {tab === "form" && <AddServer key={draft.key} initial={draft.value} onAdded={added} onDone={onClose} />}
           {tab === "json" && <ImportServers onImported={added} link={link ?? undefined} />}
           {tab === "bundle" && <BundleTab onAdded={(id) => onAdded(id)} />}
         </div>

@@ -1,8 +1,8 @@
 // A call's result on its card: short results are open, long ones start folded, the fold is a
 // native disclosure (a focusable summary that Enter and Space toggle), and the `<pre>` always
 // holds the whole text as text.
-import { afterEach, describe, expect, it } from "vitest";
-import { createElement } from "react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { act, createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ApprovalCard, { isLong, LONG_CHARS, LONG_LINES } from "./ApprovalCard";
 import type { PendingCall } from "../ipc";
@@ -135,6 +135,55 @@ describe("a tool call's result", () => {
     expect(app.host.querySelector("script")).toBeNull();
     // The result's text is still there, above its images.
     expect(app.host.querySelector("[data-testid=tool-output]")?.textContent).toBe("two pictures");
+    app.unmount();
+  });
+});
+
+describe("a call waiting for an answer", () => {
+  const waiting = { ...call, reason: "asking because no rule covers this" };
+  const ask = (props: Partial<Parameters<typeof ApprovalCard>[0]> = {}) =>
+    mount(createElement(ApprovalCard, { call: waiting, state: "waiting", onAnswer: async () => undefined, ...props }));
+
+  it("names the connected app that asks", async () => {
+    const app = await ask({ call: { ...waiting, client: "claude-code" } });
+    expect(app.host.querySelector("[data-testid=approval-asker]")?.textContent).toBe(
+      "Asked by the connected app claude-code",
+    );
+    app.unmount();
+  });
+
+  it("has its buttons on one row, allowing first, refusing last, and the reason box under them", async () => {
+    const app = await ask();
+    const actions = app.host.querySelector("[data-testid=approval-actions]") as HTMLElement;
+    const rows = [...actions.children];
+    const buttons = [...rows[0].querySelectorAll("button")].map((b) => b.dataset.testid);
+    expect(buttons).toEqual(["approve", "allow-conversation", "always-allow", "edit", "deny", "always-deny"]);
+    expect(rows[0].querySelector("input")).toBeNull();
+    expect(rows[1].querySelector("input")?.getAttribute("aria-label")).toBe("Reason for denying (optional)");
+    app.unmount();
+  });
+
+  it("counts down the time left, and says it timed out when it has", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setInterval", "clearInterval"] });
+    try {
+      const app = await ask({ deadline: Date.now() + 65_000 });
+      const left = () => app.host.querySelector("[data-testid=approval-deadline]")?.textContent;
+      expect(left()).toBe("Denied in 1:05 if not answered");
+      expect(app.host.querySelector("[role=timer]")).not.toBeNull();
+      await act(async () => vi.advanceTimersByTime(20_000));
+      expect(left()).toBe("Denied in 45 s if not answered");
+      await act(async () => vi.advanceTimersByTime(46_000));
+      expect(left()).toBe("Timed out: denied");
+      app.unmount();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("says what happened once decided, not why it asked", async () => {
+    const app = await ask({ state: "running", outcome: "Approved by you, this once." });
+    expect(app.host.querySelector("[data-testid=approval-outcome]")?.textContent).toBe("Approved by you, this once.");
+    expect(app.host.querySelector("[data-testid=approval-reason]")).toBeNull();
     app.unmount();
   });
 });

@@ -1,5 +1,6 @@
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { errorMessage, revealResult, type Decision, type JsonValue, type PendingCall, type ShownImage } from "../ipc";
+import { timeLeft } from "../approval";
 import { ResultImages } from "./Images";
 import ResultReview from "./ResultReview";
 import { formFields, SchemaForm } from "./SchemaForm";
@@ -14,6 +15,30 @@ interface Props {
   progress?: string;
   /** Answers the call; rejects with a message (e.g. edited arguments that do not fit). */
   onAnswer: (decision: Decision) => Promise<void>;
+  /** Who asks, in words ("this chat's model, claude-sonnet-4-5"); a connected app is `call.client`. */
+  asker?: string;
+  /** What the tool does, as its server describes it (shown as text). */
+  description?: string | null;
+  /** When the gate denies the call if nobody answers (Unix milliseconds). */
+  deadline?: number | null;
+  /** What happened once it was decided ("Approved by you", "Rule created: …", "Timed out …"). */
+  outcome?: string;
+}
+
+/** How long is left before the gate denies the call, ticking every second. */
+function Countdown({ deadline }: { deadline: number }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const left = deadline - now;
+  return (
+    // A timer is not read out on every tick (role=timer is not live by default).
+    <span className={`muted small${left < 60_000 ? " soon" : ""}`} role="timer" data-testid="approval-deadline">
+      {left > 0 ? `Denied in ${timeLeft(left)} if not answered` : "Timed out: denied"}
+    </span>
+  );
 }
 
 const STATE_LABEL = {
@@ -35,7 +60,7 @@ export default function ApprovalCard(props: Props) {
   return <CallCard {...props} />;
 }
 
-function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
+function CallCard({ call, state, output, images, progress, onAnswer, asker, description, deadline, outcome }: Props) {
   const kind = call.request ?? "toolCall";
   // A server's question is answered by typing: its answer is open for editing from the start.
   const question = kind === "elicitation";
@@ -110,10 +135,27 @@ function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
           {STATE_LABEL[state]}
         </span>
       </header>
-      {call.reason && (
-        <p className="muted small" data-testid="approval-reason">
-          {call.reason}
+      {(asker || call.client) && kind === "toolCall" && (
+        <p className="muted small" data-testid="approval-asker">
+          Asked by {call.client ? `the connected app ${call.client}` : asker}
         </p>
+      )}
+      {description && kind === "toolCall" && (
+        // The server's words about its tool: text, never HTML.
+        <p className="small tool-description" data-testid="approval-description">
+          {description}
+        </p>
+      )}
+      {outcome ? (
+        <p className="small" data-testid="approval-outcome">
+          {outcome}
+        </p>
+      ) : (
+        call.reason && (
+          <p className="muted small" data-testid="approval-reason">
+            {call.reason.charAt(0).toUpperCase() + call.reason.slice(1)}
+          </p>
+        )
       )}
       {call.message && (
         // The server's words: shown as text, never as HTML.
@@ -144,11 +186,14 @@ function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
         </p>
       )}
       {state === "waiting" && (
-        <div className="row wrap">
-          {editing === null ? (
-            <>
+        // One row: the ways to allow on the left, the ways to refuse on the right; the reason a
+        // denial gives the model sits under them, never between two buttons.
+        <div className="approval-actions" data-testid="approval-actions">
+          <div className="row">
+            {editing === null ? (
               <button
                 type="button"
+                className="primary"
                 data-testid="approve"
                 autoFocus
                 aria-keyshortcuts="A"
@@ -156,6 +201,32 @@ function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
               >
                 Approve <kbd aria-hidden="true">A</kbd>
               </button>
+            ) : (
+              <button type="button" className="primary" data-testid="approve-edited" onClick={approveEdited}>
+                {question ? "Send answer" : "Approve edited"}
+              </button>
+            )}
+            {kind === "toolCall" && !call.client && (
+              <button
+                type="button"
+                data-testid="allow-conversation"
+                onClick={() => answer({ decision: "allow", reach: "tool", lasting: "conversation" })}
+              >
+                Allow in this chat
+              </button>
+            )}
+            {!question && (
+              <button
+                type="button"
+                data-testid="always-allow"
+                onClick={() =>
+                  answer({ decision: "allow", reach: kind === "toolCall" ? "tool" : "server", lasting: "always" })
+                }
+              >
+                {call.client ? `Always allow for ${call.client}` : "Always allow"}
+              </button>
+            )}
+            {editing === null ? (
               <button
                 type="button"
                 data-testid="edit"
@@ -164,60 +235,40 @@ function CallCard({ call, state, output, images, progress, onAnswer }: Props) {
               >
                 Edit <kbd aria-hidden="true">E</kbd>
               </button>
-            </>
-          ) : question ? (
-            <button type="button" data-testid="approve-edited" onClick={approveEdited}>
-              Send answer
-            </button>
-          ) : (
-            <>
-              <button type="button" data-testid="approve-edited" onClick={approveEdited}>
-                Approve edited
-              </button>
-              <button type="button" onClick={() => setEditing(null)}>
-                Cancel edit
-              </button>
-            </>
-          )}
-          <input
-            aria-label="Reason for denying (optional)"
-            placeholder="Reason (optional)"
-            value={reason}
-            onChange={(e) => setReason(e.target.value)}
-          />
-          <button
-            type="button"
-            data-testid="deny"
-            aria-keyshortcuts="D"
-            onClick={() => answer({ decision: "deny", reason: reason || null })}
-          >
-            {question ? "Decline" : "Deny"} <kbd aria-hidden="true">D</kbd>
-          </button>
-          {kind === "toolCall" && !call.client && (
+            ) : (
+              !question && (
+                <button type="button" onClick={() => setEditing(null)}>
+                  Cancel edit
+                </button>
+              )
+            )}
+            <span className="actions-gap" aria-hidden="true" />
             <button
               type="button"
-              data-testid="allow-conversation"
-              onClick={() => answer({ decision: "allow", reach: "tool", lasting: "conversation" })}
+              className="danger"
+              data-testid="deny"
+              aria-keyshortcuts="D"
+              onClick={() => answer({ decision: "deny", reason: reason || null })}
             >
-              Allow in this chat
+              {question ? "Decline" : "Deny"} <kbd aria-hidden="true">D</kbd>
             </button>
-          )}
-          {!question && (
             <button
               type="button"
-              data-testid="always-allow"
-              onClick={() => answer({ decision: "allow", reach: kind === "toolCall" ? "tool" : "server", lasting: "always" })}
+              data-testid="always-deny"
+              onClick={() => answer({ decision: "denyAlways", reach: kind === "toolCall" ? "tool" : "server" })}
             >
-              {call.client ? `Always allow for ${call.client}` : "Always allow"}
+              {question ? "Never ask again" : "Always deny"}
             </button>
-          )}
-          <button
-            type="button"
-            data-testid="always-deny"
-            onClick={() => answer({ decision: "denyAlways", reach: kind === "toolCall" ? "tool" : "server" })}
-          >
-            {question ? "Never ask again" : "Always deny"}
-          </button>
+          </div>
+          <div className="row deny-reason">
+            <input
+              aria-label="Reason for denying (optional)"
+              placeholder={question ? "Why you decline (optional)" : "Why you deny, for the model (optional)"}
+              value={reason}
+              onChange={(e) => setReason(e.target.value)}
+            />
+            {deadline != null && <Countdown deadline={deadline} />}
+          </div>
         </div>
       )}
       {state === "running" && progress && (

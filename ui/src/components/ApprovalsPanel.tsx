@@ -2,6 +2,7 @@
 // approval options, and the audit log with its filters and export.
 import { useCallback, useEffect, useState } from "react";
 import {
+  type ArgCondition,
   auditLog,
   errorMessage,
   exportAudit,
@@ -14,18 +15,28 @@ import {
 } from "../ipc";
 import { LockedNote } from "./Managed";
 
-/** Words for a rule: what it does, to what, for how long. */
-export function ruleLabel(rule: Rule): string {
+/** A condition on a call's arguments in words: `path matches “/tmp/**”`. */
+export function conditionLabel(c: ArgCondition): string {
+  // A JSON pointer names the argument; its top-level name reads best without the slash.
+  const name = c.pointer.replace(/^\//, "").replace(/~1/g, "/").replace(/~0/g, "~") || "the arguments";
+  const value = c.matcher.kind === "equals" ? JSON.stringify(c.matcher.value) : `“${String(c.matcher.value)}”`;
+  const how = { glob: "matches", prefix: "starts with", equals: "is exactly" }[c.matcher.kind];
+  return `${name} ${how} ${value}`;
+}
+
+/** Words for a rule: what it does, to what (servers by their names), for how long, when. */
+export function ruleLabel(rule: Rule, servers: { id: string; name: string }[] = []): string {
   const effect = { allow: "Allow", deny: "Deny", ask: "Ask before" }[rule.effect];
+  const server = servers.find((s) => s.id === rule.target.serverId)?.name ?? rule.target.serverId;
   const target =
     rule.target.kind === "tool"
-      ? `${rule.target.tool} on ${rule.target.serverId}`
+      ? `${rule.target.tool} on ${server}`
       : rule.target.kind === "server"
-        ? `every tool of ${rule.target.serverId}`
-        : `${rule.target.kind} requests from ${rule.target.serverId}`;
+        ? `every tool of ${server}`
+        : `${rule.target.kind} requests from ${server}`;
   const scope =
     rule.scope.kind === "always" ? "always" : rule.scope.kind === "conversation" ? "in one chat" : "once";
-  const conditions = rule.conditions?.length ? `, when ${rule.conditions.length} condition(s) hold` : "";
+  const conditions = rule.conditions?.length ? `, when ${rule.conditions.map(conditionLabel).join(" and ")}` : "";
   const client = rule.client ? `, for ${rule.client}` : "";
   return `${effect} ${target} (${scope}${conditions}${client})`;
 }
@@ -182,6 +193,7 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
             <th>From</th>
             <th>Decision</th>
             <th>By</th>
+            <th>Reason</th>
             <th>Arguments</th>
           </tr>
         </thead>
@@ -195,6 +207,8 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
               <td>{requestFrom(r)}</td>
               <td className={`decision ${r.decision}`}>{r.decision.replace("_", " ")}</td>
               <td>{r.decidedBy}</td>
+              {/* The user's or the rule's words: text only. */}
+              <td data-testid="audit-reason">{r.reason ?? ""}</td>
               {/* Arguments are untrusted: text only. */}
               <td>
                 <code>{JSON.stringify(r.arguments)}</code>

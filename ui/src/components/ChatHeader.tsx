@@ -1,6 +1,6 @@
 // The chat's header: the model it talks to (picked from the provider's list or typed), which
 // servers' tools this chat offers the model, and the tokens the chat has used.
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { errorMessage, listModels, setProvider, type ProviderView, type ServerSnapshot, type Usage } from "../ipc";
 import { describeUsage } from "../usage";
 
@@ -17,6 +17,51 @@ interface Props {
   unpriced: number;
   busy: boolean;
   onProvider?: (view: ProviderView) => void;
+  /** Opens the Provider screen (no provider is usable yet). */
+  onSetUp?: () => void;
+}
+
+type MenuName = "model" | "servers";
+
+/**
+ * The header's menus as the OS's menus behave: one open at a time, closed by Escape (focus goes
+ * back to the menu's button) and by a click anywhere outside it.
+ */
+function useMenus() {
+  const [open, setOpen] = useState<MenuName | null>(null);
+  const header = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const outside = (e: Event) => {
+      const menu = header.current?.querySelector(`[data-menu=${open}]`);
+      if (menu && !(e.target instanceof Node && menu.contains(e.target))) setOpen(null);
+    };
+    document.addEventListener("pointerdown", outside);
+    document.addEventListener("mousedown", outside);
+    document.addEventListener("focusin", outside);
+    return () => {
+      document.removeEventListener("pointerdown", outside);
+      document.removeEventListener("mousedown", outside);
+      document.removeEventListener("focusin", outside);
+    };
+  }, [open]);
+  /** What a `<details>` menu needs: its open state, kept in step with the others. */
+  const menu = (name: MenuName) => ({
+    "data-menu": name,
+    open: open === name,
+    onToggle: (e: React.SyntheticEvent<HTMLDetailsElement>) => {
+      const isOpen = e.currentTarget.open;
+      setOpen((current) => (isOpen ? name : current === name ? null : current));
+    },
+    onKeyDown: (e: React.KeyboardEvent<HTMLDetailsElement>) => {
+      if (e.key !== "Escape" || open !== name) return;
+      e.preventDefault();
+      e.stopPropagation();
+      setOpen(null);
+      e.currentTarget.querySelector("summary")?.focus();
+    },
+  });
+  return { header, menu, close: () => setOpen(null) };
 }
 
 export default function ChatHeader({
@@ -29,13 +74,24 @@ export default function ChatHeader({
   unpriced,
   busy,
   onProvider,
+  onSetUp,
 }: Props) {
   const on = servers.filter((s) => s.enabled && !serversOff.includes(s.id));
+  const { header, menu, close } = useMenus();
   return (
-    <header className="chat-header row spread" data-testid="chat-header">
+    <header className="chat-header row spread" data-testid="chat-header" ref={header}>
       <div className="row">
-        {provider && <ModelPicker provider={provider} disabled={busy} onProvider={onProvider} />}
-        <details className="menu" data-testid="chat-servers">
+        {provider && provider.keyNeeded && !provider.keySet ? (
+          // A model name would claim a provider that cannot answer yet: say what is missing.
+          <button type="button" className="secondary" data-testid="model-set-up" onClick={onSetUp}>
+            Model: none yet · Set up a provider
+          </button>
+        ) : (
+          provider && (
+            <ModelPicker provider={provider} disabled={busy} onProvider={onProvider} menu={menu("model")} onClose={close} />
+          )
+        )}
+        <details className="menu" data-testid="chat-servers" {...menu("servers")}>
           <summary>
             Servers: {on.length} of {servers.filter((s) => s.enabled).length} on
           </summary>
@@ -75,10 +131,14 @@ function ModelPicker({
   provider,
   disabled,
   onProvider,
+  menu,
+  onClose,
 }: {
   provider: ProviderView;
   disabled: boolean;
   onProvider?: (view: ProviderView) => void;
+  menu: ReturnType<ReturnType<typeof useMenus>["menu"]>;
+  onClose: () => void;
 }) {
   const [models, setModels] = useState<string[] | null>(null);
   const [typed, setTyped] = useState("");
@@ -95,14 +155,14 @@ function ModelPicker({
     );
   };
 
-  const choose = (model: string, menu: HTMLDetailsElement | null) => {
+  const choose = (model: string) => {
     const name = model.trim();
     if (!name) return;
     setProvider({ kind: provider.kind, baseUrl: provider.baseUrl, model: name }).then(
       (view) => {
         onProvider?.(view);
         setTyped("");
-        if (menu) menu.open = false;
+        onClose();
       },
       (e) => setProblem(errorMessage(e)),
     );
@@ -112,7 +172,9 @@ function ModelPicker({
     <details
       className="menu"
       data-testid="model-picker"
+      {...menu}
       onToggle={(e) => {
+        menu.onToggle(e);
         if (e.currentTarget.open && models === null) load();
       }}
     >
@@ -134,7 +196,7 @@ function ModelPicker({
                 className="link"
                 disabled={disabled}
                 aria-current={m === provider.model}
-                onClick={(e) => choose(m, e.currentTarget.closest("details"))}
+                onClick={() => choose(m)}
               >
                 {m}
               </button>
@@ -145,7 +207,7 @@ function ModelPicker({
           className="row"
           onSubmit={(e) => {
             e.preventDefault();
-            choose(typed, e.currentTarget.closest("details"));
+            choose(typed);
           }}
         >
           <input

@@ -1,8 +1,9 @@
-import { useEffect, useImperativeHandle, useRef, useState } from "react";
+import { useEffect, useImperativeHandle, useLayoutEffect, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import {
   answerAll,
   answerApproval,
+  approvalRules,
   type ConversationSummary,
   currentConversation,
   listConversations,
@@ -23,6 +24,7 @@ import {
   type Usage,
 } from "../ipc";
 import ApprovalCard from "./ApprovalCard";
+import { approvalWaitSecs, outcomeOf, toolDescription, unansweredOutcome } from "../approval";
 import ChatExtras from "./ChatExtras";
 import ChatHeader from "./ChatHeader";
 import Conversations from "./Conversations";
@@ -47,6 +49,12 @@ export type Item =
       progress?: string;
       /** The server's MCP App that shows the result. */
       app?: ToolApp;
+      /** Who asks, in words (the chat and its model). */
+      asker?: string;
+      /** When the gate denies the call if nobody answers (Unix milliseconds). */
+      deadline?: number;
+      /** What happened once it was decided. */
+      outcome?: string;
     }
   | { type: "notice"; text: string }
   | { type: "error"; text: string };
@@ -70,6 +78,9 @@ interface Props {
   onImportFrom?: () => void;
   ref?: React.Ref<ChatHandle>;
 }
+
+/** How close to the bottom (in pixels) still counts as reading the newest message. */
+export const FOLLOW_SLACK_PX = 48;
 
 /** The key a chat's draft and server choices are remembered under: its id, or `new`. */
 const chatKey = (id: string | null) => id ?? "new";
@@ -137,9 +148,24 @@ export default function ChatPanel({
   const [busy, setBusy] = useState(false);
   const [current, setCurrent] = useState<string | null>(null);
   const [listVersion, setListVersion] = useState(0);
+  /** A new chat's title while its first turn runs: listed at once, before it is stored. */
+  const [pendingTitle, setPendingTitle] = useState<string | null>(null);
   /** The conversation's totals, as the history last had them. */
   const [totals, setTotals] = useState<ConversationSummary | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
+  // The chat follows the conversation: the newest message stays in view as items arrive, unless
+  // the user scrolled up to read something (then it stays put until they scroll back down, send,
+  // or answer a call).
+  const messageList = useRef<HTMLOListElement>(null);
+  const following = useRef(true);
+  useLayoutEffect(() => {
+    const el = messageList.current;
+    if (el && following.current) el.scrollTop = el.scrollHeight;
+  }, [items]);
+  const onMessagesScroll = () => {
+    const el = messageList.current;
+    if (el) following.current = el.scrollHeight - el.scrollTop - el.clientHeight <= FOLLOW_SLACK_PX;
+  };
   const [welcomed, setWelcomed] = useState(() => isDismissed("first-run"));
   // Servers switched off for this chat, remembered with it.
   const [serversOff, setServersOff] = useState<string[]>(() => remembered().chatServers?.new ?? []);
@@ -199,7 +225,18 @@ export default function ChatPanel({
       return text || usage ? [...all, done] : all;
     });
 
+  // The backend stores a new chat before the model answers: at the turn's first event the list
+  // can show it for real (and it becomes the current chat).
+  const stored = useRef(true);
   const onEvent = (event: TurnEvent) => {
+    if (!stored.current) {
+      stored.current = true;
+      currentConversation().then((id) => {
+        if (!id) return;
+        setCurrent(id);
+        setListVersion((v) => v + 1);
+      }, () => undefined);
+    }
     switch (event.kind) {
       case "textDelta":
         setItems((all) => {
@@ -216,6 +253,20 @@ export default function ChatPanel({
       case "approvalRequested": {
         const { kind: _kind, ...call } = event;
         void _kind;
+        const heldAt = Date.now();
+        const chat = totals?.title ? `the chat “${totals.title}”` : "this chat";
+        const asker = provider ? `${chat} and its model, ${provider.model}` : chat;
+        // The gate's wait is the policy's: read it now (it may have changed in Activity).
+        approvalRules().then(
+          (policy) => {
+            if (!policy) return;
+            const deadline = heldAt + approvalWaitSecs(policy.approvalTimeoutSecs) * 1000;
+            setItems((all) =>
+              all.map((it) => (it.type === "tool" && it.call.id === call.id ? { ...it, deadline } : it)),
+            );
+          },
+          () => undefined,
+        );
         setItems((all) => [
           // A result held for review: the call's own card is done; the review card follows.
           ...(call.request === "toolResult"
@@ -225,7 +276,7 @@ export default function ChatPanel({
                   : it,
               )
             : all),
-          { type: "tool", call, state: "waiting" },
+          { type: "tool", call, state: "waiting", asker },
         ]);
         break;
       }
@@ -233,7 +284,8 @@ export default function ChatPanel({
         // Decided without asking: shown with the rule that decided, never with buttons.
         const { kind: _kind, allowed, ...call } = event;
         void _kind;
-        setItems((all) => [...all, { type: "tool", call, state: allowed ? "running" : "denied" }]);
+        const outcome = `${allowed ? "Allowed" : "Denied"} by a rule, without asking${call.reason ? `: ${call.reason}` : ""}.`;
+        setItems((all) => [...all, { type: "tool", call, state: allowed ? "running" : "denied", outcome }]);
         break;
       }
       case "unattended": {
@@ -281,7 +333,23 @@ export default function ChatPanel({
         });
         break;
       case "toolDenied":
-        updateTool(event.callId, { state: "denied", output: event.reason ?? undefined });
+        // A card still waiting was never answered here: it timed out, or the turn was stopped.
+        setItems((all) => {
+          let at = -1;
+          all.forEach((it, i) => {
+            if (it.type === "tool" && it.call.callId === event.callId) at = i;
+          });
+          return all.map((it, i) =>
+            i === at && it.type === "tool"
+              ? {
+                  ...it,
+                  state: "denied" as const,
+                  output: event.reason ?? undefined,
+                  outcome: it.state === "waiting" ? unansweredOutcome(event.reason) : it.outcome,
+                }
+              : it,
+          );
+        });
         break;
       case "toolsSearched": {
         const names = event.found.map((f) => f.name);
@@ -328,6 +396,11 @@ export default function ChatPanel({
     setText("");
     setAttachments([]);
     setBusy(true);
+    following.current = true;
+    if (!current) {
+      stored.current = false;
+      setPendingTitle(message.split("\n")[0].slice(0, 60));
+    }
     const shown = attached.length > 0 ? `${message}\n\n(attached: ${attached.map((a) => a.label).join(", ")})` : message;
     setItems((all) => [...all, { type: "user", text: shown }]);
     try {
@@ -339,6 +412,8 @@ export default function ChatPanel({
       setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
     } finally {
       setBusy(false);
+      setPendingTitle(null);
+      stored.current = true;
       // The first message of a new chat creates its stored conversation, which keeps the
       // chat's choice of servers (and its totals of tokens and cost).
       currentConversation().then((id) => {
@@ -360,6 +435,7 @@ export default function ChatPanel({
   const open = async (id: string) => {
     try {
       const messages = await openConversation(id);
+      following.current = true;
       setItems(itemsFromMessages(messages));
       setCurrent(id);
       void refreshTotals(id);
@@ -378,12 +454,16 @@ export default function ChatPanel({
       throw new Error(errorMessage(e), { cause: e });
     }
     const approved = decision.decision !== "deny" && decision.decision !== "denyAlways";
+    // The user answered: what comes next (the result, the model's reply) is what they want to see.
+    following.current = true;
     // Events may already have moved the card on (a fast tool finishes before this returns).
     setItems((all) =>
       all.map((it) =>
         it.type === "tool" && it.call.id === call.id && it.state === "waiting"
-          ? { ...it, state: approved ? "running" : "denied" }
-          : it,
+          ? { ...it, state: approved ? "running" : "denied", outcome: outcomeOf(decision, call.client) }
+          : it.type === "tool" && it.call.id === call.id && !it.outcome
+            ? { ...it, outcome: outcomeOf(decision, call.client) }
+            : it,
       ),
     );
   };
@@ -438,7 +518,8 @@ export default function ChatPanel({
     <Conversations
       version={listVersion}
       current={current}
-      disabled={busy}
+      busy={busy}
+      pending={pendingTitle}
       onOpen={(id) => void open(id)}
       onDeleted={(id) => {
         if (id === current) {
@@ -464,7 +545,18 @@ export default function ChatPanel({
         unpriced={usage.unpricedCalls}
         busy={busy}
         onProvider={onProvider}
+        onSetUp={onOpenProvider}
       />
+      {items.length === 0 && !busy && !(provider && provider.keyNeeded && !provider.keySet && !welcomed) && (
+        <div className="empty chat-empty" data-testid="chat-empty">
+          <h3>What can I help with?</h3>
+          <p className="muted">
+            {toolCount > 0
+              ? `Type a message below. The model can use ${toolCount} ${toolCount === 1 ? "tool" : "tools"} from your servers, and every call waits for your approval unless a rule allows it.`
+              : "Type a message below. No server's tools are on yet: add a server under Servers to let the model use tools, each call with your approval."}
+          </p>
+        </div>
+      )}
       {provider && provider.keyNeeded && !provider.keySet && !welcomed && (
         <FirstRun
           onDismiss={() => {
@@ -480,7 +572,15 @@ export default function ChatPanel({
           onImportFrom={onImportFrom}
         />
       )}
-      <ol className="messages" aria-live="polite" aria-busy={streaming} aria-label="Messages">
+      <ol
+        className="messages"
+        ref={messageList}
+        onScroll={onMessagesScroll}
+        aria-live="polite"
+        aria-busy={streaming}
+        aria-label="Messages"
+        data-testid="messages"
+      >
         {items.map((item, i) => (
           <li key={i} className={`msg ${item.type}`}>
             {item.type === "user" && <p data-testid="user-message">{item.text}</p>}
@@ -503,6 +603,10 @@ export default function ChatPanel({
                 output={item.output}
                 images={item.images}
                 progress={item.progress}
+                asker={item.asker}
+                description={toolDescription(servers, item.call)}
+                deadline={item.deadline}
+                outcome={item.outcome}
                 onAnswer={(decision) => answer(item.call, decision)}
               />
             )}

@@ -30,7 +30,7 @@ const conversation = (id: string, title: string): ConversationSummary => ({
 
 const all = [conversation("a", "Weather in Lisbon"), conversation("b", "Rename the photos")];
 
-const props = { version: 0, current: null, disabled: false, onOpen: () => undefined, onDeleted: () => undefined };
+const props = { version: 0, current: null, busy: false, onOpen: () => undefined, onDeleted: () => undefined };
 
 const titles = (host: HTMLElement) =>
   [...host.querySelectorAll("[data-testid=conversation]")].map((b) => b.textContent);

@@ -11,7 +11,10 @@ interface Props {
   /** Changes whenever the list may have changed (a turn ended, a new chat began). */
   version: number;
   current: string | null;
-  disabled: boolean;
+  /** A turn runs in the current chat: the others stay listed and usable, but opening one waits. */
+  busy: boolean;
+  /** The title of a new chat whose first turn runs, listed at once until it is stored. */
+  pending?: string | null;
   onOpen: (id: string) => void;
   onDeleted: (id: string) => void;
 }
@@ -20,7 +23,7 @@ interface Props {
 export const SEARCH_DELAY_MS = 200;
 
 /** The stored conversations: search, open, rename, delete. */
-export default function Conversations({ version, current, disabled, onOpen, onDeleted }: Props) {
+export default function Conversations({ version, current, busy, pending, onOpen, onDeleted }: Props) {
   const [items, setItems] = useState<ConversationSummary[]>([]);
   const [search, setSearch] = useState("");
   // What the list shows: the search once typing pauses, so a word is one query, not one per key.
@@ -31,6 +34,9 @@ export default function Conversations({ version, current, disabled, onOpen, onDe
   const [matched, setMatched] = useState("");
   const [renaming, setRenaming] = useState<{ id: string; title: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Why a click did not open a chat (a turn still runs in this one).
+  // Kept with the list's version it was said at: once the turn ends (and the list moves on), it goes.
+  const [note, setNote] = useState<{ text: string; version: number } | null>(null);
 
   useEffect(() => {
     const next = search.trim();
@@ -111,7 +117,20 @@ export default function Conversations({ version, current, disabled, onOpen, onDe
           {error}
         </p>
       )}
+      {busy && note?.version === version && (
+        <p className="muted small" role="status" data-testid="conversation-note">
+          {note.text}
+        </p>
+      )}
       <ul data-testid="conversation-list">
+        {pending && !matched && !items.some((c) => c.id === current) && (
+          <li className="current" data-testid="conversation-pending">
+            <span className="conversation-title" aria-current="true">
+              {pending}
+            </span>
+            <span className="muted small"> (new, answering…)</span>
+          </li>
+        )}
         {items.map((c) => (
           <li key={c.id} className={c.id === current ? "current" : undefined}>
             {renaming?.id === c.id ? (
@@ -132,10 +151,18 @@ export default function Conversations({ version, current, disabled, onOpen, onDe
             ) : (
               <button
                 type="button"
-                className="link"
-                disabled={disabled}
+                className="conversation-title"
                 aria-current={c.id === current}
-                onClick={() => onOpen(c.id)}
+                onClick={() => {
+                  if (c.id === current) return;
+                  // The running turn holds the chat; opening another waits for it to end.
+                  if (busy)
+                    setNote({
+                      text: `Still answering in this chat: wait for it or stop it (Esc), then open “${c.title}”.`,
+                      version,
+                    });
+                  else onOpen(c.id);
+                }}
                 data-testid="conversation"
               >
                 {c.title}
@@ -144,8 +171,7 @@ export default function Conversations({ version, current, disabled, onOpen, onDe
             <span className="row small">
               <button
                 type="button"
-                className="link"
-                disabled={disabled}
+                className="quiet"
                 aria-label={`Rename “${c.title}”`}
                 onClick={() => setRenaming({ id: c.id, title: c.title })}
               >
@@ -153,8 +179,8 @@ export default function Conversations({ version, current, disabled, onOpen, onDe
               </button>
               <button
                 type="button"
-                className="link"
-                disabled={disabled}
+                className="quiet"
+                disabled={busy && c.id === current}
                 aria-label={`Delete “${c.title}”`}
                 onClick={() => void remove(c)}
               >

@@ -1,9 +1,10 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import {
   clearApiKey,
   DEFAULT_BASE_URLS,
+  DEFAULT_MODELS,
   errorMessage,
-  listModels,
+  listModelsFor,
   providerPresets,
   type PresetView,
   setApiKey,
@@ -25,6 +26,8 @@ export default function ProviderPanel({ provider, onChange }: Props) {
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [presets, setPresets] = useState<PresetView[]>([]);
   const [models, setModels] = useState<string[] | null>(null);
+  const [listing, setListing] = useState(false);
+  const urlField = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
     providerPresets().then(
@@ -33,25 +36,48 @@ export default function ProviderPanel({ provider, onChange }: Props) {
     );
   }, []);
 
+  /** A model that belongs to no provider in particular: a format's default, or nothing. */
+  const generic = (m: string) => m.trim() === "" || Object.values(DEFAULT_MODELS).includes(m.trim());
+
   const choosePreset = (id: string) => {
+    setModels(null);
+    setMessage(null);
+    if (id === "") {
+      // Custom: any OpenAI-compatible server, at an address the user types.
+      setKind("openai");
+      setBaseUrl("");
+      if (generic(model)) setModel("");
+      urlField.current?.focus();
+      return;
+    }
     const preset = presets.find((p) => p.id === id);
     if (!preset) return;
     setKind(preset.kind);
     setBaseUrl(preset.baseUrl);
-    setModels(null);
+    // The format's default model fits the format's own service; others name theirs (listed below).
+    if (generic(model)) setModel(preset.baseUrl === DEFAULT_BASE_URLS[preset.kind] ? DEFAULT_MODELS[preset.kind] : "");
   };
 
-  const loadModels = () =>
-    listModels().then(
+  // Asks the provider the form describes, not the saved one: the list is for what will be saved.
+  const loadModels = () => {
+    setListing(true);
+    setMessage(null);
+    listModelsFor({ kind, baseUrl, model }).then(
       (list) => {
         setModels(list);
         setMessage({
-          text: list.length ? `${list.length} models offered.` : "The provider lists no models; type the name.",
+          text: list.length
+            ? `${list.length} ${list.length === 1 ? "model" : "models"} offered: pick one below, or type its name.`
+            : "The provider lists no models; type the name.",
           error: false,
         });
       },
-      (e) => setMessage({ text: errorMessage(e), error: true }),
-    );
+      (e) => {
+        setModels(null);
+        setMessage({ text: errorMessage(e), error: true });
+      },
+    ).finally(() => setListing(false));
+  };
 
   const run = async (action: () => Promise<ProviderView>, done: string) => {
     try {
@@ -63,10 +89,13 @@ export default function ProviderPanel({ provider, onChange }: Props) {
   };
 
   const changeKind = (next: ProviderKind) => {
-    // Switching format with the other format's default URL would only produce errors.
+    // Switching format with the other format's default URL or model would only produce errors.
     if (baseUrl === DEFAULT_BASE_URLS[kind]) setBaseUrl(DEFAULT_BASE_URLS[next]);
+    if (generic(model)) setModel(DEFAULT_MODELS[next]);
     setKind(next);
+    setModels(null);
   };
+  const custom = !presets.some((p) => p.baseUrl === baseUrl && p.kind === kind);
 
   return (
     <div className="panel narrow">
@@ -101,7 +130,21 @@ export default function ProviderPanel({ provider, onChange }: Props) {
           <option value="openai">OpenAI Chat Completions (or compatible: Ollama, LM Studio, vLLM…)</option>
         </select>
         <label htmlFor="provider-base-url">Base URL</label>
-        <input id="provider-base-url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} spellCheck={false} />
+        <input
+          id="provider-base-url"
+          ref={urlField}
+          value={baseUrl}
+          onChange={(e) => setBaseUrl(e.target.value)}
+          placeholder="The server's address, ending before /chat/completions"
+          aria-describedby={custom ? "provider-custom-hint" : undefined}
+          spellCheck={false}
+        />
+        {custom && presets.length > 0 && (
+          <p id="provider-custom-hint" className="muted small" data-testid="provider-custom-hint">
+            Custom: any server that speaks the chosen format. Type its address (for example, a local server
+            is often http://localhost:&lt;port&gt;/v1), then list its models.
+          </p>
+        )}
         <label htmlFor="provider-model">Model</label>
         <div className="row">
           <input
@@ -109,18 +152,30 @@ export default function ProviderPanel({ provider, onChange }: Props) {
             list="provider-models"
             value={model}
             onChange={(e) => setModel(e.target.value)}
+            placeholder="The model's name, or list them"
             spellCheck={false}
           />
-          <button type="button" data-testid="load-models" onClick={loadModels}>
-            List the provider&apos;s models
+          <button type="button" data-testid="load-models" onClick={loadModels} disabled={listing || !baseUrl.trim()}>
+            {listing ? "Listing…" : "List the provider's models"}
           </button>
         </div>
         {models && (
-          <datalist id="provider-models" data-testid="provider-models">
+          <datalist id="provider-models">
             {models.map((m) => (
               <option key={m} value={m} />
             ))}
           </datalist>
+        )}
+        {models && models.length > 0 && (
+          <ul className="plain model-list provider-model-list" aria-label="Models offered" data-testid="provider-models">
+            {models.map((m) => (
+              <li key={m}>
+                <button type="button" className="link" aria-pressed={m === model} onClick={() => setModel(m)}>
+                  {m}
+                </button>
+              </li>
+            ))}
+          </ul>
         )}
         <button id="provider-save" type="submit">
           Save provider

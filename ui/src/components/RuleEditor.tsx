@@ -46,6 +46,34 @@ const MATCHERS: { kind: MatcherKind; label: string }[] = [
 /** The backend names the rule by its place in a list of one; the field is what matters here. */
 export const fieldProblem = (message: string) => message.replace(/^rule \d+ \("[^"]*"\), /, "");
 
+/** The backend's `conditions[0].matcher: must not be empty` as a sentence a person reads. */
+export function humanProblem(message: string): string {
+  const problem = fieldProblem(message);
+  const condition = /^conditions\[(\d+)\]\.(\w+): (.*)$/s.exec(problem);
+  if (condition) {
+    const [, index, field, what] = condition;
+    const n = Number(index) + 1;
+    if (field === "matcher" && what === "must not be empty")
+      return `Condition ${n} needs a value to compare with: type one, or remove the condition.`;
+    if (field === "pointer" && what === "must not be empty")
+      return `Condition ${n} needs the argument it looks at, such as /path.`;
+    const part = field === "pointer" ? "argument" : "value";
+    return `Condition ${n}: the ${part} ${what}.`;
+  }
+  const target = /^target\.(\w+): (.*)$/s.exec(problem);
+  if (target) {
+    const [, field, what] = target;
+    if (what === "must not be empty") return `Choose the ${field === "serverId" ? "server" : field} this rule is for.`;
+    return `The ${field === "serverId" ? "server" : field} ${what}.`;
+  }
+  const field = /^[\w.[\]]+: (.*)$/s.exec(problem);
+  const text = field ? field[1] : problem;
+  return `This rule cannot be saved as it is: ${text}.`.replace(/\.\.$/, ".");
+}
+
+/** A condition still being written: no argument, or nothing to compare with yet. */
+const unfinished = (row: ConditionRow) => row.pointer.trim() === "" || row.value.trim() === "";
+
 function rowsOf(rule: Rule | null): ConditionRow[] {
   return (rule?.conditions ?? []).map((c) => ({
     pointer: c.pointer,
@@ -117,11 +145,22 @@ export default function RuleEditor({ rule, servers, onSaved, onCancel }: Props) 
     };
   }, [id, createdAt, effect, kind, serverId, tool, rows, note, client, rule]);
 
+  // The preview leaves out a condition still being written (a new one is empty), so adding one
+  // does not turn the preview into an error; saving still checks the whole rule.
+  const tried = useMemo(
+    (): Rule => ({
+      ...draft,
+      conditions: (draft.conditions ?? []).filter((_, i) => rows[i] && !unfinished(rows[i])),
+    }),
+    [draft, rows],
+  );
+  const pending = rows.flatMap((r, i) => (unfinished(r) ? [i + 1] : []));
+
   // The preview follows the edit, once typing pauses; only the latest answer is shown.
   useEffect(() => {
     let current = true;
     const timer = setTimeout(() => {
-      previewRule(draft).then(
+      previewRule(tried).then(
         (p) => {
           if (!current) return;
           setPreview(p);
@@ -129,8 +168,8 @@ export default function RuleEditor({ rule, servers, onSaved, onCancel }: Props) 
         },
         (e) => {
           if (!current) return;
-          setPreview(null);
-          setProblem(fieldProblem(errorMessage(e)));
+          // The last preview stays: the problem is said beside it, not instead of it.
+          setProblem(humanProblem(errorMessage(e)));
         },
       );
     }, PREVIEW_DELAY_MS);
@@ -138,12 +177,12 @@ export default function RuleEditor({ rule, servers, onSaved, onCancel }: Props) 
       current = false;
       clearTimeout(timer);
     };
-  }, [draft]);
+  }, [tried]);
 
   const save = () => {
     setSaving(true);
     saveRule(draft)
-      .then(onSaved, (e) => setProblem(fieldProblem(errorMessage(e))))
+      .then(onSaved, (e) => setProblem(humanProblem(errorMessage(e))))
       .finally(() => setSaving(false));
   };
 
@@ -183,7 +222,8 @@ export default function RuleEditor({ rule, servers, onSaved, onCancel }: Props) 
           {!servers.some((s) => s.id === serverId) && <option value={serverId}>{serverId || "Choose a server"}</option>}
           {servers.map((s) => (
             <option key={s.id} value={s.id}>
-              {s.name} ({s.id})
+              {/* The name once; the id only tells apart two servers of the same name. */}
+              {servers.some((o) => o.id !== s.id && o.name === s.name) ? `${s.name} (${s.id})` : s.name}
             </option>
           ))}
         </select>
@@ -281,6 +321,13 @@ export default function RuleEditor({ rule, servers, onSaved, onCancel }: Props) 
       {problem && (
         <p className="error small" role="alert" data-testid="rule-problem">
           {problem}
+        </p>
+      )}
+      {pending.length > 0 && (
+        <p className="muted small" data-testid="rule-unfinished">
+          {pending.length === 1 ? `Condition ${pending[0]} is` : `Conditions ${pending.join(", ")} are`} not finished: the
+          preview leaves {pending.length === 1 ? "it" : "them"} out until {pending.length === 1 ? "it has" : "they have"}{" "}
+          an argument and a value.
         </p>
       )}
       <RulePreviewList preview={preview} />

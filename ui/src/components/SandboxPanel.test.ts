@@ -100,6 +100,18 @@ describe("a server's sandbox", () => {
     app.unmount();
   });
 
+  it("never says plainly “on” while something is not enforced (running as root, say)", async () => {
+    backend();
+    // The backend's card and Diagnostics share one list of gaps; running as root is one of them.
+    const root = "Toolgate runs as root, whose capabilities let a confined server read other processes' environments (where secrets are)";
+    const app = await mount(createElement(SandboxPanel, { server: server({ ...report, warnings: [root] }) }));
+    expect(sandboxBadge({ ...report, warnings: [root] })).toEqual({ text: "sandbox: not fully enforced", tone: "warning" });
+    const summary = app.host.querySelector("[data-testid=sandbox] summary")?.textContent;
+    expect(summary).toContain("not fully enforced");
+    expect(app.host.querySelector("[data-testid=sandbox-warnings]")?.textContent).toContain("runs as root");
+    app.unmount();
+  });
+
   it("saves the sandbox the user chose and says the server restarted", async () => {
     const calls = backend();
     const app = await mount(createElement(SandboxPanel, { server: server(report) }));

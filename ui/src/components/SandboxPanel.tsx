@@ -131,7 +131,13 @@ export default function SandboxPanel({ server }: { server: ServerSnapshot }) {
       )}
       <details className="sandbox" data-testid="sandbox" onToggle={(e) => e.currentTarget.open && setOpened(true)}>
         <summary>
-          {report ? (report.enabled ? `Sandbox: on (${report.mechanism})` : "Sandbox: off") : "What the gate knows of it"}
+          {report
+            ? report.enabled
+              ? report.warnings.length > 0
+                ? `Sandbox: on, not fully enforced (${report.mechanism})`
+                : `Sandbox: on (${report.mechanism})`
+              : "Sandbox: off"
+            : "What the gate knows of it"}
         </summary>
         {report && report.enabled && (
           <div className="small" data-testid="sandbox-report">

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
-import ServersPanel, { eraLabel, lastError, modelNameLabel, statusLabel } from "./ServersPanel";
+import ServersPanel, { eraLabel, lastError, modelNameLabel, modelNameNote, statusLabel } from "./ServersPanel";
+import css from "../styles.css?raw";
 import type { ServerSnapshot } from "../ipc";
 import { mount, press } from "../testing";
 
@@ -41,6 +42,15 @@ describe("servers panel labels", () => {
     );
     expect(modelNameLabel({ state: "hidden", reason: { kind: "disabledByUser" } })).toBe("hidden: turned off");
     expect(modelNameLabel(undefined)).toBe("not offered (server not ready)");
+  });
+
+  it("says the model's name of a tool only when it differs, with room between checkbox and name", () => {
+    expect(modelNameNote({ state: "visible", modelName: "echo" }, "echo")).toBeNull();
+    expect(modelNameNote({ state: "visible", modelName: "everything__echo" }, "echo")).toBe(
+      "model sees: everything__echo",
+    );
+    expect(modelNameNote({ state: "hidden", reason: { kind: "disabledByUser" } }, "echo")).toBe("hidden: turned off");
+    expect(css).toMatch(/\.tools li \{[^}]*gap:/);
   });
 
   it("explains a restart", () => {

@@ -47,6 +47,12 @@ export function modelNameLabel(state: ToolState | undefined): string {
   }
 }
 
+/** What a tool's line adds about its name: nothing when the model sees the tool's own name. */
+export function modelNameNote(state: ToolState | undefined, tool: string): string | null {
+  if (state?.state === "visible" && state.modelName === tool) return null;
+  return modelNameLabel(state);
+}
+
 export function statusLabel(status: ServerStatus): string {
   switch (status.state) {
     case "failed":
@@ -480,10 +486,11 @@ const ToolRow = memo(function ToolRow({
       </button>
       {tool.readOnly && <span className="badge small">read-only</span>}
       {tool.destructive && <span className="badge small danger">destructive</span>}
-      <span className="muted" data-testid={`model-name-${tool.name}`}>
-        {" "}
-        ({modelNameLabel(state)})
-      </span>
+      {modelNameNote(state, tool.name) && (
+        <span className="muted" data-testid={`model-name-${tool.name}`}>
+          ({modelNameNote(state, tool.name)})
+        </span>
+      )}
       {imitates && (
         <span className="badge small danger" data-testid={`imitates-${tool.name}`}>
           named like a tool of server {imitates}
