@@ -202,7 +202,10 @@ impl Host {
     }
 
     /// The models a provider not saved yet offers (the Provider screen's form: its format and
-    /// address, with the key kept for that format), so the list matches what would be saved.
+    /// address), so the list matches what would be saved. The key kept for that format goes
+    /// only to the address it was saved with or to the format's own service; any other address
+    /// is asked without a key, so an address typed into the form (or sent by a web-view that
+    /// is not the user's) never receives it before the user saves it.
     pub async fn list_models_for(
         &self,
         kind: ProviderKind,
@@ -213,7 +216,21 @@ impl Host {
             base_url: base_url.trim().to_owned(),
             model: String::new(),
         };
-        let (provider, _) = self.provider_for(settings).await?;
+        let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+        let keyed = {
+            let saved = &self.settings().provider;
+            (saved.kind == kind && same(&saved.base_url, &settings.base_url))
+                || same(kind.default_base_url(), &settings.base_url)
+        };
+        let provider = if keyed {
+            self.provider_for(settings).await?.0
+        } else {
+            let format = match kind {
+                ProviderKind::Anthropic => WireFormat::Anthropic,
+                ProviderKind::Openai => WireFormat::OpenAi,
+            };
+            HttpProvider::new(format, &settings.base_url, String::new())?
+        };
         let mut models = provider.list_models().await?;
         models.sort();
         Ok(models)
@@ -280,5 +297,46 @@ mod tests {
         assert_eq!(presets[0].id, "anthropic");
         assert!(presets.iter().all(|p| !p.base_url.is_empty()));
         assert!(presets[1..].iter().all(|p| p.kind == ProviderKind::Openai));
+    }
+
+    #[tokio::test]
+    async fn listing_a_typed_address_s_models_never_sends_it_the_saved_key() {
+        use std::io::{Read, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::open(HostOptions {
+            secrets: Arc::new(MemoryStore::default()),
+            ..HostOptions::new(dir.path())
+        })
+        .unwrap();
+        host.set_provider(ProviderKind::Openai, "https://api.openai.com/v1", "gpt-4.1")
+            .await
+            .unwrap();
+        host.set_api_key("sk-saved-0123456789abcd").await.unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut request = vec![0u8; 8192];
+            let n = socket.read(&mut request).unwrap();
+            let body = r#"{"object":"list","data":[{"id":"m1","object":"model"}]}"#;
+            write!(
+                socket,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            String::from_utf8_lossy(&request[..n]).into_owned()
+        });
+        let models = host
+            .list_models_for(ProviderKind::Openai, &format!("http://127.0.0.1:{port}/v1"))
+            .await
+            .unwrap();
+        assert_eq!(models, ["m1"]);
+        let request = seen.join().unwrap();
+        assert!(request.starts_with("GET /v1/models"), "{request}");
+        assert!(
+            !request.contains("sk-saved"),
+            "the key went to a typed address: {request}"
+        );
     }
 }
