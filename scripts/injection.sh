@@ -5,10 +5,13 @@
 # server rule, by one rule per tool, and no rules with read-only tools allowed), scored by
 # AgentDojo's own checks. Prints the table in markdown.
 #
-#   scripts/injection.sh            (after the README's set-up: scripts/dev.sh test)
+#   scripts/injection.sh [all|sample]     (after the README's set-up: scripts/dev.sh test)
 #
-# TOOLGATE_INJECTION_JOBS sets how many runs go at once (2 by default). The test command runs
-# the smallest slice of the same benchmark (cargo test -p toolgate-tests --test injection).
+# `all` (the default) runs every user task with every replayable injection task: about 2,150
+# runs of `toolgate run`, over an hour on two cores. `sample` keeps a third of the attacks (every
+# user task and injection task still in it). TOOLGATE_INJECTION_JOBS sets how many runs go at
+# once (2 by default). The test command runs the smallest slice of the same benchmark
+# (cargo test -p toolgate-tests --test injection).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +25,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 cargo build --locked -p toolgate-cli --bin toolgate
 TABLE="$(mktemp)"
 trap 'rm -f "$TABLE"' EXIT
-TOOLGATE_INJECTION=all TOOLGATE_INJECTION_TABLE="$TABLE" \
+TOOLGATE_INJECTION="${1:-all}" TOOLGATE_INJECTION_TABLE="$TABLE" \
   cargo test --locked -p toolgate-tests --test injection -- --nocapture >&2
 echo
 cat "$TABLE"

@@ -484,11 +484,18 @@ async fn benchmark(which: &str) -> (String, Vec<String>) {
             setup.label()
         ));
         let mut total = Row::default();
+        let mut succeeded = Vec::new();
         for suite in SUITES {
             let started = std::time::Instant::now();
             let outcomes = run_suite(setup, suite, &plans[suite], &root).await;
             problems.extend(check(setup, suite, &outcomes));
             let row = Row::of(&outcomes);
+            succeeded.extend(
+                outcomes
+                    .iter()
+                    .filter(|o| o.security == Some(true))
+                    .map(|o| format!("{suite} {} {}", o.pair.user_task, o.pair.injection)),
+            );
             eprintln!(
                 "{setup:?} {suite}: {} runs in {:.0?}",
                 outcomes.len(),
@@ -508,6 +515,15 @@ async fn benchmark(which: &str) -> (String, Vec<String>) {
         }
         out.push_str(&total.line("**overall**"));
         out.push('\n');
+        succeeded.sort();
+        out.push_str(&format!(
+            "\nAttacks and variants that succeeded: {}\n",
+            if succeeded.is_empty() {
+                "none".to_owned()
+            } else {
+                succeeded.join(", ")
+            }
+        ));
     }
     if useful_unheld == 0 {
         problems.push(
