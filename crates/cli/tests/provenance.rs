@@ -242,7 +242,7 @@ async fn a_change_made_with_a_value_only_the_page_gave_is_held_and_the_users_own
     assert!(!made.exists(), "a made-up path was written");
     let (decision, reason) = audited(&dir, "write_file");
     assert_eq!(decision, "denied", "{reason}");
-    assert!(reason.contains("not in your own words"), "{reason}");
+    assert!(reason.contains("in nobody's words"), "{reason}");
 
     // The path the user typed: the rule allows it.
     let dir = temp_dir("provenance-write-mine");

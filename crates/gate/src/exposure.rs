@@ -130,6 +130,15 @@ impl Exposure {
             None
         } else if let Some(found) = provenance.outside_only(arguments, &decisive) {
             Some(found.to_string())
+        } else if let (Some(read), Some((at, value)), true) = (
+            self.untrusted(),
+            provenance.nobodys(arguments),
+            provenance.heard_user(),
+        ) {
+            Some(format!(
+                "the value “{value}” at {at} is in nobody's words (not yours, not in any result): \
+                 the model made it after this conversation read untrusted content ({read})"
+            ))
         } else if let (Some(read), Err(Some(d)), true) = (
             self.untrusted(),
             provenance.proven(&decisive),

@@ -274,6 +274,25 @@ impl Provenance {
         None
     }
 
+    /// An identifier in the arguments (an e-mail or web address, an IBAN, a path, a long
+    /// number) that no text the conversation has seen holds: the model made it (or rebuilt it
+    /// from pieces: reversed, spelled out, joined). Where it is and its value.
+    pub fn nobodys(&self, arguments: &Value) -> Option<(String, String)> {
+        if self.overflowed {
+            return None;
+        }
+        let mut strings = Vec::new();
+        collect(arguments, String::new(), &mut strings);
+        for (at, text) in strings {
+            for (word, kind) in tokens::words(text, 4_096).words {
+                if kind == Kind::Identifier && !self.keys.contains_key(&word) {
+                    return Some((at, shown(&word)));
+                }
+            }
+        }
+        None
+    }
+
     fn found(&self, at: &str, value: &str, key: &str) -> OutsideValue {
         let from = self
             .keys

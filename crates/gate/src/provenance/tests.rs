@@ -195,3 +195,17 @@ fn a_trusted_sources_values_prove_as_the_users_words_do() {
         "another result is not proof"
     );
 }
+
+#[test]
+fn an_identifier_in_nobodys_words_is_found_anywhere_in_the_arguments() {
+    let p = conversation();
+    // Rebuilt from the page's pieces, or made up: in no text the conversation has seen.
+    let args = json!({"recipient": "Alice", "body": "Check out www.secure-systems-252.com"});
+    assert_eq!(
+        p.nobodys(&args),
+        Some(("/body".to_owned(), "secure-systems-252.com".to_owned()))
+    );
+    // What the user or a result holds, and plain words, are somebody's.
+    let args = json!({"body": "Paid GB29NWBK60161331926819 and DE89370400440532013000 on 2024-05-01, 120.00"});
+    assert_eq!(p.nobodys(&args), None);
+}
