@@ -87,6 +87,9 @@ cargo bench --locked -p toolgate-cli --bench gateway
 step "Secrets scan of a 100 kB result (cargo bench -p toolgate-scan --bench scan)"
 cargo bench --locked -p toolgate-scan --bench scan
 
+step "Provenance: judging a call with 100 kB of outside content seen (cargo bench -p toolgate-gate --bench provenance)"
+cargo bench --locked -p toolgate-gate --bench provenance
+
 step "Catalog (cargo bench -p toolgate-catalog --bench build)"
 cargo bench --locked -p toolgate-catalog --bench build | tee "$SUMMARY.catalog"
 # Criterion prints the name, then "time: [low estimate high]" (on the next line for long names).
