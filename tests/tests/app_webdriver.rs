@@ -15,7 +15,7 @@
 #[path = "common/webdriver.rs"]
 mod webdriver;
 pub(crate) use webdriver::{
-    app_binary, click, fill, open_session, save_screenshot, start_driver, wait_text,
+    app_binary, click, fill, open_session, save_screenshot, start_driver, wait_gone, wait_text,
 };
 
 #[path = "app_webdriver/shell.rs"]
@@ -249,7 +249,7 @@ async fn scenario(
     wait_text(
         c,
         "[data-testid=rule]",
-        "Allow echo on everything (always)",
+        "Allow echo on Everything (example) (always)",
         10,
     )
     .await?;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use fantoccini::{Client, Locator};
 
-use super::{click, fill, save_screenshot, wait_text};
+use super::{click, fill, save_screenshot, wait_gone, wait_text};
 
 /// Where the window is left before the restart, and must be found after it.
 const WINDOW: (u64, u64, u64, u64) = (1024, 700, 40, 30);
@@ -104,9 +104,13 @@ pub(crate) async fn add_a_well_known_server(c: &Client, marker: &str) -> Result<
     eprintln!("screenshot saved: {}", shot.display());
     click(c, "[data-testid=add-confirm]").await?;
     // Adding waits for the server's start, and a first `npx` start downloads the package (in a
-    // confined server's fetch step, then the server itself): a network's time, not a UI's.
-    wait_text(c, "[role=status]", "Added Filesystem", 60).await?;
-    click(c, "[data-testid=add-server-close]").await?;
+    // confined server's fetch step, then the server itself): a network's time, not a UI's. The
+    // progress shows in place meanwhile; once the server started, the dialog closes and the
+    // server is listed.
+    wait_text(c, "[data-testid=add-progress]", "Filesystem", 10).await?;
+    wait_gone(c, "[data-testid=add-server-close]", 90)
+        .await
+        .context("the dialog closed once the server started")?;
     click(c, "[data-testid=server-row-filesystem]").await?;
     wait_text(
         c,
@@ -194,7 +198,7 @@ pub(crate) async fn edit_a_rule_with_its_preview(c: &Client) -> Result<()> {
     wait_text(
         c,
         "[data-testid=rule]",
-        "Allow echo on everything (always, when 1 condition(s) hold)",
+        "Allow echo on Everything (example) (always, when message matches “hello*”)",
         10,
     )
     .await?;
@@ -227,7 +231,13 @@ pub(crate) async fn restored_after_restart(c: &Client) -> Result<()> {
         "the last screen was restored"
     );
     // The app's data came back with it: the rule edited before the restart.
-    wait_text(c, "[data-testid=rule]", "Allow echo on everything", 20).await?;
+    wait_text(
+        c,
+        "[data-testid=rule]",
+        "Allow echo on Everything (example)",
+        20,
+    )
+    .await?;
     wait_text(c, "[data-testid=audit-log]", "ts-sdk-client", 10).await?;
     let (x, y, width, height) = c.get_window_rect().await?;
     let (want_width, want_height, want_x, want_y) = WINDOW;

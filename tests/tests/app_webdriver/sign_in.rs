@@ -5,7 +5,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use fantoccini::Client;
 
-use super::{click, fill, save_screenshot, wait_text};
+use super::{click, fill, save_screenshot, wait_gone, wait_text};
 
 /// A remote server that asks for OAuth, added with the form: "Sign in required", Sign in (the
 /// stand-in browser goes through the authorization server's login and consent), "Signed in",
@@ -23,8 +23,10 @@ pub(super) async fn signs_in_to_a_remote_server(
     fill(c, "#add-url", &remote.url).await?;
     click(c, "[data-testid=add-check]").await?;
     click(c, "[data-testid=add-confirm]").await?;
-    wait_text(c, "[role=status]", "Added Remote", 10).await?;
-    click(c, "[data-testid=add-server-close]").await?;
+    // Added (waiting for a sign-in is no failed start): the dialog closes, the server is listed.
+    wait_gone(c, "[data-testid=add-server-close]", 30)
+        .await
+        .context("the dialog closed once the server was added")?;
     click(c, "[data-testid=server-row-remote]").await?;
     let card = "[data-testid=server-remote]";
     wait_text(

@@ -142,6 +142,21 @@ pub(crate) async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64)
     bail!("{css} never contained {needle:?}; last text: {last:?}")
 }
 
+/// Waits until no element matches `css` (a dialog closed, say).
+pub(crate) async fn wait_gone(c: &Client, css: &str, seconds: u64) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while Instant::now() < deadline {
+        if c.find_all(Locator::Css(css))
+            .await
+            .is_ok_and(|e| e.is_empty())
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    bail!("{css} was still there after {seconds} s")
+}
+
 pub(crate) async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     let dir = repo_root().join("artifacts");
     std::fs::create_dir_all(&dir)?;
