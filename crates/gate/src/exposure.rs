@@ -30,7 +30,7 @@ use serde_json::Value;
 use toolgate_catalog::Entry;
 use toolgate_mcp::{Launch, ServerSnapshot, ToolOutput};
 
-use crate::provenance::{decisive, Origin, Place, Provenance, Source};
+use crate::provenance::{decisive, shown, Origin, Place, Provenance, Source};
 
 /// The untrusted content one conversation (or one client's connection) has read, and where
 /// the values it has seen came from.
@@ -115,7 +115,8 @@ impl Exposure {
         let decisive = decisive::decisive(properties, arguments);
         let provenance = self.provenance();
         let read_only = entry.annotations().read_only_hint == Some(true);
-        let proven = match provenance.proven(&decisive) {
+        let proof = provenance.proven(&decisive);
+        let proven = match proof {
             Ok(()) => Some(format!(
                 "every argument that decides where the data goes ({}) is a value you wrote",
                 decisive
@@ -139,11 +140,9 @@ impl Exposure {
                 "the value “{value}” at {at} is in nobody's words (not yours, not in any result): \
                  the model made it after this conversation read untrusted content ({read})"
             ))
-        } else if let (Some(read), Err(Some(d)), true) = (
-            self.untrusted(),
-            provenance.proven(&decisive),
-            provenance.heard_user(),
-        ) {
+        } else if let (Some(read), Err(Some(d)), true) =
+            (self.untrusted(), proof, provenance.heard_user())
+        {
             // Only where the user's words are seen: a connected client's never are, and
             // there an unproven value is no sign of anything.
             Some(format!(
@@ -244,14 +243,5 @@ pub fn source(entry: &Entry, facts: &Facts) -> Option<String> {
         ))
     } else {
         None
-    }
-}
-
-/// A value cut to what a question can show.
-fn shown(value: &str) -> String {
-    const SHOWN: usize = 48;
-    match value.char_indices().nth(SHOWN) {
-        Some((i, _)) => format!("{}…", &value[..i]),
-        None => value.to_owned(),
     }
 }

@@ -329,7 +329,7 @@ pub fn typed<'a>(original: &Value, edited: &'a Value) -> Vec<&'a str> {
 }
 
 /// A value cut to what a question can show.
-fn shown(value: &str) -> String {
+pub fn shown(value: &str) -> String {
     const SHOWN: usize = 48;
     if value.chars().count() <= SHOWN {
         value.to_owned()

@@ -193,11 +193,7 @@ impl Host {
                 })
             }
         };
-        let format = match settings.kind {
-            ProviderKind::Anthropic => WireFormat::Anthropic,
-            ProviderKind::Openai => WireFormat::OpenAi,
-        };
-        let provider = HttpProvider::new(format, &settings.base_url, key)?;
+        let provider = HttpProvider::new(wire_format(settings.kind), &settings.base_url, key)?;
         Ok((provider, settings))
     }
 
@@ -225,15 +221,19 @@ impl Host {
         let provider = if keyed {
             self.provider_for(settings).await?.0
         } else {
-            let format = match kind {
-                ProviderKind::Anthropic => WireFormat::Anthropic,
-                ProviderKind::Openai => WireFormat::OpenAi,
-            };
-            HttpProvider::new(format, &settings.base_url, String::new())?
+            HttpProvider::new(wire_format(kind), &settings.base_url, String::new())?
         };
         let mut models = provider.list_models().await?;
         models.sort();
         Ok(models)
+    }
+}
+
+/// The wire format a provider of this kind speaks.
+fn wire_format(kind: ProviderKind) -> WireFormat {
+    match kind {
+        ProviderKind::Anthropic => WireFormat::Anthropic,
+        ProviderKind::Openai => WireFormat::OpenAi,
     }
 }
 
