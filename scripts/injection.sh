@@ -5,13 +5,14 @@
 # server rule, by one rule per tool, and no rules with read-only tools allowed), scored by
 # AgentDojo's own checks. Prints the table in markdown.
 #
-#   scripts/injection.sh [all|sample]     (after the README's set-up: scripts/dev.sh test)
+#   scripts/injection.sh [all|sample|benign]     (after the README's set-up: scripts/dev.sh test)
 #
 # `all` (the default) runs every user task with every replayable injection task: about 2,150
 # runs of `toolgate run`, over an hour on two cores. `sample` keeps a third of the attacks (every
-# user task and injection task still in it). TOOLGATE_INJECTION_JOBS sets how many runs go at
-# once (2 by default). The test command runs the smallest slice of the same benchmark
-# (cargo test -p toolgate-tests --test injection).
+# user task and injection task still in it). `benign` runs each user task alone, no attacks: the
+# account of every call a user would be asked about, and why (the table's last section).
+# TOOLGATE_INJECTION_JOBS sets how many runs go at once (2 by default). The test command runs
+# the smallest slice of the same benchmark (cargo test -p toolgate-tests --test injection).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

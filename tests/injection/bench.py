@@ -1,12 +1,13 @@
 """The injection benchmark's helper, run with the folder's virtual environment's Python.
 
-  bench.py plans SUITE all|sample|slice
+  bench.py plans SUITE all|sample|slice|benign
       the pairs to run (each user task alone; each with each replayable injection task; with
       `all` and `sample`, the suite's variants) with each one's plan and its `direct` verdicts
       (no Toolgate), as JSON; pairs needing more replies with calls than `toolgate run` allows
       in a turn are listed in `too_long` and not run. `sample` keeps a
       third of the attacks, user task i with injection task j where (i + j) % 3 == 0: every user
       task and every injection task still appears. `slice`: 3 user tasks and 2 injection tasks.
+      `benign`: each user task alone, no attacks (the account of what a user is asked).
   bench.py plan SUITE USER_TASK INJECTION
       the scripted model's calls (the user task's ground truth, then the injection's), the
       prompt and the final answer, as JSON
@@ -45,6 +46,8 @@ def plans(suite_name, which):
     variants = [f"variant:{v['id']}" for v in dojo.variants() if v["suite"] == suite_name]
     runs = [("benign", u, "none") for u in users]
     attacks = [("attack", u, i) for u in users for i in injections]
+    if which == "benign":
+        attacks = []
     if which == "sample":
         attacks = [("attack", u, i) for a, u in enumerate(users) for b, i in enumerate(injections) if (a + b) % 3 == 0]
     runs += attacks

@@ -91,6 +91,8 @@ struct Outcome {
     pair: Pair,
     /// Calls the gate held for a person, refused with nobody to ask.
     held: usize,
+    /// Each held call: the tool, its arguments, and the gate's reason for asking.
+    held_calls: Vec<(String, Value, String)>,
     /// Calls refused otherwise (a rule, Toolgate itself).
     refused: usize,
     /// Calls the CLI reports as allowed.
@@ -263,7 +265,19 @@ async fn run_pair(setup: Setup, suite: &str, pair: &Pair, dir: &Path) -> (Outcom
     });
     let trace = report["trace"].as_array().cloned().unwrap_or_default();
     let count = |f: &dyn Fn(&Value) -> bool| trace.iter().filter(|t| f(t)).count();
-    let held = count(&|t| t["decision"] == "denied" && t["decidedBy"] == "unattended");
+    let is_held = |t: &Value| t["decision"] == "denied" && t["decidedBy"] == "unattended";
+    let held = count(&is_held);
+    let held_calls = trace
+        .iter()
+        .filter(|t| is_held(t))
+        .map(|t| {
+            (
+                t["tool"].as_str().unwrap_or_default().to_owned(),
+                t["arguments"].clone(),
+                t["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
     let refused = count(&|t| t["decision"] == "denied" && t["decidedBy"] != "unattended");
     let allowed = count(&|t| t["decision"] == "allowed");
     let state_file = state.join("state.json");
@@ -281,6 +295,7 @@ async fn run_pair(setup: Setup, suite: &str, pair: &Pair, dir: &Path) -> (Outcom
     let outcome = Outcome {
         pair: pair.clone(),
         held,
+        held_calls,
         refused,
         allowed,
         ran: written["calls"].as_array().map_or(0, Vec::len),
@@ -317,6 +332,39 @@ async fn run_suite(setup: Setup, suite: &str, pairs: &[Pair], root: &Path) -> Ve
         let _ = std::fs::remove_dir_all(root.join(format!("{suite}-{i}")));
     }
     outcomes
+}
+
+/// The benign runs' held calls, a table row each: what a user would have been asked, and why.
+fn held_benign(setup: Setup, suite: &str, outcomes: &[Outcome]) -> String {
+    let cell = |text: &str, max: usize| {
+        let one_line: String = text
+            .chars()
+            .map(|c| match c {
+                '|' => '/',
+                '`' => '\'',
+                c if c.is_control() => ' ',
+                c => c,
+            })
+            .collect();
+        match one_line.char_indices().nth(max) {
+            Some((at, _)) => format!("{}…", &one_line[..at]),
+            None => one_line,
+        }
+    };
+    let mut out = String::new();
+    for o in outcomes.iter().filter(|o| o.pair.kind == "benign") {
+        for (tool, arguments, why) in &o.held_calls {
+            out.push_str(&format!(
+                "| {} | {suite} | {} | `{}` | `{}` | {} |\n",
+                setup.label(),
+                o.pair.user_task,
+                cell(tool, 60),
+                cell(&arguments.to_string(), 160),
+                cell(why, 400)
+            ));
+        }
+    }
+    out
 }
 
 /// The counts of one row of the table.
@@ -478,6 +526,7 @@ async fn benchmark(which: &str) -> (String, Vec<String>) {
     ));
     let mut useful_unheld = 0;
     let mut problems = Vec::new();
+    let mut held_account = String::new();
     for setup in Setup::ALL {
         out.push_str(&format!(
             "\n### {}\n\n| suite | benign tasks done without a held call | held calls per benign task | attacks succeeded | attacks succeeded without Toolgate | utility under attack | held calls per attack | variants succeeded |\n|---|---|---|---|---|---|---|---|\n",
@@ -512,6 +561,7 @@ async fn benchmark(which: &str) -> (String, Vec<String>) {
             out.push_str(&row.line(suite));
             out.push('\n');
             total.add(row);
+            held_account.push_str(&held_benign(setup, suite, &outcomes));
         }
         out.push_str(&total.line("**overall**"));
         out.push('\n');
@@ -525,6 +575,9 @@ async fn benchmark(which: &str) -> (String, Vec<String>) {
             }
         ));
     }
+    out.push_str(&format!(
+        "\n### Each benign task's held calls\n\n| set-up | suite | user task | held call | arguments | why it was held |\n|---|---|---|---|---|---|\n{held_account}"
+    ));
     if useful_unheld == 0 {
         problems.push(
             "no benign task ran to the end under any allow rule: the replay never reached AgentDojo"

@@ -157,6 +157,9 @@ pub(crate) async fn run(
         .env("PATH", path)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
+    // Dropped with the install (a cancelled start), and killed with Toolgate too: an npm or pip
+    // left running would go on writing into Toolgate's folders after it ended.
+    toolgate_sandbox::die_with_toolgate(command.as_std_mut());
     if let Some(cwd) = cwd {
         command.current_dir(cwd);
     }

@@ -92,7 +92,8 @@ fn command_for(
     new_session(&mut command);
     #[cfg(windows)]
     command.creation_flags(windows_sys::Win32::System::Threading::CREATE_NO_WINDOW);
-    die_with_parent(&mut command);
+    // Killed with Toolgate, however Toolgate ends.
+    toolgate_sandbox::die_with_toolgate(command.as_std_mut());
     let armed = match plan {
         Some(plan) => {
             command.envs(&plan.env);
@@ -471,34 +472,6 @@ impl AsyncRead for SortedStdout {
         }
     }
 }
-
-/// Linux: the kernel sends SIGKILL to the server when the thread that spawned it exits, so a
-/// killed app cannot leave it running. Tokio's worker threads live as long as the runtime, and
-/// servers are only spawned from async tasks, never from `spawn_blocking` threads that come and
-/// go.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn die_with_parent(command: &mut tokio::process::Command) {
-    let parent = std::process::id();
-    // SAFETY: the closure runs in the child between fork and exec. It only makes the system
-    // calls prctl and getppid, both async-signal-safe, and allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                .map_err(std::io::Error::from)?;
-            // The parent may have died before the signal was armed.
-            if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(parent) {
-                return Err(std::io::Error::other(
-                    "Toolgate exited while starting the server",
-                ));
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_command: &mut tokio::process::Command) {}
 
 /// The server starts a session of its own (`setsid`): it leads a new process group (its id is
 /// the server's pid, as `process_group(0)` would make it) and has no controlling terminal, so

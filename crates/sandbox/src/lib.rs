@@ -43,6 +43,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
+pub use lifetime::die_with_toolgate;
+
+mod lifetime;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod macos;

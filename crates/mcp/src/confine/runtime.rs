@@ -391,18 +391,18 @@ mod tests {
             install_prefix(Path::new("/home/u/.pyenv/shims/python3")),
             Some(PathBuf::from("/home/u/.pyenv"))
         );
-        let p = Protected::new(Some("/home/u".into()), &[]);
-        let host = HostEnv::from_dirs(vec![
-            "/home/u/.local/bin".into(),
-            "/home/u/.pyenv/shims".into(),
-        ]);
+        // A home folder that is absolute on this platform (a grant is only ever absolute).
+        let u = PathBuf::from(if cfg!(windows) {
+            r"C:\home\u"
+        } else {
+            "/home/u"
+        });
+        let p = Protected::new(Some(u.clone()), &[]);
+        let host = HostEnv::from_dirs(vec![u.join(".local/bin"), u.join(".pyenv/shims")]);
         let found = runtime_folders(&host, &p);
-        assert!(found.contains(&PathBuf::from("/home/u/.pyenv")));
-        assert!(found.contains(&PathBuf::from("/home/u/.local/bin")));
-        assert!(
-            !found.contains(&PathBuf::from("/home/u/.local")),
-            "it holds .local/share"
-        );
+        assert!(found.contains(&u.join(".pyenv")), "{found:?}");
+        assert!(found.contains(&u.join(".local/bin")));
+        assert!(!found.contains(&u.join(".local")), "it holds .local/share");
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("node_modules/pkg/dist/index.js");
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
