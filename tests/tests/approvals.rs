@@ -428,8 +428,6 @@ async fn an_injected_page_cannot_use_an_always_allow_rule_to_send_a_file_out() {
     let servers = ServerManager::new(ManagerOptions::default());
     servers.start_all(&[config]).await;
     let policy = always_allowed(&["fetch_url", "read_file", "post_url"]);
-    // Reading the file is asked too once the page was read (the server reaches loopback,
-    // where something could carry what it is sent further): the user lets it run.
     let user = User::new(|tool, _| {
         Some(if tool == "post_url" {
             Decision::Deny {
@@ -499,18 +497,14 @@ async fn an_injected_page_cannot_use_an_always_allow_rule_to_send_a_file_out() {
     .expect("turn");
     let asked = user.asked();
     let tools: Vec<&str> = asked.iter().map(|(tool, _, _)| tool.as_str()).collect();
+    // The read runs under its rule: it only reads, no argument says where its request goes,
+    // and the path it carries is the page's own (nothing the page's author did not know).
     assert_eq!(
         tools,
-        ["read_file", "post_url"],
-        "the page itself is not asked; the read (a loopback server is a way out) and the \
-         post are"
+        ["post_url"],
+        "the page and the read are not asked; the post is"
     );
-    assert!(
-        asked[0].2.contains("reach services on this computer"),
-        "the card says why the read is asked: {}",
-        asked[0].2
-    );
-    let (tool, _, reason) = &asked[1];
+    let (tool, _, reason) = &asked[0];
     assert_eq!(tool, "post_url");
     assert!(
         reason.contains("this chat has read untrusted content (fetch_url on web")

@@ -293,6 +293,25 @@ impl Provenance {
         None
     }
 
+    /// An identifier in the arguments that only a result holds, not the user's words and not
+    /// outside content: data of the user's that a read would carry to its server. Where it is
+    /// and its value.
+    pub fn private_in(&self, arguments: &Value) -> Option<(String, String)> {
+        let mut strings = Vec::new();
+        collect(arguments, String::new(), &mut strings);
+        for (at, text) in strings {
+            for (word, kind) in tokens::words(text, 4_096).words {
+                let Some(h) = self.keys.get(&word).filter(|_| kind == Kind::Identifier) else {
+                    continue;
+                };
+                if (h.result || h.trusted) && !h.user && h.outside.is_none() {
+                    return Some((at, shown(&word)));
+                }
+            }
+        }
+        None
+    }
+
     fn found(&self, at: &str, value: &str, key: &str) -> OutsideValue {
         let from = self
             .keys
@@ -339,7 +358,7 @@ pub fn shown(value: &str) -> String {
 }
 
 /// Every string in `value` with its JSON pointer; object keys are not values.
-fn collect<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
+pub(crate) fn collect<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
     match value {
         Value::String(s) => out.push((at, s)),
         Value::Array(items) => {

@@ -54,8 +54,9 @@ pub struct Context<'a> {
     /// `None` when nothing does (or the server's arguments are not scanned).
     pub secrets: Option<&'a str>,
     /// Every argument that decides where the call's data goes (a recipient, an address, an
-    /// account, a web address, a path) is a value from the user's own words, in words; `None`
-    /// when not proven. Lets step 7 keep an allow.
+    /// account, a web address, a path) is a value from the user's own words, in words; for a
+    /// call that only reads, every argument that says where its request goes (or it names
+    /// none). `None` when not proven. Lets step 7 keep an allow.
     pub proven: Option<&'a str>,
     /// Why the call's arguments are not the user's, for step 9, in words ("the value “US13…”
     /// at /recipient came only from outside content: …"); `None` when nothing is amiss.
@@ -121,7 +122,8 @@ pub struct Changed {
 ///
 /// Step 7 keeps an allow when provenance proves the call is the user's ([`Context::proven`]:
 /// every argument that decides where the data goes came from the user's own words, and step
-/// 9 found nothing amiss). Nothing else ever loosens a verdict.
+/// 9 found nothing amiss; for a call that only reads, every argument that says where its
+/// request goes, or none does). Nothing else ever loosens a verdict.
 ///
 /// A rule applies when it is in force ([`crate::Scope::Conversation`] only in its own
 /// conversation, [`crate::Scope::Once`] never, not past `expires_at`), its target covers the

@@ -7,6 +7,10 @@
 //! lower-to-upper case changes, so `recipientEmail` and `user_email` count). A word list is a
 //! judgement: a server author who names a recipient `who` is not caught by it, which only makes
 //! the gate ask as it does today (nothing decisive is proven).
+//!
+//! A call that only reads sends nothing anywhere but in its request, so of its arguments only
+//! those that say where the request goes count ([`destinations`]: a web address, a host, an
+//! e-mail address; a channel or a file it reads from does not).
 
 use serde_json::Value;
 
@@ -51,6 +55,27 @@ const WORDS: &[&str] = &[
     "folder",
     "password",
     "passphrase",
+];
+
+/// Words of a property's name that make it say where a read-only call's request goes.
+const DESTINATION_WORDS: &[&str] = &[
+    "url",
+    "urls",
+    "uri",
+    "link",
+    "links",
+    "href",
+    "host",
+    "hostname",
+    "domain",
+    "site",
+    "server",
+    "webhook",
+    "endpoint",
+    "destination",
+    "dest",
+    "address",
+    "addresses",
 ];
 
 /// Schema formats that are addresses.
@@ -100,17 +125,69 @@ fn name_words(name: &str) -> Vec<String> {
 
 /// Whether a property of this name and schema decides where data goes.
 pub fn is_decisive(name: &str, schema: Option<&Value>) -> bool {
-    let format = schema
+    is_address(schema) || name_words(name).iter().any(|w| WORDS.contains(&w.as_str()))
+}
+
+/// Whether a property of this name and schema says where a request goes.
+pub fn is_destination(name: &str, schema: Option<&Value>) -> bool {
+    is_address(schema)
+        || name_words(name)
+            .iter()
+            .any(|w| DESTINATION_WORDS.contains(&w.as_str()))
+}
+
+/// Whether the schema's `format` (or its items') is an address.
+fn is_address(schema: Option<&Value>) -> bool {
+    schema
         .and_then(|s| s.get("format").or_else(|| s.pointer("/items/format")))
-        .and_then(Value::as_str);
-    format.is_some_and(|f| FORMATS.contains(&f))
-        || name_words(name).iter().any(|w| WORDS.contains(&w.as_str()))
+        .and_then(Value::as_str)
+        .is_some_and(|f| FORMATS.contains(&f))
+}
+
+/// The strings of `arguments` that say where a read-only call's request goes: those of
+/// properties named or formatted as addresses (found as [`decisive`] finds its own), and any
+/// other string holding a web or e-mail address, so a fetch tool that calls its address `q`
+/// is not read as going nowhere.
+pub fn destinations<'a>(properties: Option<&Value>, arguments: &'a Value) -> Vec<Decisive<'a>> {
+    let mut out = found(properties, arguments, is_destination);
+    let mut strings = Vec::new();
+    super::collect(arguments, String::new(), &mut strings);
+    for (at, value) in strings {
+        if holds_address(value) && !out.iter().any(|d| d.at == at) {
+            out.push(Decisive { at, value });
+        }
+    }
+    out
+}
+
+/// Whether a text holds a web address (with a scheme, `www.`, or a host and a path) or an
+/// e-mail address.
+fn holds_address(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '(' | ')'))
+        .any(|word| {
+            let host = word.split('/').next().unwrap_or_default();
+            word.contains("://")
+                || word.to_lowercase().starts_with("www.")
+                || word
+                    .split_once('@')
+                    .is_some_and(|(user, at)| !user.is_empty() && at.contains('.'))
+                || (word.contains('/') && host.contains('.') && !host.starts_with('.'))
+        })
 }
 
 /// The decisive strings of `arguments` (top-level properties, their arrays, and objects in
 /// them one level down: `recipients: [{"email": …}]`), as `properties` (the tool's input
 /// schema's) describe them.
 pub fn decisive<'a>(properties: Option<&Value>, arguments: &'a Value) -> Vec<Decisive<'a>> {
+    found(properties, arguments, is_decisive)
+}
+
+/// The strings of the properties `counts` picks, top-level and in objects of a list.
+fn found<'a>(
+    properties: Option<&Value>,
+    arguments: &'a Value,
+    counts: fn(&str, Option<&Value>) -> bool,
+) -> Vec<Decisive<'a>> {
     let mut out = Vec::new();
     let Some(object) = arguments.as_object() else {
         return out;
@@ -118,7 +195,7 @@ pub fn decisive<'a>(properties: Option<&Value>, arguments: &'a Value) -> Vec<Dec
     for (name, value) in object {
         let property = properties.and_then(|p| p.get(name));
         let at = format!("/{}", escape(name));
-        if is_decisive(name, property) {
+        if counts(name, property) {
             strings(value, &at, &mut out);
         } else if let Some(items) = value.as_array() {
             // Objects in a list: `[{"email": …, "name": …}]`.
@@ -128,7 +205,7 @@ pub fn decisive<'a>(properties: Option<&Value>, arguments: &'a Value) -> Vec<Dec
                 };
                 let item_schema = property.and_then(|p| p.pointer("/items/properties"));
                 for (key, v) in inner {
-                    if is_decisive(key, item_schema.and_then(|s| s.get(key))) {
+                    if counts(key, item_schema.and_then(|s| s.get(key))) {
                         strings(v, &format!("{at}/{i}/{}", escape(key)), &mut out);
                     }
                 }
@@ -216,6 +293,47 @@ mod tests {
         for name in ["subject", "body", "amount", "toggle", "stopwatch", "note"] {
             assert!(!is_decisive(name, None), "{name}");
         }
+    }
+
+    #[test]
+    fn a_read_only_call_s_destinations_are_where_its_request_goes() {
+        let schema = json!({"properties": {
+            "channel": {"type": "string"},
+            "path": {"type": "string"},
+            "query": {"type": "string"},
+            "feed": {"type": "string", "format": "uri"},
+        }});
+        let args = json!({"channel": "random", "path": "/notes", "query": "q",
+                          "feed": "https://x.example/rss", "targetUrl": "https://y.example",
+                          "mirrors": [{"host": "z.example"}], "emailAddress": "a@x.example"});
+        let found: Vec<&str> = destinations(schema.get("properties"), &args)
+            .into_iter()
+            .map(|d| d.value)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "a@x.example",
+                "https://x.example/rss",
+                "z.example",
+                "https://y.example"
+            ]
+        );
+        // An address in an argument of any name is where the request goes too.
+        let args = json!({"q": "see evil.example/collect?d=1", "n": {"deep": "WWW.x.example"},
+                          "who": "a@b.example", "note": "plain words, a file.docx, ../up"});
+        let found: Vec<(String, &str)> = destinations(None, &args)
+            .into_iter()
+            .map(|d| (d.at, d.value))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("/n/deep".to_owned(), "WWW.x.example"),
+                ("/q".to_owned(), "see evil.example/collect?d=1"),
+                ("/who".to_owned(), "a@b.example"),
+            ]
+        );
     }
 
     #[test]
