@@ -31,7 +31,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use decisive::Decisive;
+use decisive::{collect, Decisive};
 use tokens::{Kind, Words};
 
 /// Words read from one text.
@@ -354,28 +354,6 @@ pub fn shown(value: &str) -> String {
         value.to_owned()
     } else {
         format!("{}…", value.chars().take(SHOWN).collect::<String>())
-    }
-}
-
-/// Every string in `value` with its JSON pointer; object keys are not values.
-pub(crate) fn collect<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
-    match value {
-        Value::String(s) => out.push((at, s)),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                collect(item, format!("{at}/{i}"), out);
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                collect(
-                    v,
-                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
-                    out,
-                );
-            }
-        }
-        _ => {}
     }
 }
 

@@ -151,7 +151,7 @@ fn is_address(schema: Option<&Value>) -> bool {
 pub fn destinations<'a>(properties: Option<&Value>, arguments: &'a Value) -> Vec<Decisive<'a>> {
     let mut out = found(properties, arguments, is_destination);
     let mut strings = Vec::new();
-    super::collect(arguments, String::new(), &mut strings);
+    collect(arguments, String::new(), &mut strings);
     for (at, value) in strings {
         if holds_address(value) && !out.iter().any(|d| d.at == at) {
             out.push(Decisive { at, value });
@@ -232,6 +232,28 @@ fn strings<'a>(value: &'a Value, at: &str, out: &mut Vec<Decisive<'a>>) {
                         });
                     }
                 }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every string in `value` with its JSON pointer; object keys are not values.
+pub fn collect<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
+    match value {
+        Value::String(s) => out.push((at, s)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect(item, format!("{at}/{i}"), out);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                collect(
+                    v,
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
             }
         }
         _ => {}
