@@ -53,6 +53,9 @@ pub struct Judged {
     pub proven: Option<String>,
     /// Why the arguments are not the user's, in words.
     pub tainted: Option<String>,
+    /// Why a read is not proven, in words: where its request goes, or the user's data it
+    /// would carry. Said with why it could send data out.
+    pub unproven: Option<String>,
 }
 
 impl Exposure {
@@ -123,20 +126,28 @@ impl Exposure {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let mut unproven = None;
         let proven = if read_only {
             // A read sends nothing but its request: only where that goes matters.
             let destinations = decisive::destinations(properties, arguments);
+            let carried = provenance.private_in(arguments);
             match provenance.proven(&destinations) {
                 Ok(()) => Some(format!(
                     "it only reads, and where its request goes ({}) is a value you wrote",
                     at(&destinations)
                 )),
+                Err(Some(d)) => {
+                    unproven = Some(format!(
+                        "its request goes to “{}” (at {}), which you did not write",
+                        shown(d.value),
+                        d.at
+                    ));
+                    None
+                }
                 // Its request goes to its server alone; so long as it carries none of the
                 // user's data from another result, nothing leaves that was not already known.
                 Err(None)
-                    if destinations.is_empty()
-                        && !provenance.overflowed()
-                        && provenance.private_in(arguments).is_none() =>
+                    if destinations.is_empty() && !provenance.overflowed() && carried.is_none() =>
                 {
                     Some(
                         "it only reads, none of its arguments says where its request goes, and \
@@ -144,7 +155,14 @@ impl Exposure {
                             .to_owned(),
                     )
                 }
-                Err(_) => None,
+                Err(None) => {
+                    unproven = carried.map(|(at, value)| {
+                        format!(
+                            "it would carry “{value}” (at {at}) from another result to its server"
+                        )
+                    });
+                    None
+                }
             }
         } else {
             proof.ok().map(|()| {
@@ -181,7 +199,11 @@ impl Exposure {
         } else {
             None
         };
-        Judged { proven, tainted }
+        Judged {
+            proven,
+            tainted,
+            unproven,
+        }
     }
 
     /// True the first time only: whether the caller should recall earlier calls.
@@ -334,6 +356,12 @@ mod tests {
         // Where the page said: no proof, so the rule's allow is held at step 7.
         let evil = exposure.judge(&fetch, &json!({"url": "https://evil.example/c"}));
         assert_eq!(evil.proven, None);
+        assert!(
+            evil.unproven
+                .as_deref()
+                .is_some_and(|u| u.contains("evil.example/c") && u.contains("/url")),
+            "the question says where the request would go: {evil:?}"
+        );
         // The page's address under a name that says nothing, or inside a longer text.
         let q = entry("search", json!({"q": {"type": "string"}}), true);
         for args in [
@@ -367,6 +395,13 @@ mod tests {
         let search = entry("search", json!({"query": {"type": "string"}}), true);
         let carried = exposure.judge(&search, &json!({"query": "who uses sk4f9q2w7e1r"}));
         assert_eq!(carried.proven, None, "{carried:?}");
+        assert!(
+            carried
+                .unproven
+                .as_deref()
+                .is_some_and(|u| u.contains("sk4f9q2w7e1r") && u.contains("/query")),
+            "{carried:?}"
+        );
         let plain = exposure.judge(&search, &json!({"query": "weekly report"}));
         assert!(plain.proven.is_some(), "{plain:?}");
         // The same argument of a call that changes something still decides what it does.

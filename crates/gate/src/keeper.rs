@@ -37,15 +37,19 @@ impl Gatekeeper {
     /// content brought ([`crate::provenance`]).
     pub fn verdict(&self, entry: &Entry, facts: &Facts, asked: &Subject) -> Verdict {
         let untrusted = self.exposure.untrusted();
-        let egress = exposure::egress(entry, facts);
+        let judged = match asked {
+            Subject::ToolCall(call) => self.exposure.judge(entry, &call.arguments),
+            _ => Default::default(),
+        };
+        // A read that is not proven says why with why it could send data out.
+        let egress = exposure::egress(entry, facts).map(|e| match &judged.unproven {
+            Some(unproven) => format!("{e}; {unproven}"),
+            None => e,
+        });
         let scanned = facts.get(&entry.server_id).is_none_or(|f| f.scan_secrets);
         let secrets = match asked {
             Subject::ToolCall(call) if scanned => crate::secrets::in_arguments(&call.arguments),
             _ => None,
-        };
-        let judged = match asked {
-            Subject::ToolCall(call) => self.exposure.judge(entry, &call.arguments),
-            _ => Default::default(),
         };
         toolgate_policy::decide_in(
             asked,
