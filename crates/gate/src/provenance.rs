@@ -256,22 +256,10 @@ impl Provenance {
                 return Some(self.found(&d.at, d.value, first));
             }
         }
-        let mut strings = Vec::new();
-        collect(arguments, String::new(), &mut strings);
-        for (at, text) in strings {
-            for (word, kind) in tokens::words(text, 4_096).words {
-                if kind != Kind::Identifier {
-                    continue;
-                }
-                let Some(h) = self.keys.get(&word) else {
-                    continue;
-                };
-                if h.outside.is_some() && !h.user && !h.trusted && !h.result {
-                    return Some(self.found(&at, &word, &word));
-                }
-            }
-        }
-        None
+        self.identifier(arguments, |h| {
+            h.is_some_and(|h| h.outside.is_some() && !h.user && !h.trusted && !h.result)
+        })
+        .map(|(at, word)| self.found(&at, &word, &word))
     }
 
     /// An identifier in the arguments (an e-mail or web address, an IBAN, a path, a long
@@ -281,31 +269,33 @@ impl Provenance {
         if self.overflowed {
             return None;
         }
-        let mut strings = Vec::new();
-        collect(arguments, String::new(), &mut strings);
-        for (at, text) in strings {
-            for (word, kind) in tokens::words(text, 4_096).words {
-                if kind == Kind::Identifier && !self.keys.contains_key(&word) {
-                    return Some((at, shown(&word)));
-                }
-            }
-        }
-        None
+        self.identifier(arguments, |h| h.is_none())
+            .map(|(at, word)| (at, shown(&word)))
     }
 
     /// An identifier in the arguments that only a result holds, not the user's words and not
     /// outside content: data of the user's that a read would carry to its server. Where it is
     /// and its value.
     pub fn private_in(&self, arguments: &Value) -> Option<(String, String)> {
+        self.identifier(arguments, |h| {
+            h.is_some_and(|h| (h.result || h.trusted) && !h.user && h.outside.is_none())
+        })
+        .map(|(at, word)| (at, shown(&word)))
+    }
+
+    /// The first identifier anywhere in the arguments whose holders (none when no text held
+    /// it) `pick` picks: where it is and the word, in its compared form.
+    fn identifier(
+        &self,
+        arguments: &Value,
+        pick: impl Fn(Option<&Holders>) -> bool,
+    ) -> Option<(String, String)> {
         let mut strings = Vec::new();
         collect(arguments, String::new(), &mut strings);
         for (at, text) in strings {
             for (word, kind) in tokens::words(text, 4_096).words {
-                let Some(h) = self.keys.get(&word).filter(|_| kind == Kind::Identifier) else {
-                    continue;
-                };
-                if (h.result || h.trusted) && !h.user && h.outside.is_none() {
-                    return Some((at, shown(&word)));
+                if kind == Kind::Identifier && pick(self.keys.get(&word)) {
+                    return Some((at, word));
                 }
             }
         }

@@ -166,11 +166,10 @@ fn holds_address(text: &str) -> bool {
     text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '(' | ')'))
         .any(|word| {
             let host = word.split('/').next().unwrap_or_default();
+            let word = word.to_lowercase();
             word.contains("://")
-                || word.to_lowercase().starts_with("www.")
-                || word
-                    .split_once('@')
-                    .is_some_and(|(user, at)| !user.is_empty() && at.contains('.'))
+                || word.starts_with("www.")
+                || super::tokens::is_email(&word)
                 || (word.contains('/') && host.contains('.') && !host.starts_with('.'))
         })
 }
@@ -249,11 +248,7 @@ pub fn collect<'a>(value: &'a Value, at: String, out: &mut Vec<(String, &'a str)
         }
         Value::Object(map) => {
             for (k, v) in map {
-                collect(
-                    v,
-                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
-                    out,
-                );
+                collect(v, format!("{at}/{}", escape(k)), out);
             }
         }
         _ => {}

@@ -166,7 +166,7 @@ fn is_date(word: &str) -> bool {
         }
 }
 
-fn is_email(word: &str) -> bool {
+pub fn is_email(word: &str) -> bool {
     let Some((user, host)) = word.split_once('@') else {
         return false;
     };
