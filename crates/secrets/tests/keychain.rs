@@ -60,16 +60,21 @@ fn a_locked_keychain_says_to_unlock_it() {
         return;
     }
     // A keyring of its own, with nobody to answer the unlock prompt (no display), locked after
-    // an item is stored: what a user sees with a locked login keyring.
+    // an item is stored: what a user sees with a locked login keyring. Its files are its own too:
+    // a second daemon on the session's keyring files reloads them when the test beside this one
+    // writes there, and the item stored here vanished (a CI run failed so).
     let out = child(
         "a_locked_keychain_says_to_unlock_it",
-        r#"exec dbus-run-session -- bash -c '
-            unset DISPLAY WAYLAND_DISPLAY
+        r#"data="$(mktemp -d)"; trap 'rm -rf "$data"' EXIT
+        XDG_DATA_HOME="$data" dbus-run-session -- bash -c '
+            set -e
+            unset DISPLAY WAYLAND_DISPLAY GNOME_KEYRING_CONTROL
             eval "$(printf toolgate | gnome-keyring-daemon --unlock --components=secrets)"
             printf v | secret-tool store --label=t service toolgate-locked-test username provider.test.api_key
+            test "$(secret-tool lookup service toolgate-locked-test username provider.test.api_key)" = v
             busctl --user call org.freedesktop.secrets /org/freedesktop/secrets \
               org.freedesktop.Secret.Service Lock ao 1 /org/freedesktop/secrets/collection/login >/dev/null
-            exec timeout 60 "$@"' bash "$@""#,
+            timeout 60 "$@"' bash "$@""#,
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
