@@ -128,6 +128,7 @@ const call = (id: string, tool: string): PendingCall => ({
   destructive: false,
   inputSchema: {},
   reason: "No rule allows it",
+  beyondRules: false,
 });
 
 const question: PendingCall = {

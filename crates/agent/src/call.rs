@@ -182,7 +182,12 @@ impl Agent {
                 self.keeper
                     .gate
                     .ask(
-                        self.card(entry, call, subject, gatekeeper::ask_reason(&verdict)),
+                        self.card(
+                            entry,
+                            call,
+                            subject,
+                            (&verdict, gatekeeper::ask_reason(&verdict)),
+                        ),
                         &options.cancel,
                         options.approval_timeout,
                         |held| on_event(TurnEvent::ApprovalRequested(held)),
@@ -227,7 +232,7 @@ impl Agent {
         on_event: &(dyn Fn(TurnEvent) + Send + Sync),
     ) -> CallOutcome {
         if let Some(announce) = settled.announce {
-            let card = self.card(entry, call, subject, verdict.reason.clone());
+            let card = self.card(entry, call, subject, (verdict, verdict.reason.clone()));
             on_event(match announce {
                 Announce::DecidedByRule { allowed } => TurnEvent::DecidedByRule {
                     call: card,
@@ -328,7 +333,7 @@ impl Agent {
         entry: &toolgate_catalog::Entry,
         call: &ToolCall,
         subject: &PolicyCall,
-        reason: String,
+        (verdict, reason): (&toolgate_policy::Verdict, String),
     ) -> PendingCall {
         PendingCall {
             id: String::new(),
@@ -343,6 +348,7 @@ impl Agent {
             destructive: subject.annotations.destructive,
             input_schema: entry.tool.input_schema.clone(),
             reason,
+            beyond_rules: verdict.beyond_rules,
             client: self.keeper.audit.client.clone(),
             link: None,
         }

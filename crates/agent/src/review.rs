@@ -188,6 +188,7 @@ impl Agent {
                 entry.tool.name,
                 if self.keeper.audit.client.is_some() { "the client" } else { "the model" }
             ),
+            beyond_rules: false,
             client: self.keeper.audit.client.clone(),
             link: None,
         };

@@ -1,5 +1,5 @@
 //! Answering the gate from a terminal: each waiting request is shown in full and answered with
-//! yes, no, always, or edit (in `$EDITOR`). With no terminal, nobody can be asked: the host's
+//! yes, no, always (unless no rule could let it run), or edit (in `$EDITOR`). With no terminal, nobody can be asked: the host's
 //! gate is built unattended, so every request the rules leave open is refused, saying why.
 
 use std::collections::HashSet;
@@ -124,6 +124,11 @@ fn ask(gate: &Gate, call: &PendingCall) {
                 err,
                 "{who}. Let the model see it? [p]ass, [e]dit (to redact), [w]ithhold: "
             ),
+            // No rule would change the outcome of a call held for what it carries.
+            _ if call.beyond_rules => write!(
+                err,
+                "{who}. No rule can let it run without asking. Allow this once? [y]es, [n]o, [e]dit: "
+            ),
             _ => write!(err, "{who}. Allow? [y]es, [n]o, [a]lways, [e]dit: "),
         };
         let _ = err.flush();
@@ -169,6 +174,13 @@ fn ask(gate: &Gate, call: &PendingCall) {
         }
         let decision = match line.as_str() {
             "y" | "yes" | "s" | "send" => Decision::Approve,
+            "a" | "always" if call.beyond_rules => {
+                let _ = writeln!(
+                    err,
+                    "An always-allow rule would not let such a call run: answer y or n."
+                );
+                continue;
+            }
             "a" | "always" if call.request != RequestKind::Elicitation => Decision::Allow {
                 reach: if call.request == RequestKind::ToolCall {
                     Reach::Tool

@@ -122,6 +122,12 @@ pub fn remedy(verdict: &Verdict, asker: Asker<'_>) -> String {
              outside content rather than from you: only a person's answer (in Toolgate's window, \
              or at a terminal) lets it run, or the same call with values you gave."
             .to_owned(),
+        // Asked by a rule or the default, and held by its content besides: a rule alone
+        // would not let it run.
+        _ if verdict.beyond_rules => "No rule can allow it as it stands (the reason says what \
+             it carries or what was read): only a person's answer (in Toolgate's window, or at \
+             a terminal) lets it run."
+            .to_owned(),
         Basis::Rule => "Your rule asks before this call: only a person's answer (in Toolgate's \
              window, or at a terminal), or changing that rule, lets it run."
             .to_owned(),

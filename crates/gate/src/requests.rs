@@ -319,6 +319,7 @@ fn pending(asker: &Asker, request: RequestKind, arguments: Value, schema: Value)
         destructive: false,
         input_schema: schema,
         reason: String::new(),
+        beyond_rules: false,
         client: None,
         link: None,
     }

@@ -191,6 +191,11 @@ fn facts(call: &PendingCall) -> Vec<Item> {
     if !call.reason.is_empty() {
         lines.push(Item::Label(format!("Why: {}", one_line(&call.reason, 160))));
     }
+    if call.beyond_rules {
+        lines.push(Item::Label(
+            "No rule can let this run without asking".into(),
+        ));
+    }
     if !lines.is_empty() {
         lines.push(Item::Separator);
     }
@@ -209,6 +214,7 @@ pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Ve
         // A result held for review is passed or withheld; reading it needs the window.
         let (yes, no) = match call.request {
             RequestKind::ToolResult => ("Pass it on", "Withhold"),
+            _ if call.beyond_rules => ("Approve this once", "Deny"),
             _ => ("Approve", "Deny"),
         };
         let first = if call.request == RequestKind::Elicitation {
@@ -276,6 +282,7 @@ mod tests {
             destructive: false,
             input_schema: serde_json::json!({}),
             reason: String::new(),
+            beyond_rules: false,
             client: None,
             link: None,
         }
@@ -409,6 +416,7 @@ mod tests {
         });
         call.reason =
             "asking because the value “US13…” at /recipient came only from outside content".into();
+        call.beyond_rules = true;
         let items = menu(&[call], &[], false);
         let Item::Submenu { items, .. } = &items[1] else {
             panic!("a submenu: {items:?}")
@@ -441,6 +449,14 @@ mod tests {
                 .any(|l| l.starts_with("Why: asking because the value")),
             "{labels:?}"
         );
-        assert_eq!(&labels[labels.len() - 2..], ["[Approve]", "[Deny]"]);
+        // No rule would change the outcome: the answer is for this call only, and says so.
+        assert_eq!(
+            &labels[labels.len() - 3..],
+            [
+                "No rule can let this run without asking",
+                "[Approve this once]",
+                "[Deny]"
+            ]
+        );
     }
 }

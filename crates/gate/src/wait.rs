@@ -57,6 +57,11 @@ pub struct PendingCall {
     pub input_schema: Value,
     /// Why the user is asked (no rule applies, a destructive tool, a grant whose tool changed…).
     pub reason: String,
+    /// No rule could let this call run without a question (untrusted content and a way out,
+    /// a secret, a value from outside content: `Verdict::beyond_rules`). Only a person's
+    /// answer lets it run, so a question offers no "always allow", which would not change
+    /// the outcome.
+    pub beyond_rules: bool,
     /// The connected client that asks (through the gateway), e.g. `claude-code`; `None` for
     /// Toolgate's own chat and the servers' requests.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -407,6 +412,7 @@ mod tests {
                 "required": ["path"]
             }),
             reason: String::new(),
+            beyond_rules: false,
             client: None,
             link: None,
         }
@@ -592,6 +598,7 @@ mod tests {
             destructive: false,
             input_schema: serde_json::json!({}),
             reason: String::new(),
+            beyond_rules: false,
             client: None,
             link: None,
         }

@@ -21,6 +21,7 @@ fn verdict(decision: Ruling, basis: Basis) -> Verdict {
         reason: format!("{basis:?} says {decision:?}"),
         rule_id: (basis == Basis::Rule).then(|| "r1".to_owned()),
         changed: Vec::new(),
+        beyond_rules: matches!(basis, Basis::Untrusted | Basis::Secret | Basis::Provenance),
     }
 }
 
@@ -137,6 +138,12 @@ fn each_distinct_row() {
             refuse(Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)"),
                 "Toolgate did not run this call: it needs approval (Default says Ask), and nobody could be asked (no terminal). \
                  An allow rule for this tool (or `--approve` for one run) would let it run.")),
+        ("nobody to ask, no rule, and an outside value besides", Verdict { beyond_rules: true, ..ask.clone() }, Some(Asked::Unattended("no terminal".into())), CLIENT,
+            note(A::Denied, By::Unattended, None, Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)")),
+            Some(Announce::Unattended), None,
+            refuse(Some("it needs approval (Default says Ask), and nobody could be asked (no terminal)"),
+                "Toolgate did not run this call: it needs approval (Default says Ask), and nobody could be asked (no terminal). \
+                 No rule can allow it as it stands (the reason says what it carries or what was read): only a person's answer (in Toolgate's window, or at a terminal) lets it run.")),
         ("nobody to ask, untrusted content read", verdict(Ruling::Ask, Basis::Untrusted), Some(Asked::Unattended("no terminal".into())), CLIENT,
             note(A::Denied, By::Unattended, None, Some("it needs approval (Untrusted says Ask), and nobody could be asked (no terminal)")),
             Some(Announce::Unattended), None,

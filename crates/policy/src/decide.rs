@@ -77,6 +77,12 @@ pub struct Verdict {
     /// Grants that would have applied but were given to a different server or tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed: Vec<Changed>,
+    /// No rule could let this call run without a question: it is asked for what it carries
+    /// or what its conversation read (steps 7 to 9: untrusted content and a way out, a
+    /// secret, a value from outside content), whatever the rules say. A question then offers
+    /// no "always allow", which would not change the outcome.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_rules: bool,
 }
 
 /// A grant that no longer applies because what it was given to changed ("re-ask on change").
@@ -200,9 +206,11 @@ fn held(verdict: Verdict, basis: Basis, risk: &str) -> Verdict {
             ),
             rule_id: None,
             changed: verdict.changed,
+            beyond_rules: true,
         },
         Decision::Ask => Verdict {
             reason: format!("{}; note that {risk}", verdict.reason),
+            beyond_rules: true,
             ..verdict
         },
         Decision::Deny => verdict,
@@ -228,10 +236,11 @@ fn untrusted_step(subject: &Subject, settings: &PolicySettings, context: &Contex
         (None, Some(_)) => "this connection",
         _ => "this chat",
     };
-    if let (Decision::Allow, Some(proven), None) =
+    if let (Decision::Allow | Decision::Ask, Some(proven), None) =
         (verdict.decision, context.proven, context.tainted)
     {
-        // Provenance shows the call is the user's: the data goes where the user said.
+        // Provenance shows the call is the user's: the data goes where the user said. An
+        // allow stands; an ask is the rules' own, which an allow rule would change.
         return Verdict {
             reason: format!(
                 "{}; {whose} has read untrusted content, but {proven}",
@@ -261,6 +270,7 @@ fn by_rules(
             reason: "all tools are paused".into(),
             rule_id: None,
             changed: Vec::new(),
+            beyond_rules: false,
         };
     }
 
@@ -339,6 +349,7 @@ fn by_rules(
         reason: format!("{reason}{}", lapsed_note(&lapsed)),
         rule_id: None,
         changed,
+        beyond_rules: false,
     }
 }
 
@@ -360,6 +371,7 @@ fn by_rule(decision: Decision, lead: &str, rule: &Rule, changed: Vec<Changed>) -
         },
         rule_id: Some(rule.id.clone()),
         changed,
+        beyond_rules: false,
     }
 }
 

@@ -106,6 +106,18 @@ fn an_allowed_call_that_could_send_data_out_is_asked_once_the_chat_read_untruste
                 case.name, case.want, v.reason
             ));
         }
+        // Asked whatever the rules say exactly when both hold: the question then offers no
+        // "always allow", which would not change the outcome.
+        let beyond = case.untrusted
+            && case.egress
+            && v.decision == Decision::Ask
+            && matches!(case.subject, Subject::ToolCall(_));
+        if v.beyond_rules != beyond {
+            failures.push(format!(
+                "{}: beyond the rules {}, want {beyond}",
+                case.name, v.beyond_rules
+            ));
+        }
         // Whenever both hold, the reason says so: the card shows it.
         if case.untrusted
             && case.egress
@@ -225,6 +237,10 @@ fn a_secret_in_the_arguments_makes_every_allow_a_question() {
         if got != want {
             failures.push(format!("{name}: got {got:?}, want {want:?} ({})", v.reason));
         }
+        let beyond = (secret || untrusted) && v.decision == Decision::Ask && matches!(subject, Subject::ToolCall(_));
+        if v.beyond_rules != beyond {
+            failures.push(format!("{name}: beyond the rules {}, want {beyond}", v.beyond_rules));
+        }
         if secret && v.decision == Decision::Ask && matches!(subject, Subject::ToolCall(_)) && !v.reason.contains(SECRET) {
             failures.push(format!("{name}: the reason hides the finding: {}", v.reason));
         }
@@ -293,6 +309,14 @@ fn provenance_keeps_the_users_own_calls_and_holds_outside_values() {
         let got = (v.decision, v.basis, v.rule_id.as_deref());
         if got != want {
             failures.push(format!("{name}: got {got:?}, want {want:?} ({})", v.reason));
+        }
+        // Asked whatever the rules say when the content step holds it: untrusted content and
+        // a way out not proven the user's, or an outside value in a change.
+        let changes = matches!(&subject, Subject::ToolCall(c) if !c.annotations.read_only);
+        let beyond = v.decision == Decision::Ask
+            && ((untrusted && egress && (!proven || tainted)) || (tainted && changes));
+        if v.beyond_rules != beyond {
+            failures.push(format!("{name}: beyond the rules {}, want {beyond}", v.beyond_rules));
         }
         if tainted && v.decision == Decision::Ask && !v.reason.contains(TAINTED) {
             failures.push(format!("{name}: the reason hides the value: {}", v.reason));

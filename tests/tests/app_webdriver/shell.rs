@@ -152,9 +152,10 @@ pub(crate) async fn edit_a_rule_with_its_preview(c: &Client) -> Result<()> {
     wait_text(
         c,
         "[data-testid=rule-preview]",
-        // Every echo call of the eight requests so far (five echoes, a tool that asked a
-        // question, the question, another app's call).
-        "It would have matched 5 of the last 8 requests",
+        // Every echo call of the ten requests so far (six echoes, a tool that asked a
+        // question, the question, the call held for a value from outside content, another
+        // app's call).
+        "It would have matched 6 of the last 10 requests",
         10,
     )
     .await?;
@@ -181,7 +182,7 @@ pub(crate) async fn edit_a_rule_with_its_preview(c: &Client) -> Result<()> {
     wait_text(
         c,
         "[data-testid=rule-preview]",
-        "It would have matched 1 of the last 8 requests",
+        "It would have matched 1 of the last 10 requests",
         10,
     )
     .await?;

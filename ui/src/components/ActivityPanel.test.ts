@@ -63,6 +63,7 @@ const chatCall: PendingCall = {
   destructive: true,
   inputSchema: {},
   reason: "No rule allows it",
+  beyondRules: false,
 };
 const clientCall: PendingCall = { ...chatCall, id: "p2", callId: "c2", client: "cursor" };
 

@@ -25,6 +25,7 @@ const call: PendingCall = {
   destructive: false,
   inputSchema: {},
   reason: "",
+  beyondRules: false,
 };
 
 const card = (output: string, state: "done" | "denied" = "done") =>
@@ -160,6 +161,34 @@ describe("a call waiting for an answer", () => {
     expect(buttons).toEqual(["approve", "allow-conversation", "always-allow", "edit", "deny", "always-deny"]);
     expect(rows[0].querySelector("input")).toBeNull();
     expect(rows[1].querySelector("input")?.getAttribute("aria-label")).toBe("Reason for denying (optional)");
+    app.unmount();
+  });
+
+  it("names where a value came from, and offers no rule where a rule would not change the outcome", async () => {
+    const reason =
+      "asking because the value “US13 0000 4422” at /recipient came only from outside content: a result of " +
+      "get_most_recent_transactions on Bank (call t1, at /content/0/text); otherwise it would be allowed by your rule";
+    const answers: unknown[] = [];
+    const app = await ask({
+      call: { ...waiting, tool: "send_money", arguments: { recipient: "US13 0000 4422" }, reason, beyondRules: true },
+      onAnswer: async (d) => {
+        answers.push(d);
+      },
+    });
+    // The provenance, in the card's own words, as text.
+    const shown = app.host.querySelector("[data-testid=approval-reason]")?.textContent ?? "";
+    expect(shown).toContain("“US13 0000 4422” at /recipient came only from outside content");
+    expect(shown).toContain("get_most_recent_transactions on Bank (call t1");
+    expect(app.host.querySelector("[data-testid=approval-beyond-rules]")?.textContent).toContain(
+      "No rule can let this run without asking",
+    );
+    // Only the answers that change the outcome: this once, edit, deny (and a deny rule).
+    const buttons = [...app.host.querySelectorAll("[data-testid=approval-actions] button")].map(
+      (b) => (b as HTMLElement).dataset.testid,
+    );
+    expect(buttons).toEqual(["approve", "edit", "deny", "always-deny"]);
+    await click(app.host.querySelector("[data-testid=approve]"));
+    expect(answers).toEqual([{ decision: "approve" }]);
     app.unmount();
   });
 

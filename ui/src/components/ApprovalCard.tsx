@@ -157,6 +157,11 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
           </p>
         )
       )}
+      {call.beyondRules && kind === "toolCall" && state === "waiting" && (
+        <p className="small beyond-rules" data-testid="approval-beyond-rules">
+          No rule can let this run without asking: only your answer does. Approve runs it this once.
+        </p>
+      )}
       {call.message && (
         // The server's words: shown as text, never as HTML.
         <p className="question" data-testid="approval-message">
@@ -206,7 +211,8 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
                 {question ? "Send answer" : "Approve edited"}
               </button>
             )}
-            {kind === "toolCall" && !call.client && (
+            {/* A rule would not change the outcome of a call held for what it carries. */}
+            {kind === "toolCall" && !call.client && !call.beyondRules && (
               <button
                 type="button"
                 data-testid="allow-conversation"
@@ -215,7 +221,7 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
                 Allow in this chat
               </button>
             )}
-            {!question && (
+            {!question && !call.beyondRules && (
               <button
                 type="button"
                 data-testid="always-allow"

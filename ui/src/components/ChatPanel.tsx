@@ -109,6 +109,7 @@ export function itemsFromMessages(messages: Message[]): Item[] {
             // A past call: the history keeps no schema, and no one is asked.
             inputSchema: null,
             reason: "",
+            beyondRules: false,
           },
         });
       }

@@ -39,6 +39,7 @@ const call = (id: string): PendingCall => ({
   destructive: false,
   inputSchema: {},
   reason: "no rule covers this",
+  beyondRules: false,
 });
 
 /** Gives the jsdom list a layout: its content grows by 100 px with every item. */

@@ -22,6 +22,7 @@ const held: PendingCall = {
   destructive: false,
   inputSchema: {},
   reason: "You review the results of read_mail before the model sees them",
+  beyondRules: false,
   message: 'Called with {"folder":"inbox"}',
 };
 

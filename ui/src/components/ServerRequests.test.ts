@@ -23,6 +23,7 @@ const base = {
   destructive: false,
   inputSchema: {},
   reason: "",
+  beyondRules: false,
 };
 
 const question: PendingCall = {

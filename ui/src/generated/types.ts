@@ -849,6 +849,13 @@ inputSchema: JsonValue,
  */
 reason: string,
 /**
+ * No rule could let this call run without a question (untrusted content and a way out,
+ * a secret, a value from outside content: `Verdict::beyond_rules`). Only a person's
+ * answer lets it run, so a question offers no "always allow", which would not change
+ * the outcome.
+ */
+beyondRules: boolean,
+/**
  * The connected client that asks (through the gateway), e.g. `claude-code`; `None` for
  * Toolgate's own chat and the servers' requests.
  */
@@ -1581,6 +1588,13 @@ inputSchema: JsonValue,
  */
 reason: string,
 /**
+ * No rule could let this call run without a question (untrusted content and a way out,
+ * a secret, a value from outside content: `Verdict::beyond_rules`). Only a person's
+ * answer lets it run, so a question offers no "always allow", which would not change
+ * the outcome.
+ */
+beyondRules: boolean,
+/**
  * The connected client that asks (through the gateway), e.g. `claude-code`; `None` for
  * Toolgate's own chat and the servers' requests.
  */
@@ -1618,6 +1632,13 @@ inputSchema: JsonValue,
  * Why the user is asked (no rule applies, a destructive tool, a grant whose tool changed…).
  */
 reason: string,
+/**
+ * No rule could let this call run without a question (untrusted content and a way out,
+ * a secret, a value from outside content: `Verdict::beyond_rules`). Only a person's
+ * answer lets it run, so a question offers no "always allow", which would not change
+ * the outcome.
+ */
+beyondRules: boolean,
 /**
  * The connected client that asks (through the gateway), e.g. `claude-code`; `None` for
  * Toolgate's own chat and the servers' requests.
