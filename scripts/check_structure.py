@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Structure check: no import circle inside a Rust crate, no product file over 800 lines, no
-`Agent::new` outside crates/host.
+`Agent::new` outside crates/host, no product file allowing unsafe code that Cargo.toml's audit
+note (the comment above `unsafe_code = "deny"`) does not name.
 
 Usage: python3 scripts/check_structure.py [REPO_ROOT]     (scripts/check-structure.sh runs it,
 after its own unit tests in scripts/check_structure_test.py). Python 3.11, standard library only.
@@ -926,6 +927,36 @@ def agent_new_calls(repo: Path, test_files: set) -> list[tuple[Path, int, str]]:
     return out
 
 
+def unnamed_unsafe(repo: Path) -> list[Path]:
+    """Product files that allow `unsafe_code` without being named in the workspace's audit note
+    (the comment above `unsafe_code = "deny"` in Cargo.toml)."""
+    manifest = repo / "Cargo.toml"
+    if not manifest.is_file():
+        return []
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    note = []
+    for i, line in enumerate(lines):
+        if line.strip().startswith("unsafe_code"):
+            j = i - 1
+            while j >= 0 and lines[j].lstrip().startswith("#"):
+                note.append(lines[j])
+                j -= 1
+            break
+    named = "\n".join(note)
+    tops = sorted(p for p in (repo / "crates").glob("*/src") if p.is_dir())
+    if (repo / "src-tauri").is_dir():
+        tops.append(repo / "src-tauri")
+    out = []
+    for top in tops:
+        for p in sorted(top.rglob("*.rs")):
+            rel = p.relative_to(repo)
+            if {"node_modules", "target", "tests"} & set(rel.parts[:-1]):
+                continue
+            if "allow(unsafe_code)" in p.read_text(encoding="utf-8") and rel.as_posix() not in named:
+                out.append(rel)
+    return out
+
+
 def check(repo: Path, out=sys.stdout) -> int:
     repo = repo.resolve()
     problems = 0
@@ -962,18 +993,27 @@ def check(repo: Path, out=sys.stdout) -> int:
     for rel, line, text in calls:
         print(f"structure: Agent::new outside crates/host/src: {rel}:{line}: {text}", file=out)
     problems += len(calls)
+    unsafe = unnamed_unsafe(repo)
+    for rel in unsafe:
+        print(
+            f"structure: {rel} allows unsafe code but the audit note in Cargo.toml does not name it",
+            file=out,
+        )
+    problems += len(unsafe)
     if problems:
         print(
             f"structure: FAILED: {circles} import circle{'s' if circles != 1 else ''}, "
             f"{len(long)} product file{'s' if len(long) != 1 else ''} over {MAX_LINES} lines, "
-            f"{len(calls)} Agent::new call{'s' if len(calls) != 1 else ''} outside crates/host "
+            f"{len(calls)} Agent::new call{'s' if len(calls) != 1 else ''} outside crates/host, "
+            f"{len(unsafe)} unaudited unsafe file{'s' if len(unsafe) != 1 else ''} "
             f"({crates} crates, {modules} modules)",
             file=out,
         )
         return 1
     print(
         f"structure: {crates} crates, {modules} modules, no import circle; "
-        f"no product file over {MAX_LINES} lines; no Agent::new outside crates/host",
+        f"no product file over {MAX_LINES} lines; no Agent::new outside crates/host; "
+        f"every file allowing unsafe code named in the audit note",
         file=out,
     )
     return 0

@@ -377,8 +377,39 @@ class StructureTest(unittest.TestCase):
         self.assertEqual(
             out.strip().splitlines()[-1],
             "structure: 2 crates, 3 modules, no import circle; no product file over 800 lines; "
-            "no Agent::new outside crates/host",
+            "no Agent::new outside crates/host; every file allowing unsafe code named in the audit note",
         )
+
+    # --- unsafe code ---------------------------------------------------------------------------
+
+    def test_a_file_allowing_unsafe_code_must_be_named_in_the_audit_note(self):
+        manifest = (
+            "[workspace.lints.rust]\n"
+            "# Audited: the fork helper (crates/x/src/fork.rs).\n"
+            'unsafe_code = "deny"\n'
+        )
+        files = {
+            "Cargo.toml": manifest,
+            "crates/x/src/lib.rs": "mod fork;\nmod pipe;\n",
+            "crates/x/src/fork.rs": "#[allow(unsafe_code)]\nfn f() {}\n",
+            "crates/x/src/pipe.rs": "#[allow(unsafe_code)]\nfn g() {}\n",
+            "crates/x/tests/t.rs": "#![allow(unsafe_code)]\n",
+        }
+        code, out = self.run_tree(files)
+        self.assertEqual(code, 1, out)
+        self.assertIn(
+            "structure: crates/x/src/pipe.rs allows unsafe code but the audit note in Cargo.toml does not name it",
+            out,
+        )
+        self.assertNotIn("fork.rs allows", out)
+        self.assertNotIn("t.rs allows", out)
+        self.assertIn("1 unaudited unsafe file ", out)
+        # Named, it passes; a name elsewhere in the manifest does not count.
+        files["Cargo.toml"] = manifest.replace("(crates/x/src/fork.rs)", "(crates/x/src/fork.rs, crates/x/src/pipe.rs)")
+        self.assert_clean(files)
+        files["Cargo.toml"] = manifest + "# crates/x/src/pipe.rs\n"
+        code, out = self.run_tree(files)
+        self.assertEqual(code, 1, out)
 
     # --- Agent::new ----------------------------------------------------------------------------
 
