@@ -1,6 +1,6 @@
 //! What the window remembers between runs, which is not a setting: the window's size and
-//! place, the last screen, panel sizes, dismissed notices, unsent drafts and each chat's choice
-//! of servers. Kept by `tauri-plugin-store` in `ui-state.json` in the data folder; the
+//! place, the last screen, panel sizes, dismissed notices, unsent drafts, each chat's choice
+//! of servers and the light or dark look chosen. Kept by `tauri-plugin-store` in `ui-state.json` in the data folder; the
 //! settings stay in their own atomically written file.
 //!
 //! The web-view is given none of the store plugin's permissions: its commands take any path
@@ -29,6 +29,7 @@ const WEB_VIEW_KEYS: &[&str] = &[
     "dismissed",
     "drafts",
     "chatServers",
+    "theme",
 ];
 
 /// The largest value the web-view may store under one key (drafts are the big ones).

@@ -528,6 +528,14 @@ async fn scenario(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // The dark look chosen here, whatever the system's: the whole window turns dark at once.
+    choose_theme(c, "dark").await?;
+    click(c, "[data-testid=tab-chat]").await?;
+    let shot = save_screenshot(c, "e2e-chat-dark.png").await?;
+    eprintln!("screenshot saved: {}", shot.display());
+    shell::open_settings(c, "general").await?;
+    choose_theme(c, "system").await?;
+
     another_host_calls_through_the_window(c, marker)
         .await
         .context("a call from another host")?;
@@ -871,6 +879,35 @@ fn assert_no_secret_in_files(dir: &std::path::Path, secrets: &[&str]) -> Result<
     anyhow::ensure!(
         checked >= 3,
         "settings, history and logs were scanned ({checked} files)"
+    );
+    Ok(())
+}
+
+/// Chooses the look in Settings → General (open): the root's theme and the window's background
+/// follow at once.
+async fn choose_theme(c: &Client, choice: &str) -> Result<()> {
+    c.find(Locator::Css("[data-testid=theme-choice]"))
+        .await?
+        .select_by_value(choice)
+        .await
+        .context("choosing the look")?;
+    let painted = c
+        .execute(
+            "return [document.documentElement.dataset.theme, \
+             getComputedStyle(document.documentElement).backgroundColor];",
+            vec![],
+        )
+        .await?;
+    let want = match choice {
+        "dark" => "dark",
+        // Xvfb's WebKit reports no dark preference.
+        _ => "light",
+    };
+    anyhow::ensure!(painted[0] == want, "the look is {painted}, not {want}");
+    let background = painted[1].as_str().unwrap_or_default();
+    anyhow::ensure!(
+        (want == "dark") == (background == "rgb(13, 17, 23)"),
+        "the page's background is {background} in the {want} look"
     );
     Ok(())
 }

@@ -9,7 +9,7 @@ import { act, createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import type { Channel } from "@tauri-apps/api/core";
 import { computeAccessibleName } from "dom-accessibility-api";
-import App from "./App";
+import App, { SCREENS } from "./App";
 import type {
   AuditRow,
   ImportReport,
@@ -520,6 +520,11 @@ describe("the window", () => {
     expect(computeAccessibleName(tab("activity"))).toBe("Activity (1 waiting)");
     expect(computeAccessibleName(tab("servers"))).toBe("Servers (1 failed)");
     expect(computeAccessibleName(tab("chat"))).toBe("Chat");
+    // Each section has its icon before its word, hidden from screen readers (the names above
+    // are unchanged by it), and one icon per section.
+    const icons = SCREENS.map((s) => tab(s.id).querySelector(".nav-label > svg"));
+    for (const icon of icons) expect(icon?.getAttribute("aria-hidden")).toBe("true");
+    expect(new Set(icons.map((i) => i?.getAttribute("class"))).size).toBe(SCREENS.length);
 
     // From inside a text field too.
     const input = document.getElementById("chat-input") as HTMLTextAreaElement;

@@ -1,3 +1,5 @@
+import { Bot, type LucideIcon, MessagesSquare, Server, Settings, ShieldCheck } from "lucide-react";
+import { ICON_SIZE } from "./icons";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   approvalRules,
@@ -31,15 +33,16 @@ import SettingsPanel, { SECTIONS, type SectionId } from "./components/SettingsPa
 import AddServerDialog, { type AddTab } from "./components/AddServerDialog";
 import CommandPalette, { type PaletteCommand } from "./components/CommandPalette";
 import Splitter from "./components/Splitter";
+import { applyTheme, themeChoice } from "./theme";
 import { dismiss, isDismissed, loadUiState, remember, remembered } from "./uiState";
 
 export type Screen = "chat" | "servers" | "activity" | "provider" | "settings";
-export const SCREENS: { id: Screen; label: string; key: string }[] = [
-  { id: "chat", label: "Chat", key: "1" },
-  { id: "servers", label: "Servers", key: "2" },
-  { id: "activity", label: "Activity", key: "3" },
-  { id: "provider", label: "Provider", key: "4" },
-  { id: "settings", label: "Settings", key: "5" },
+export const SCREENS: { id: Screen; label: string; key: string; icon: LucideIcon }[] = [
+  { id: "chat", label: "Chat", key: "1", icon: MessagesSquare },
+  { id: "servers", label: "Servers", key: "2", icon: Server },
+  { id: "activity", label: "Activity", key: "3", icon: ShieldCheck },
+  { id: "provider", label: "Provider", key: "4", icon: Bot },
+  { id: "settings", label: "Settings", key: "5", icon: Settings },
 ];
 
 const SIDEBAR = { min: 180, max: 420, initial: 248 };
@@ -102,6 +105,7 @@ export default function App() {
   useEffect(() => {
     // The last screen and panel sizes first, so the window opens as it was left.
     loadUiState().then((state) => {
+      applyTheme(themeChoice());
       if (isScreen(state.screen)) setScreenState(state.screen);
       if (SECTIONS.some((s) => s.id === state.settingsSection)) setSectionState(state.settingsSection as SectionId);
       const width = state.panels?.sidebar;
@@ -339,7 +343,10 @@ export default function App() {
                 onClick={() => setScreen(t.id)}
                 onKeyDown={(e) => onTabKey(e, i)}
               >
-                <span>{t.label}</span>
+                <span className="nav-label">
+                  <t.icon size={ICON_SIZE} aria-hidden="true" />
+                  {t.label}
+                </span>
                 {badge && (
                   <span className={`count ${badge.kind}`} data-testid={`count-${t.id}`}>
                     <span aria-hidden="true">{badge.n}</span>

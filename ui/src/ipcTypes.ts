@@ -56,4 +56,6 @@ export interface UiState {
   drafts?: Record<string, string>;
   /** Servers switched off, by conversation id. */
   chatServers?: Record<string, string[]>;
+  /** The look chosen in Settings → General; absent follows the system. */
+  theme?: "light" | "dark";
 }

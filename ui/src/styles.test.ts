@@ -12,7 +12,7 @@ function variables(block: string): Theme {
   return theme;
 }
 
-const DARK_QUERY = "@media (prefers-color-scheme: dark)";
+const DARK_QUERY = ':root[data-theme="dark"] {';
 const lightBlock = css.slice(css.indexOf(":root {"), css.indexOf(DARK_QUERY));
 const darkStart = css.indexOf(DARK_QUERY);
 const darkBlock = css.slice(darkStart, css.indexOf("\n}\n", darkStart) + 2);
@@ -55,7 +55,7 @@ const PAIRS: [string, string[], number][] = [
 ];
 
 describe("themes", () => {
-  it("follow the OS, and every colour comes from the theme", () => {
+  it("have a dark set for the dark look, and every colour comes from the theme", () => {
     expect(css).toContain("color-scheme: light dark");
     expect(darkStart).toBeGreaterThan(0);
     // No colour is written outside the two sets of variables, so none is left out of a theme.
@@ -70,6 +70,18 @@ describe("themes", () => {
     // focus colour that the contrast checks below cover; nothing turns the outline off.
     expect(rest).toMatch(/(^|\n):focus-visible \{ outline: 2px solid var\(--focus\);/);
     expect(rest).not.toMatch(/outline:\s*(none|0)/);
+  });
+
+  it("keeps the cards in scrolling boxes clear of the scroll bar", () => {
+    // GTK draws overlay scroll bars over the content: a box that scrolls cards keeps a right
+    // padding at least as wide as the bar, or the cards' right borders disappear under it.
+    for (const box of [".messages", ".server-requests", ".server-detail"]) {
+      const rule = rest.match(new RegExp(`\\n\\${box} \\{([^}]*)\\}`))?.[1] ?? "";
+      expect(rule, box).toMatch(/overflow(-y)?: auto/);
+      const right = rule.match(/padding(-right)?: ([^;]+);/)?.[2]?.trim().split(/\s+/) ?? [];
+      const px = right.length === 1 ? right[0] : right.length >= 2 ? right[1] : "0";
+      expect(parseInt(px, 10), `${box}: ${rule}`).toBeGreaterThanOrEqual(12);
+    }
   });
 
   for (const [name, theme] of themes) {

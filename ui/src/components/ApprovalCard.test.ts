@@ -192,6 +192,29 @@ describe("a call waiting for an answer", () => {
     app.unmount();
   });
 
+  it("says what the buttons that save a rule would save, before one is pressed", async () => {
+    const scope = async (call: PendingCall) => {
+      const app = await ask({ call });
+      const text = app.host.querySelector("[data-testid=approval-scope]")?.textContent;
+      app.unmount();
+      return text;
+    };
+    expect(await scope(waiting)).toBe(
+      `Always allow saves a rule: ${waiting.tool} on ${waiting.serverName} runs without asking in every chat and for every ` +
+        "connected app, with any arguments; Always deny saves one refusing it. Allow in this chat lets it run without " +
+        "asking until this chat ends. Rules are listed in Activity.",
+    );
+    expect(await scope({ ...waiting, client: "claude-code" })).toContain("runs without asking when claude-code asks");
+    expect(await scope({ ...waiting, client: "claude-code" })).not.toContain("Allow in this chat");
+    expect(await scope({ ...waiting, beyondRules: true })).toBe(
+      `Always deny saves a rule refusing ${waiting.tool} on ${waiting.serverName} in every chat and for every connected app. ` +
+        "Rules are listed in Activity.",
+    );
+    expect(await scope({ ...waiting, request: "sampling", tool: "sampling/createMessage" })).toContain(
+      `letting ${waiting.serverName} use your model without asking`,
+    );
+  });
+
   it("counts down the time left, and says it timed out when it has", async () => {
     vi.useFakeTimers({ toFake: ["Date", "setInterval", "clearInterval"] });
     try {

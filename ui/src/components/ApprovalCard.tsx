@@ -1,6 +1,8 @@
+import { Eye, ShieldAlert, TriangleAlert } from "lucide-react";
 import { useEffect, useMemo, useState } from "react";
 import { errorMessage, revealResult, type Decision, type JsonValue, type PendingCall, type ShownImage } from "../ipc";
 import { timeLeft } from "../approval";
+import { ICON_SIZE } from "../icons";
 import { ResultImages } from "./Images";
 import ResultReview from "./ResultReview";
 import { formFields, SchemaForm } from "./SchemaForm";
@@ -128,8 +130,18 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
               {kind === "sampling" ? "wants to use your model" : "asks you"}
             </>
           )}
-          {call.readOnly && <span className="badge small">read-only</span>}
-          {call.destructive && <span className="badge small danger">destructive</span>}
+          {call.readOnly && (
+            <span className="badge small with-icon">
+              <Eye size={12} aria-hidden="true" />
+              read-only
+            </span>
+          )}
+          {call.destructive && (
+            <span className="badge small danger with-icon">
+              <TriangleAlert size={12} aria-hidden="true" />
+              destructive
+            </span>
+          )}
         </span>
         <span className="muted" data-testid="approval-state">
           {STATE_LABEL[state]}
@@ -158,7 +170,8 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
         )
       )}
       {call.beyondRules && kind === "toolCall" && state === "waiting" && (
-        <p className="small beyond-rules" data-testid="approval-beyond-rules">
+        <p className="small beyond-rules with-icon" data-testid="approval-beyond-rules">
+          <ShieldAlert size={ICON_SIZE} aria-hidden="true" />
           No rule can let this run without asking: only your answer does. Approve runs it this once.
         </p>
       )}
@@ -275,6 +288,11 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
             />
             {deadline != null && <Countdown deadline={deadline} />}
           </div>
+          {!question && (
+            <p className="muted small" data-testid="approval-scope">
+              {ruleScope(call)}
+            </p>
+          )}
         </div>
       )}
       {state === "running" && progress && (
@@ -292,6 +310,20 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
       {images && <ResultImages images={images} tool={call.tool} />}
     </div>
   );
+}
+
+/** What the buttons that save a rule would save, before one is pressed. */
+export function ruleScope(call: PendingCall): string {
+  const who = call.client ? ` when ${call.client} asks` : " in every chat and for every connected app";
+  if (call.request === "sampling") {
+    return `Always allow saves a rule letting ${call.serverName} use your model without asking${who}; Always deny saves one refusing it. Rules are listed in Activity.`;
+  }
+  const what = `${call.tool} on ${call.serverName}`;
+  if (call.beyondRules) {
+    return `Always deny saves a rule refusing ${what}${who}. Rules are listed in Activity.`;
+  }
+  const chat = call.client ? "" : ` Allow in this chat lets it run without asking until this chat ends.`;
+  return `Always allow saves a rule: ${what} runs without asking${who}, with any arguments; Always deny saves one refusing it.${chat} Rules are listed in Activity.`;
 }
 
 /** Results longer than this (in lines or characters) start collapsed. */

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "react";
+import { isDark } from "../theme";
 import { appCallTool, appReadResource, type AppView, closeApp, errorMessage, loadApp, type ToolApp } from "../ipc";
 
 /** The MCP Apps protocol version Toolgate speaks to apps. */
@@ -70,7 +71,7 @@ export default function McpApp({ app, serverName }: { app: ToolApp; serverName: 
             hostInfo: { name: "toolgate", version: "0.1.0" },
             hostCapabilities: { serverTools: {}, serverResources: {}, logging: {} },
             hostContext: {
-              theme: window.matchMedia?.("(prefers-color-scheme: dark)").matches ? "dark" : "light",
+              theme: isDark() ? "dark" : "light",
               displayMode: "inline",
               availableDisplayModes: ["inline"],
               platform: "desktop",

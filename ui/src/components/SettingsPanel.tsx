@@ -3,6 +3,7 @@
 // section opens.
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, setStartAtLogin, startAtLogin, type ServerSnapshot } from "../ipc";
+import { chooseTheme, THEME_CHOICES, themeChoice, type ThemeChoice } from "../theme";
 import ConnectHosts from "./ConnectHosts";
 import HttpDoor from "./HttpDoor";
 import IdentityProviderForm from "./IdentityProviderForm";
@@ -112,6 +113,7 @@ function General() {
   const [atLogin, setAtLogin] = useState<boolean | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [dismissed, setDismissed] = useState(() => remembered().dismissed?.length ?? 0);
+  const [theme, setTheme] = useState<ThemeChoice>(themeChoice);
   useEffect(() => {
     startAtLogin().then(
       (on) => setAtLogin(on ?? false),
@@ -134,9 +136,26 @@ function General() {
           Start Toolgate in the tray when I log in
         </label>
       )}
-      <p className="muted small">
-        Toolgate follows your system&apos;s light or dark theme. Closing the window keeps it running in the tray.
-      </p>
+      <label className="row" htmlFor="theme-choice">
+        Appearance
+        <select
+          id="theme-choice"
+          data-testid="theme-choice"
+          value={theme}
+          onChange={(e) => {
+            const choice = e.target.value as ThemeChoice;
+            setTheme(choice);
+            chooseTheme(choice);
+          }}
+        >
+          {THEME_CHOICES.map((c) => (
+            <option key={c.id} value={c.id}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <p className="muted small">Closing the window keeps Toolgate running in the tray.</p>
       {dismissed > 0 && (
         <p className="row">
           <span className="muted small">{dismissed} dismissed notices.</span>
