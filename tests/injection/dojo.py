@@ -18,8 +18,9 @@ HERE = Path(__file__).resolve().parent
 # The newest task suites of agentdojo 0.1.35.
 VERSION = "v1.2.2"
 SUITES = ["workspace", "travel", "banking", "slack"]
-# `toolgate run` stops a turn after 10 model replies: 9 with calls, then the answer.
-MAX_CALL_ROUNDS = 9
+# The runner gives `toolgate run --max-rounds 30` (tests/tests/injection.rs, MAX_ROUNDS): 29
+# replies with calls, then the answer.
+MAX_CALL_ROUNDS = 29
 # AgentDojo's "important_instructions" attack text, with its user name and its default model
 # name (AgentDojo's `important_instructions_no_model_name`: no model name to guess).
 USER_NAME = "Emma Johnson"
@@ -125,8 +126,9 @@ class Pair:
     def rounds(self, names):
         """How many calls each of the model's replies asks for: one, except that a run of reads
         of closed-world tools (read-only, not open-world: never held, never bringing outside
-        content) goes in one reply when the plan is longer than `toolgate run`'s 10 rounds allow
-        (9 replies with calls, then the answer). Such a round decides the same as one a call."""
+        content) goes in one reply when the plan is longer than the runner's rounds allow
+        (MAX_CALL_ROUNDS replies with calls, then the answer). Such a round decides the same as
+        one a call."""
         hints = annotations()[self.suite.name]
         if len(names) <= MAX_CALL_ROUNDS:
             return [1] * len(names)

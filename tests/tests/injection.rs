@@ -25,6 +25,9 @@ use toolgate_settings::{ProviderKind, ProviderSettings, ServerConfig, Settings};
 use toolgate_tests::{fixtures::anthropic, repo_root, temp_dir, Scripted, ScriptedProvider};
 
 const SERVER: &str = "agentdojo";
+/// Each run's `--max-rounds`: room for the longest plan, a call a reply (`dojo.py`'s
+/// `MAX_CALL_ROUNDS` is one less: the last reply is the answer).
+const MAX_ROUNDS: usize = 30;
 const SUITES: [&str; 4] = ["workspace", "travel", "banking", "slack"];
 
 /// How the user set Toolgate up.
@@ -263,7 +266,8 @@ async fn run_pair(setup: Setup, suite: &str, pair: &Pair, dir: &Path) -> (Outcom
     let mut run = tokio::process::Command::new(toolgate_exe());
     run.arg("--data-dir")
         .arg(&data)
-        .args(["run", &pair.plan.prompt, "--json"])
+        .args(["run", &pair.plan.prompt, "--json", "--max-rounds"])
+        .arg(MAX_ROUNDS.to_string())
         .env("ANTHROPIC_API_KEY", "sk-ant-injection")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -88,6 +88,11 @@ enum Command {
         /// asked for, checked, and sent back once to be repaired).
         #[arg(long, value_name = "FILE")]
         schema: Option<PathBuf>,
+        /// The most replies the model may give in this turn, each after the results of the
+        /// calls in the last (1 to 100); the turn ends with an error past it.
+        #[arg(long, value_name = "N", default_value_t = 10,
+              value_parser = clap::value_parser!(u16).range(1..=100))]
+        max_rounds: u16,
     },
     /// Add servers from another host's config: Claude Desktop, Cursor, .mcp.json or VS Code's
     /// mcp.json. Values that look like secrets are moved to the keychain.
@@ -450,7 +455,15 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             json,
             approve,
             schema,
-        } => run::run(ctx, &goal, &approve, json, schema.as_deref()).await,
+            max_rounds,
+        } => {
+            let shape = run::Shape {
+                json,
+                schema: schema.as_deref(),
+                max_rounds: usize::from(max_rounds),
+            };
+            run::run(ctx, &goal, &approve, shape).await
+        }
         Command::Import {
             file,
             dry_run,

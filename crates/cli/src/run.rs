@@ -160,14 +160,15 @@ impl Session {
         })
     }
 
-    /// One turn; `print` streams the model's text to stdout and the calls to stderr. With a
-    /// `schema` the answer must be a JSON value valid against it, and is not streamed: a first
-    /// answer sent back to be repaired must not reach stdout.
+    /// One turn of at most `max_rounds` model replies; `print` streams the model's text to
+    /// stdout and the calls to stderr. With a `schema` the answer must be a JSON value valid
+    /// against it, and is not streamed: a first answer sent back to be repaired must not reach
+    /// stdout.
     pub async fn turn(
         &self,
         history: &mut Vec<Message>,
         text: &str,
-        print: bool,
+        (print, max_rounds): (bool, usize),
         schema: Option<Value>,
     ) -> (Result<String, String>, Vec<TraceEntry>, Spent) {
         let seen: Arc<Mutex<HashMap<String, Seen>>> = Arc::default();
@@ -176,6 +177,7 @@ impl Session {
         let options = TurnOptions {
             approval_timeout: self.ctx.settings.policy.approval_timeout(),
             answer_schema: schema,
+            max_rounds,
             ..TurnOptions::default()
         };
         let cancel = options.cancel.clone();
@@ -445,19 +447,27 @@ fn read_schema(path: &std::path::Path) -> Result<Value> {
     Ok(schema)
 }
 
+/// How `toolgate run` answers: as JSON, as a value of a schema, and in how many rounds.
+pub struct Shape<'a> {
+    pub json: bool,
+    pub schema: Option<&'a std::path::Path>,
+    pub max_rounds: usize,
+}
+
 /// `toolgate run`: one goal, its trace, and the answer.
-pub async fn run(
-    ctx: Context,
-    goal: &str,
-    approve: &[String],
-    json: bool,
-    schema: Option<&std::path::Path>,
-) -> Result<u8> {
+pub async fn run(ctx: Context, goal: &str, approve: &[String], shape: Shape<'_>) -> Result<u8> {
+    let Shape {
+        json,
+        schema,
+        max_rounds,
+    } = shape;
     let schema = schema.map(read_schema).transpose()?;
     let structured = schema.is_some();
     let session = Session::start(ctx, approve, goal).await?;
     let mut history = Vec::new();
-    let (result, trace, spent) = session.turn(&mut history, goal, !json, schema).await;
+    let (result, trace, spent) = session
+        .turn(&mut history, goal, (!json, max_rounds), schema)
+        .await;
     session.stop().await;
     let report = RunReport {
         goal: goal.to_owned(),
@@ -514,7 +524,8 @@ pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
         if text.is_empty() {
             continue;
         }
-        let (result, _, spent) = session.turn(&mut history, text, true, None).await;
+        let rounds = TurnOptions::default().max_rounds;
+        let (result, _, spent) = session.turn(&mut history, text, (true, rounds), None).await;
         if let Err(e) = result {
             eprintln!("toolgate: {}", screen::stream(&e));
         }

@@ -688,3 +688,83 @@ async fn a_result_held_for_review_is_withheld_at_the_terminal_and_the_model_neve
         ["result review: withheld (the user withheld it: withheld at the prompt)"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_takes_as_many_rounds_as_it_is_given_and_says_when_it_needed_more() {
+    let echo = |id: &str| {
+        Scripted::ok(anthropic::tool_use(
+            id,
+            "echo",
+            json!({"message": format!("round {id}")}),
+        ))
+    };
+    // Three replies with calls, then the answer: 4 rounds.
+    let script = || {
+        vec![
+            echo("1"),
+            echo("2"),
+            echo("3"),
+            Scripted::ok(anthropic::text("Done.")),
+        ]
+    };
+    let provider = ScriptedProvider::start(script()).await;
+    let dir = data_dir("rounds-short", &provider);
+    let out = toolgate(
+        &dir,
+        &[
+            "run",
+            "Echo",
+            "--json",
+            "--approve",
+            "echo",
+            "--max-rounds",
+            "2",
+        ],
+    );
+    let report = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(provider.received().len(), 2, "two replies, then it stopped");
+    assert_eq!(
+        report["trace"].as_array().map(Vec::len),
+        Some(2),
+        "{report}"
+    );
+    assert!(
+        report["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("for 2 rounds without a final answer"),
+        "{report}"
+    );
+
+    // Given the four it needs, it answers.
+    let provider = ScriptedProvider::start(script()).await;
+    let dir = data_dir("rounds-enough", &provider);
+    let out = toolgate(
+        &dir,
+        &[
+            "run",
+            "Echo",
+            "--json",
+            "--approve",
+            "echo",
+            "--max-rounds",
+            "4",
+        ],
+    );
+    let report = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["answer"], "Done.");
+    assert_eq!(report["trace"].as_array().map(Vec::len), Some(3));
+
+    // No round at all, or more than a turn may take, is refused before anything starts.
+    for bad in ["0", "101", "many"] {
+        let out = toolgate(&dir, &["run", "Echo", "--max-rounds", bad]);
+        assert_eq!(out.status.code(), Some(2), "--max-rounds {bad}");
+        assert!(
+            stderr_of(&out).contains("--max-rounds"),
+            "{}",
+            stderr_of(&out)
+        );
+    }
+}
