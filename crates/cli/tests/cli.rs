@@ -707,23 +707,30 @@ async fn a_run_takes_as_many_rounds_as_it_is_given_and_says_when_it_needed_more(
             Scripted::ok(anthropic::text("Done.")),
         ]
     };
-    let provider = ScriptedProvider::start(script()).await;
-    let dir = data_dir("rounds-short", &provider);
-    let out = toolgate(
-        &dir,
-        &[
+    // The script run with `rounds` rounds: how many requests the model got, and the report.
+    let run = |rounds: &'static str| async move {
+        let provider = ScriptedProvider::start(script()).await;
+        let dir = data_dir(&format!("rounds-{rounds}"), &provider);
+        let args = [
             "run",
             "Echo",
             "--json",
             "--approve",
             "echo",
             "--max-rounds",
-            "2",
-        ],
-    );
-    let report = stdout_json(&out);
-    assert_eq!(out.status.code(), Some(1), "{report}");
-    assert_eq!(provider.received().len(), 2, "two replies, then it stopped");
+            rounds,
+        ];
+        let out = toolgate(&dir, &args);
+        (
+            out.status.code(),
+            provider.received().len(),
+            stdout_json(&out),
+            dir,
+        )
+    };
+    let (code, asked, report, _) = run("2").await;
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(asked, 2, "two replies, then it stopped");
     assert_eq!(
         report["trace"].as_array().map(Vec::len),
         Some(2),
@@ -738,22 +745,8 @@ async fn a_run_takes_as_many_rounds_as_it_is_given_and_says_when_it_needed_more(
     );
 
     // Given the four it needs, it answers.
-    let provider = ScriptedProvider::start(script()).await;
-    let dir = data_dir("rounds-enough", &provider);
-    let out = toolgate(
-        &dir,
-        &[
-            "run",
-            "Echo",
-            "--json",
-            "--approve",
-            "echo",
-            "--max-rounds",
-            "4",
-        ],
-    );
-    let report = stdout_json(&out);
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    let (code, _, report, dir) = run("4").await;
+    assert_eq!(code, Some(0), "{report}");
     assert_eq!(report["answer"], "Done.");
     assert_eq!(report["trace"].as_array().map(Vec::len), Some(3));
 
