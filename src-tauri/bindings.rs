@@ -64,10 +64,10 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_llm::local::LocalServer>();
     collect.visit::<toolgate_agent::PendingCall>();
     collect.visit::<crate::error::CommandError>();
-    collect.visit::<crate::apps::AppView>();
-    collect.visit::<crate::content::TemplateRead>();
+    collect.visit::<crate::commands::apps::AppView>();
+    collect.visit::<crate::commands::content::TemplateRead>();
     collect.visit::<crate::commands::system::Diagnostics>();
-    collect.visit::<crate::ui_state::Geometry>();
+    collect.visit::<crate::commands::ui_state::Geometry>();
     // What the commands take.
     collect.visit::<toolgate_agent::Decision>();
     collect.visit::<toolgate_host::ImportSource>();
@@ -75,11 +75,11 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_settings::SandboxSettings>();
     collect.visit::<toolgate_mcp::HostAnswer>();
     collect.visit::<toolgate_host::PackageView>();
-    collect.visit::<crate::install_link::LinkOffer>();
+    collect.visit::<crate::commands::install_link::LinkOffer>();
     collect.visit::<toolgate_settings::TrustMarks>();
     collect.visit::<toolgate_history::AuditFilter>();
     collect.visit::<toolgate_policy::Rule>();
-    collect.visit::<crate::content::Attachment>();
+    collect.visit::<crate::commands::content::Attachment>();
     collect.visit::<crate::commands::provider::ProviderInput>();
     // What a turn's channel carries.
     collect.visit::<toolgate_agent::TurnEvent>();

@@ -1,98 +1,60 @@
-// Declares the app's own commands so capabilities can allow exactly these and nothing else.
+//! Makes the window's command surface from `src-tauri/commands/` (see `command_list.rs`): the
+//! handler list `lib.rs` includes, a permission per command, and the main window's capability
+//! allowing exactly those, read by `tauri-build` from `OUT_DIR`.
+
+#[path = "command_list.rs"]
+#[allow(dead_code)]
+mod command_list;
+
+use std::path::PathBuf;
+
 fn main() {
-    let commands = &[
-        "list_servers",
-        "accept_tool_changes",
-        "restart_server",
-        "package_version",
-        "update_package",
-        "call_tool",
-        "get_provider",
-        "set_provider",
-        "set_api_key",
-        "clear_api_key",
-        "send_message",
-        "answer_approval",
-        "pending_approvals",
-        "reset_conversation",
-        "tool_catalog",
-        "stop_turn",
-        "approval_rules",
-        "managed_policy",
-        "registry_search",
-        "registry_plan",
-        "add_from_registry",
-        "inspect_bundle",
-        "install_bundle",
-        "revoke_rule",
-        "set_paused",
-        "answer_all",
-        "audit_log",
-        "set_approval_options",
-        "export_audit",
-        "current_conversation",
-        "list_conversations",
-        "open_conversation",
-        "rename_conversation",
-        "delete_conversation",
-        "list_secrets",
-        "identity_provider",
-        "set_identity_provider",
-        "set_secret",
-        "clear_secret",
-        "startup_notices",
-        "import_sources",
-        "preview_import",
-        "apply_import",
-        "export_servers",
-        "set_server_enabled",
-        "remove_server",
-        "server_log",
-        "set_tool_enabled",
-        "set_server_roots",
-        "provider_presets",
-        "list_models",
-        "list_models_for",
-        "diagnostics",
-        "tool_settings",
-        "set_tool_settings",
-        "read_resource",
-        "start_at_login",
-        "set_start_at_login",
-        "server_config",
-        "update_server",
-        "list_hosts",
-        "preview_host",
-        "connect_host",
-        "undo_host",
-        "door_status",
-        "set_door",
-        "add_door_token",
-        "revoke_door_token",
-        "set_server_sandbox",
-        "answer_host",
-        "reveal_result",
-        "pending_install_link",
-        "set_server_trust",
-        "read_resource_template",
-        "get_prompt",
-        "load_app",
-        "close_app",
-        "app_call_tool",
-        "app_read_resource",
-        "detect_local_models",
-        "preview_rule",
-        "save_rule",
-        "open_log_folder",
-        "ui_state",
-        "set_ui_state",
-        "sign_in_server",
-        "sign_out_server",
-    ];
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
+    let dir = manifest.join("src-tauri/commands");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    println!("cargo:rerun-if-changed=src-tauri/command_list.rs");
+    let commands = match command_list::read(&dir) {
+        Ok(commands) => commands,
+        Err(e) => {
+            eprintln!("the window's commands cannot be read: {e}");
+            std::process::exit(1);
+        }
+    };
+    write(&out.join("handlers.rs"), &command_list::handlers(&commands));
+    write(
+        &out.join("commands.ts"),
+        &command_list::typescript(&commands),
+    );
+    let capabilities = out.join("capabilities");
+    write(
+        &capabilities.join("main-window.json"),
+        &command_list::capability(&commands),
+    );
+    let names: Vec<&'static str> = commands
+        .iter()
+        .map(|c| &*Box::leak(c.name.clone().into_boxed_str()))
+        .collect();
+    let pattern: &'static str =
+        Box::leak(format!("{}/*.json", capabilities.display()).into_boxed_str());
     let attributes = tauri_build::Attributes::new()
-        .app_manifest(tauri_build::AppManifest::new().commands(commands));
+        .capabilities_path_pattern(pattern)
+        .app_manifest(
+            tauri_build::AppManifest::new().commands(Box::leak(names.into_boxed_slice())),
+        );
     if let Err(e) = tauri_build::try_build(attributes) {
         eprintln!("tauri-build failed: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// Writes `text` to `path` only when it differs, so an unchanged file keeps its time.
+fn write(path: &std::path::Path, text: &str) {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return;
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("OUT_DIR is writable");
+    }
+    std::fs::write(path, text).expect("OUT_DIR is writable");
 }

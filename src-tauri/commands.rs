@@ -3,11 +3,17 @@
 //! screen, events to the window, Tauri's paths and plugins. Errors are `crate::error::CommandError`.
 
 pub mod approvals;
+pub mod apps;
 pub mod chat;
+pub mod confinement;
+pub mod content;
 pub mod door;
 pub mod hosts;
 pub mod import;
+pub mod install_link;
 pub mod provider;
 pub mod secrets;
 pub mod servers;
+pub mod sign_in;
 pub mod system;
+pub mod ui_state;

@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/ipc.ts", "src/**/*.test.ts", "src/**/*.test.tsx"],
+    files: ["src/ipc.ts", "src/generated/commands.ts", "src/**/*.test.ts", "src/**/*.test.tsx"],
     rules: { "no-restricted-imports": "off" },
   },
 );

@@ -1,12 +1,13 @@
 //! The gate and its settings: answering waiting requests, pausing every tool, the rules and
-//! options, and the audit log. (The rule editor's commands are in `shell_commands.rs`.)
+//! options, the rule editor's preview and save, and the audit log.
 
 use tauri::State;
 use toolgate_agent::{Decision, PendingCall};
 use toolgate_history::{AuditFilter, AuditRow};
-use toolgate_policy::PolicySettings;
+use toolgate_host::RulePreview;
+use toolgate_policy::{PolicySettings, Rule};
 
-use crate::error::Result;
+use crate::error::{CommandError, Result};
 use crate::state::AppState;
 
 #[tauri::command]
@@ -72,4 +73,20 @@ pub async fn audit_log(state: State<'_, AppState>, filter: AuditFilter) -> Resul
 #[tauri::command]
 pub async fn export_audit(state: State<'_, AppState>, filter: AuditFilter) -> Result<String> {
     Ok(state.export_audit(filter).await?.display().to_string())
+}
+
+/// Which of the recent requests in the audit log `rule` would have matched; the rule is
+/// checked as saving would check it.
+#[tauri::command]
+pub async fn preview_rule(state: State<'_, AppState>, rule: Rule) -> Result<RulePreview> {
+    let host = state.host.clone();
+    tauri::async_runtime::spawn_blocking(move || host.preview_rule(&rule))
+        .await?
+        .map_err(CommandError::from)
+}
+
+/// Saves a rule written or edited by hand (replacing the rule with its id); returns the policy.
+#[tauri::command]
+pub async fn save_rule(state: State<'_, AppState>, rule: Rule) -> Result<PolicySettings> {
+    Ok(state.host.save_rule(rule).await?)
 }

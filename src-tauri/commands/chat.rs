@@ -17,7 +17,7 @@ use crate::state::Conversation;
 pub async fn send_message(
     state: State<'_, AppState>,
     text: String,
-    attachments: Option<Vec<crate::content::Attachment>>,
+    attachments: Option<Vec<crate::commands::content::Attachment>>,
     on_event: Channel<TurnEvent>,
     servers_off: Option<Vec<String>>,
 ) -> Result<String> {
@@ -29,7 +29,8 @@ pub async fn send_message(
     *state.turn.lock().unwrap_or_else(|p| p.into_inner()) = Some((turn_id, options.cancel.clone()));
     let (provider, settings) = state.host.provider().await?;
     // The title is the user's own words; the model also gets the attached resources.
-    let sent = crate::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
+    let sent =
+        crate::commands::content::attach(&state, &text, &attachments.unwrap_or_default()).await?;
     let mut conversation = state.conversation.lock().await;
     let chat = state
         .host

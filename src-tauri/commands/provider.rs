@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use tauri::State;
 use toolgate_host::{PresetView, ProviderView};
+use toolgate_llm::local::LocalServer;
 use toolgate_settings::ProviderKind;
 
 use crate::error::Result;
@@ -64,4 +65,10 @@ pub async fn list_models_for(
     Ok(state
         .list_models_for(provider.kind, &provider.base_url)
         .await?)
+}
+
+/// Model servers running on this computer (Ollama, LM Studio), with their models.
+#[tauri::command]
+pub async fn detect_local_models() -> Result<Vec<LocalServer>> {
+    Ok(toolgate_llm::local::detect().await)
 }

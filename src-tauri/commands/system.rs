@@ -1,5 +1,5 @@
 //! The app itself: what this start must tell the user, the diagnostics a bug report needs, and
-//! starting at login (`tauri-plugin-autostart`).
+//! starting at login (`tauri-plugin-autostart`), and opening the log folder.
 
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime, State};
@@ -24,7 +24,7 @@ pub struct Diagnostics {
     pub data_dir: Option<String>,
     pub log_dir: Option<String>,
     pub checks: Vec<toolgate_mcp::doctor::Check>,
-    pub versions: Vec<crate::shell_commands::Version>,
+    pub versions: Vec<Version>,
 }
 
 #[tauri::command]
@@ -39,7 +39,7 @@ pub async fn diagnostics<R: Runtime>(
         data_dir: paths.app_data_dir().ok().map(|d| d.display().to_string()),
         log_dir: paths.app_log_dir().ok().map(|d| d.display().to_string()),
         checks: state.doctor().await?,
-        versions: crate::shell_commands::versions(),
+        versions: versions(),
     })
 }
 
@@ -66,4 +66,61 @@ pub async fn set_start_at_login<R: Runtime>(app: AppHandle<R>, enabled: bool) ->
     }
     .map_err(autostart_error)?;
     launcher.is_enabled().map_err(autostart_error)
+}
+
+/// Opens the folder of Toolgate's logs (the servers' logs are in it) in the file manager.
+/// The folder is the app's own: the window names none.
+#[tauri::command]
+pub async fn open_log_folder<R: Runtime>(app: AppHandle<R>) -> Result<String> {
+    use tauri_plugin_opener::OpenerExt;
+    let dir = app.path().app_log_dir().map_err(CommandError::from)?;
+    std::fs::create_dir_all(&dir).map_err(|e| CommandError {
+        kind: "internal",
+        message: format!("could not create {}: {e}", dir.display()),
+    })?;
+    let shown = dir.display().to_string();
+    app.opener()
+        .open_path(shown.clone(), None::<&str>)
+        .map_err(|e| CommandError {
+            kind: "internal",
+            message: format!("could not open {shown}: {e}"),
+        })?;
+    Ok(shown)
+}
+
+/// One component's version, for the diagnostics.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct Version {
+    pub name: &'static str,
+    pub version: String,
+}
+
+/// The versions a bug report needs: Toolgate's, Tauri's, the web view's and the system's.
+pub fn versions() -> Vec<Version> {
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::OS.to_owned());
+    vec![
+        Version {
+            name: "Toolgate",
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        Version {
+            name: "Tauri",
+            version: tauri::VERSION.to_owned(),
+        },
+        Version {
+            name: "Web view",
+            version: tauri::webview_version().unwrap_or_else(|e| format!("unknown ({e})")),
+        },
+        Version {
+            name: "System",
+            version: format!("{os} ({})", std::env::consts::ARCH),
+        },
+    ]
 }
