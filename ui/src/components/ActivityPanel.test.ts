@@ -129,6 +129,11 @@ describe("activity", () => {
     const settings = document.querySelector("[data-testid=approval-settings]") as HTMLElement;
     expect(settings.querySelector("h3")?.textContent).toBe("When nothing decides");
     expect(computeAccessibleName(settings)).toBe("When nothing decides");
+    // New rule has the icon every adding button has, hidden from screen readers.
+    const newRule = document.querySelector("[data-testid=new-rule]") as HTMLElement;
+    expect(newRule.querySelector("svg")?.getAttribute("class")).toContain("lucide-plus");
+    expect(newRule.querySelector("svg")?.getAttribute("aria-hidden")).toBe("true");
+    expect(computeAccessibleName(newRule)).toBe("New rule");
     expect([...document.querySelectorAll(".activity h3")].map((h) => h.textContent)).toEqual([
       "Waiting for you (2)",
       "Rules",

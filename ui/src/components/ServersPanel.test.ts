@@ -4,6 +4,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ServersPanel, { eraLabel, lastError, modelNameLabel, modelNameNote, statusLabel } from "./ServersPanel";
 import css from "../styles.css?raw";
 import type { ServerSnapshot, ToolCatalogView, ToolInfo } from "../ipc";
+import { computeAccessibleName } from "dom-accessibility-api";
 import { mount, press, withStyles } from "../testing";
 
 afterEach(() => {
@@ -143,5 +144,23 @@ describe("servers panel labels", () => {
     );
     app.unmount();
     unstyle();
+  });
+
+  it("puts the screen's icon on its heading and each action's icon on its button, hidden from screen readers", async () => {
+    mockIPC(() => []);
+    const app = await mount(createElement(ServersPanel, { servers: [server("time", { state: "ready" }, null)], catalog: null }));
+    const heading = app.host.querySelector(".screen-header h2") as HTMLElement;
+    expect(heading.textContent).toBe("Servers");
+    expect(heading.querySelector("svg")?.getAttribute("class")).toContain("lucide-server");
+    const add = app.host.querySelector("[data-testid=add-server-button]") as HTMLElement;
+    const restart = app.host.querySelector("[aria-label='Restart TIME']") as HTMLElement;
+    expect(add.querySelector("svg")?.getAttribute("class")).toContain("lucide-plus");
+    expect(restart.querySelector("svg")?.getAttribute("class")).toContain("lucide-rotate-cw");
+    for (const icon of [heading, add, restart].map((e) => e.querySelector("svg"))) {
+      expect(icon?.getAttribute("aria-hidden")).toBe("true");
+      expect(icon?.getAttribute("width")).toBe("16");
+    }
+    expect(computeAccessibleName(add)).toBe("Add server");
+    app.unmount();
   });
 });
