@@ -23,6 +23,7 @@ import type {
   UiState,
 } from "./ipc";
 import { REMEMBER_DELAY_MS, resetUiState } from "./uiState";
+import { ICON_SIZE } from "./icons";
 import { click, mount, press, settle, type } from "./testing";
 
 afterEach(() => {
@@ -470,7 +471,9 @@ describe("the window", () => {
     expect(host.querySelector("[data-testid=tool-progress]")?.textContent).toBe(
       "running as a task on the server: input required",
     );
-    expect(host.querySelector("#chat-stop")).not.toBeNull();
+    const stop = host.querySelector("#chat-stop") as HTMLElement;
+    expect(stop.querySelector("svg")?.getAttribute("aria-hidden")).toBe("true");
+    expect(computeAccessibleName(stop)).toBe("Stop");
     app.unmount();
   });
 
@@ -536,6 +539,63 @@ describe("the window", () => {
     expect(document.querySelector("[data-testid=server-row-broken] [data-testid=server-row-error]")?.textContent).toBe(
       "exited with code 1",
     );
+    app.unmount();
+  });
+
+  it("puts each screen's icon on its heading, and each settings section's on its own, hidden from screen readers", async () => {
+    backend();
+    const app = await mount(createElement(App));
+    const { host } = app;
+    const sameIcon = (heading: HTMLElement | null | undefined, entry: HTMLElement | null, text: string) => {
+      const icon = heading?.querySelector(":scope > svg");
+      expect(heading?.textContent, text).toBe(text);
+      // The icon its tab has, at the one size, hidden: the heading's name is its words alone.
+      expect(icon?.getAttribute("class"), text).toBe(entry?.querySelector("svg")?.getAttribute("class"));
+      expect(icon?.getAttribute("aria-hidden"), text).toBe("true");
+      expect(icon?.getAttribute("width"), text).toBe(String(ICON_SIZE));
+      expect(computeAccessibleName(heading as HTMLElement), text).toBe(text);
+    };
+    // The chat has no heading (its header bar is the model and its servers); the other screens do.
+    const headings: Record<string, string> = { servers: "Servers", activity: "Activity", provider: "Model provider" };
+    for (const [id, text] of Object.entries(headings)) {
+      const tab = document.getElementById(`tab-${id}`) as HTMLElement;
+      await click(tab);
+      await settle();
+      sameIcon(document.getElementById(`panel-${id}`)?.querySelector("h2"), tab, text);
+    }
+    // Settings shows one section at a time; each section's heading has the icon of its entry.
+    await click(document.getElementById("tab-settings"));
+    const sections: Record<string, string> = {
+      general: "General",
+      tools: "Tool names",
+      secrets: "Secrets",
+      import: "Import and export",
+      diagnostics: "Diagnostics",
+    };
+    const shown = new Set<string | null | undefined>();
+    for (const [id, text] of Object.entries(sections)) {
+      const entry = document.getElementById(`settings-tab-${id}`) as HTMLElement;
+      await click(entry);
+      await settle();
+      const heading = document.getElementById("settings-section")?.querySelector("h2");
+      sameIcon(heading, entry, text);
+      expect(computeAccessibleName(entry)).toBe(text);
+      shown.add(heading?.querySelector("svg")?.getAttribute("class"));
+      // One heading of that name: no section repeats its own name under it.
+      const names = [...document.querySelectorAll("#settings-section h2, #settings-section h3")].map((h) => h.textContent);
+      expect(names.filter((n) => n === text), text).toHaveLength(1);
+    }
+    expect(shown.size).toBe(Object.keys(sections).length);
+
+    // Send and New chat have their actions' icons too, hidden, so their names stay their words.
+    await click(document.getElementById("tab-chat"));
+    const send = host.querySelector("#chat-send") as HTMLElement;
+    const newChat = host.querySelector("[data-testid=sidebar-new-chat]") as HTMLElement;
+    expect(send.querySelector("svg")?.getAttribute("class")).toContain("lucide-send-horizontal");
+    expect(newChat.querySelector("svg")?.getAttribute("class")).toContain("lucide-plus");
+    for (const button of [send, newChat]) expect(button.querySelector("svg")?.getAttribute("aria-hidden")).toBe("true");
+    expect(computeAccessibleName(send)).toBe("Send");
+    expect(computeAccessibleName(newChat)).toBe("New chat");
     app.unmount();
   });
 

@@ -1,5 +1,6 @@
-import { Bot, type LucideIcon, MessagesSquare, Server, Settings, ShieldCheck } from "lucide-react";
-import { ICON_SIZE } from "./icons";
+import type { LucideIcon } from "lucide-react";
+import { ACTION_ICONS, ICON_SIZE, SCREEN_ICONS } from "./icons";
+import { WithIcon } from "./components/WithIcon";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   approvalRules,
@@ -38,11 +39,11 @@ import { dismiss, isDismissed, loadUiState, remember, remembered } from "./uiSta
 
 export type Screen = "chat" | "servers" | "activity" | "provider" | "settings";
 export const SCREENS: { id: Screen; label: string; key: string; icon: LucideIcon }[] = [
-  { id: "chat", label: "Chat", key: "1", icon: MessagesSquare },
-  { id: "servers", label: "Servers", key: "2", icon: Server },
-  { id: "activity", label: "Activity", key: "3", icon: ShieldCheck },
-  { id: "provider", label: "Provider", key: "4", icon: Bot },
-  { id: "settings", label: "Settings", key: "5", icon: Settings },
+  { id: "chat", label: "Chat", key: "1", icon: SCREEN_ICONS.chat },
+  { id: "servers", label: "Servers", key: "2", icon: SCREEN_ICONS.servers },
+  { id: "activity", label: "Activity", key: "3", icon: SCREEN_ICONS.activity },
+  { id: "provider", label: "Provider", key: "4", icon: SCREEN_ICONS.provider },
+  { id: "settings", label: "Settings", key: "5", icon: SCREEN_ICONS.settings },
 ];
 
 const SIDEBAR = { min: 180, max: 420, initial: 248 };
@@ -376,7 +377,7 @@ export default function App() {
               chat.current?.newChat();
             }}
           >
-            New chat
+            <WithIcon icon={ACTION_ICONS.add}>New chat</WithIcon>
           </button>
         </div>
         {/* The chat's conversation list is rendered here by ChatPanel. */}

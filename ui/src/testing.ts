@@ -1,6 +1,7 @@
 // Helpers for the component tests: React renders into jsdom, against Tauri's IPC mock.
 import { act, type ReactElement } from "react";
 import { createRoot, type Root } from "react-dom/client";
+import css from "./styles.css?raw";
 
 // React's act() needs to know it runs in a test.
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
@@ -51,4 +52,16 @@ export async function press(element: Element | null, key: string, modifiers: Key
   await act(async () => {
     element.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...modifiers }));
   });
+}
+
+/**
+ * Puts the window's stylesheet in the document, so that getComputedStyle answers with its rules
+ * (jsdom applies the declared values of matching rules; it does no layout and inherits nothing).
+ * Returns what takes it away again.
+ */
+export function withStyles(): () => void {
+  const style = document.createElement("style");
+  style.textContent = css;
+  document.head.append(style);
+  return () => style.remove();
 }

@@ -9,7 +9,8 @@ import { act } from "react";
 import ActivityPanel, { askedBy } from "./ActivityPanel";
 import { fieldProblem, PREVIEW_DELAY_MS } from "./RuleEditor";
 import type { AuditRow, PendingCall, PolicySettings, Rule, ServerSnapshot } from "../ipc";
-import { click, mount, settle, type } from "../testing";
+import { computeAccessibleName } from "dom-accessibility-api";
+import { click, mount, settle, type, withStyles } from "../testing";
 
 afterEach(() => {
   clearMocks();
@@ -123,9 +124,22 @@ describe("activity", () => {
     const reason = document.querySelector("[data-testid=audit-reason]");
     expect(reason?.textContent).toBe("not <b>that</b> folder");
     expect(reason?.querySelector("b")).toBeNull();
-    // The approval options sit under a heading of their own.
+    // The approval options sit under a heading of their own, at the level of the screen's other
+    // sections, and the heading names their region.
     const settings = document.querySelector("[data-testid=approval-settings]") as HTMLElement;
     expect(settings.querySelector("h3")?.textContent).toBe("When nothing decides");
+    expect(computeAccessibleName(settings)).toBe("When nothing decides");
+    // New rule has the icon every adding button has, hidden from screen readers.
+    const newRule = document.querySelector("[data-testid=new-rule]") as HTMLElement;
+    expect(newRule.querySelector("svg")?.getAttribute("class")).toContain("lucide-plus");
+    expect(newRule.querySelector("svg")?.getAttribute("aria-hidden")).toBe("true");
+    expect(computeAccessibleName(newRule)).toBe("New rule");
+    expect([...document.querySelectorAll(".activity h3")].map((h) => h.textContent)).toEqual([
+      "Waiting for you (2)",
+      "Rules",
+      "When nothing decides",
+      "Log",
+    ]);
     expect(settings.querySelector("[data-testid=auto-allow-read-only]")).not.toBeNull();
     await click(cards()[0].querySelector("[data-testid=approve]"));
     expect(answers).toEqual([{ id: "p1", decision: { decision: "approve" } }]);
@@ -136,6 +150,41 @@ describe("activity", () => {
     expect(cards()).toHaveLength(1);
     expect(document.querySelector("#waiting-heading")?.textContent).toBe("Waiting for you (1)");
     app.unmount();
+  });
+
+  it("gives each decision's reason a column of its own: text only, wrapped, empty when there is none", async () => {
+    const long = `The user said: ${"no-spaces-at-all-".repeat(20)}\nand <img src=x onerror="alert(1)"> on a second line`;
+    mockIPC(
+      (cmd) => {
+        if (cmd === "pending_approvals") return [];
+        if (cmd === "approval_rules") return { paused: false, autoAllowReadOnly: false, default: "ask", rules: [] };
+        if (cmd === "audit_log")
+          return [
+            { ...row(2, "/etc/hosts"), decision: "denied", reason: long },
+            { ...row(1, "/tmp/a"), reason: null },
+          ];
+      },
+      { shouldMockEvents: true },
+    );
+    const unstyle = withStyles();
+    const app = await mount(
+      createElement(ActivityPanel, { visible: true, servers, paused: false, onPause: () => undefined }),
+    );
+    const log = document.querySelector("[data-testid=audit-log]") as HTMLTableElement;
+    const column = [...log.querySelectorAll("thead th")].findIndex((th) => th.textContent === "Reason");
+    expect(column).toBeGreaterThan(-1);
+    const cells = [...log.querySelectorAll("tbody tr")].map((tr) => tr.children[column] as HTMLElement);
+    expect(cells.map((td) => td.dataset.testid)).toEqual(["audit-reason", "audit-reason"]);
+    // The reason as written, never as markup; nothing at all for a decision without one.
+    expect(cells[0].textContent).toBe(long);
+    expect(cells[0].children).toHaveLength(0);
+    expect(cells[1].textContent).toBe("");
+    // Wrapped however long (no word breaks in most of it), its line breaks kept.
+    const style = getComputedStyle(cells[0]);
+    expect(style.getPropertyValue("overflow-wrap")).toBe("anywhere");
+    expect(style.whiteSpace).toBe("pre-wrap");
+    app.unmount();
+    unstyle();
   });
 
   it("previews a rule through the backend as it is edited, and saves it", async () => {

@@ -20,6 +20,8 @@ import { toolDescription } from "../approval";
 import { ApprovalOptions, AuditLog, ruleLabel } from "./ApprovalsPanel";
 import { LockedNote, useManaged } from "./Managed";
 import RuleEditor from "./RuleEditor";
+import { ACTION_ICONS, SCREEN_ICONS } from "../icons";
+import { ScreenHeading, WithIcon } from "./WithIcon";
 
 interface Props {
   visible: boolean;
@@ -82,7 +84,7 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
   return (
     <div className="panel activity">
       <header className="screen-header row spread">
-        <h2>Activity</h2>
+        <ScreenHeading icon={SCREEN_ICONS.activity}>Activity</ScreenHeading>
         <label className="row check">
           <input
             type="checkbox"
@@ -125,7 +127,7 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
         <div className="row spread">
           <h3 id="rules-heading">Rules</h3>
           <button type="button" data-testid="new-rule" onClick={() => setEditing("new")} disabled={editing !== null}>
-            New rule
+            <WithIcon icon={ACTION_ICONS.add}>New rule</WithIcon>
           </button>
         </div>
         {policy && policy.rules.length === 0 && (

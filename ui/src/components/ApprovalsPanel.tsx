@@ -208,7 +208,9 @@ export function AuditLog({ refreshKey }: { refreshKey: unknown }) {
               <td className={`decision ${r.decision}`}>{r.decision.replace("_", " ")}</td>
               <td>{r.decidedBy}</td>
               {/* The user's or the rule's words: text only. */}
-              <td data-testid="audit-reason">{r.reason ?? ""}</td>
+              <td className="reason" data-testid="audit-reason">
+                {r.reason ?? ""}
+              </td>
               {/* Arguments are untrusted: text only. */}
               <td>
                 <code>{JSON.stringify(r.arguments)}</code>

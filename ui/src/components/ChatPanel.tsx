@@ -27,6 +27,8 @@ import ApprovalCard from "./ApprovalCard";
 import { approvalWaitSecs, outcomeOf, toolDescription, unansweredOutcome } from "../approval";
 import ChatExtras from "./ChatExtras";
 import ChatHeader from "./ChatHeader";
+import { ACTION_ICONS } from "../icons";
+import { WithIcon } from "./WithIcon";
 import Conversations from "./Conversations";
 import FirstRun from "./FirstRun";
 import Markdown from "./Markdown";
@@ -696,11 +698,11 @@ export default function ChatPanel({
         />
         {busy ? (
           <button id="chat-stop" type="button" onClick={() => void stopTurn()}>
-            Stop
+            <WithIcon icon={ACTION_ICONS.stop}>Stop</WithIcon>
           </button>
         ) : (
           <button id="chat-send" type="submit" disabled={!text.trim()}>
-            Send
+            <WithIcon icon={ACTION_ICONS.send}>Send</WithIcon>
           </button>
         )}
       </form>

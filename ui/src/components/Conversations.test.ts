@@ -7,7 +7,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { computeAccessibleName } from "dom-accessibility-api";
 import Conversations, { SEARCH_DELAY_MS } from "./Conversations";
 import type { ConversationSummary } from "../ipc";
-import { mount, press, settle, type } from "../testing";
+import { mount, press, settle, type, withStyles } from "../testing";
 
 afterEach(() => {
   clearMocks();
@@ -105,5 +105,27 @@ describe("searching conversations", () => {
     await settle();
     expect(titles(app.host)).toEqual(["Rename the photos"]);
     app.unmount();
+  });
+});
+
+describe("the conversation list's look", () => {
+  it("shows titles, Rename and Delete in the UI's font and colours, not as blue monospace links", async () => {
+    mockIPC((cmd) => (cmd === "list_conversations" ? all : undefined));
+    const unstyle = withStyles();
+    const app = await mount(createElement(Conversations, { ...props, current: "a" }));
+    const buttons = [
+      ...app.host.querySelectorAll<HTMLElement>("[data-testid=conversation]"),
+      ...app.host.querySelectorAll<HTMLElement>("[aria-label^=Rename], [aria-label^=Delete]"),
+    ];
+    expect(buttons).toHaveLength(6);
+    for (const button of buttons) {
+      const style = getComputedStyle(button);
+      expect(style.fontFamily, button.textContent ?? "").not.toMatch(/monospace/);
+      expect(style.color, button.textContent ?? "").not.toBe("var(--link)");
+    }
+    expect(getComputedStyle(buttons[0]).color).toBe("var(--selected-text)");
+    expect(getComputedStyle(buttons[1]).color).toBe("var(--text)");
+    app.unmount();
+    unstyle();
   });
 });

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from "react";
 import { diagnostics, errorMessage, openLogFolder, type Diagnostics as Report, type ManagedView } from "../ipc";
 import { useManaged } from "./Managed";
+import { SECTION_ICONS } from "../icons";
+import { ScreenHeading } from "./WithIcon";
 
 /** Where the organisation's managed policy came from and what was refused, or that there is none. */
 export function ManagedSummary({ view }: { view: ManagedView | null }) {
@@ -67,7 +69,7 @@ export default function Diagnostics() {
   return (
     <div className="diagnostics">
       <header className="row spread">
-        <h2>Diagnostics</h2>
+        <ScreenHeading icon={SECTION_ICONS.diagnostics}>Diagnostics</ScreenHeading>
         <button type="button" data-testid="run-doctor" onClick={check} disabled={running}>
           {running ? "Checking…" : report ? "Check again" : "Check this computer"}
         </button>

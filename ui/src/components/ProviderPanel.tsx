@@ -12,6 +12,8 @@ import {
   type ProviderKind,
   type ProviderView,
 } from "../ipc";
+import { SCREEN_ICONS } from "../icons";
+import { ScreenHeading } from "./WithIcon";
 
 interface Props {
   provider: ProviderView;
@@ -99,7 +101,9 @@ export default function ProviderPanel({ provider, onChange }: Props) {
 
   return (
     <div className="panel narrow">
-      <h2>Model provider</h2>
+      <header className="screen-header">
+        <ScreenHeading icon={SCREEN_ICONS.provider}>Model provider</ScreenHeading>
+      </header>
       <form
         onSubmit={(e) => {
           e.preventDefault();

@@ -27,7 +27,7 @@ export default function Secrets({ refreshKey, emptyText }: { refreshKey?: unknow
 
   return (
     <section className="card" aria-labelledby="secrets-heading" data-testid="secrets">
-      <h2 id="secrets-heading">Secrets</h2>
+      <h3 id="secrets-heading">Server secrets</h3>
       <p className="muted small">Kept in the OS keychain. Servers get them when they start.</p>
       {secrets.map((s) => (
         <form

@@ -3,8 +3,9 @@ import { createElement } from "react";
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import ServersPanel, { eraLabel, lastError, modelNameLabel, modelNameNote, statusLabel } from "./ServersPanel";
 import css from "../styles.css?raw";
-import type { ServerSnapshot } from "../ipc";
-import { mount, press } from "../testing";
+import type { ServerSnapshot, ToolCatalogView, ToolInfo } from "../ipc";
+import { computeAccessibleName } from "dom-accessibility-api";
+import { mount, press, withStyles } from "../testing";
 
 afterEach(() => {
   clearMocks();
@@ -94,6 +95,72 @@ describe("servers panel labels", () => {
     expect(document.querySelector("[data-testid=server-files]")).not.toBeNull();
     await press(row("files"), "Home");
     expect(row("time").getAttribute("aria-selected")).toBe("true");
+    app.unmount();
+  });
+
+  it("shows a tool's model name only when it differs, its name as code, with room after its checkbox", async () => {
+    mockIPC(() => []);
+    const tool = (name: string): ToolInfo => ({
+      name,
+      title: null,
+      description: `The ${name} tool.`,
+      inputSchema: { type: "object" },
+      outputSchema: null,
+      readOnly: false,
+      destructive: false,
+      idempotent: false,
+      openWorld: false,
+    });
+    const everything = { ...server("everything", { state: "ready" }, null), tools: [tool("echo"), tool("delete")] };
+    const catalog: ToolCatalogView = {
+      tools: [
+        ["echo", "echo"],
+        ["delete", "ev__delete"],
+      ].map(([name, modelName]) => ({
+        serverId: "everything",
+        serverName: "Everything",
+        tool: { name, description: `The ${name} tool.`, inputSchema: {}, annotations: {} },
+        state: { state: "visible", modelName },
+      })),
+      budget: null,
+      problem: null,
+    };
+    const unstyle = withStyles();
+    const app = await mount(createElement(ServersPanel, { servers: [everything], catalog }));
+    const line = (name: string) => app.host.querySelector(`[data-testid=tool-${name}]`)?.closest("li") as HTMLElement;
+    // Not "(model sees: echo)" beside echo; said only where the model's name is another.
+    expect(line("echo").querySelector("[data-testid=model-name-echo]")).toBeNull();
+    expect(line("echo").textContent).not.toContain("model sees");
+    expect(line("delete").querySelector("[data-testid=model-name-delete]")?.textContent).toBe("(model sees: ev__delete)");
+    // The checkbox and the name do not touch: the line's items have a gap between them.
+    const checkbox = line("echo").querySelector("[data-testid=tool-toggle-echo]") as HTMLInputElement;
+    expect(checkbox.nextElementSibling).toBe(app.host.querySelector("[data-testid=tool-echo]"));
+    expect(getComputedStyle(line("echo")).display).toBe("flex");
+    const [rowGap, columnGap = rowGap] = getComputedStyle(line("echo")).getPropertyValue("gap").split(" ");
+    expect(parseInt(columnGap, 10)).toBeGreaterThanOrEqual(6);
+    // A tool's name is an id, in monospace; the words around it are in the UI's font.
+    expect(getComputedStyle(app.host.querySelector("[data-testid=tool-echo]") as HTMLElement).fontFamily).toMatch(
+      /monospace/,
+    );
+    app.unmount();
+    unstyle();
+  });
+
+  it("puts the screen's icon on its heading and each action's icon on its button, hidden from screen readers", async () => {
+    mockIPC(() => []);
+    const app = await mount(createElement(ServersPanel, { servers: [server("time", { state: "ready" }, null)], catalog: null }));
+    const heading = app.host.querySelector(".screen-header h2") as HTMLElement;
+    expect(heading.textContent).toBe("Servers");
+    expect(heading.querySelector("svg")?.getAttribute("class")).toContain("lucide-server");
+    const add = app.host.querySelector("[data-testid=add-server-button]") as HTMLElement;
+    const restart = app.host.querySelector("[aria-label='Restart TIME']") as HTMLElement;
+    expect(add.querySelector("svg")?.getAttribute("class")).toContain("lucide-plus");
+    expect(restart.querySelector("svg")?.getAttribute("class")).toContain("lucide-rotate-cw");
+    for (const icon of [heading, add, restart].map((e) => e.querySelector("svg"))) {
+      expect(icon?.getAttribute("aria-hidden")).toBe("true");
+      expect(icon?.getAttribute("width")).toBe("16");
+    }
+    expect(computeAccessibleName(add)).toBe("Add server");
     app.unmount();
   });
 });

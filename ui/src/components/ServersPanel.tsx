@@ -11,6 +11,8 @@ import { Prompts, Resources } from "./ServerContents";
 import { exampleValue, formFields, SchemaForm } from "./SchemaForm";
 import Splitter from "./Splitter";
 import { remember, remembered } from "../uiState";
+import { ACTION_ICONS, SCREEN_ICONS } from "../icons";
+import { ScreenHeading, WithIcon } from "./WithIcon";
 import {
   callTool,
   errorMessage,
@@ -142,7 +144,7 @@ export default function ServersPanel({
   return (
     <div className="servers-screen">
       <header className="screen-header row spread">
-        <h2>Servers</h2>
+        <ScreenHeading icon={SCREEN_ICONS.servers}>Servers</ScreenHeading>
         <div className="row">
           {catalog?.budget && (
             <span className="muted small" data-testid="tool-budget">
@@ -151,7 +153,7 @@ export default function ServersPanel({
             </span>
           )}
           <button type="button" className="primary" data-testid="add-server-button" onClick={onAdd}>
-            Add server
+            <WithIcon icon={ACTION_ICONS.add}>Add server</WithIcon>
           </button>
         </div>
       </header>
@@ -316,7 +318,7 @@ function ServerCard({
           Enabled
         </label>
         <button type="button" aria-label={`Restart ${server.name}`} onClick={() => act(() => restartServer(server.id))}>
-          Restart
+          <WithIcon icon={ACTION_ICONS.restart}>Restart</WithIcon>
         </button>
         <button
           type="button"

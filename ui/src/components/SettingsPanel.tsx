@@ -12,6 +12,8 @@ import { ExportServers } from "./ImportServers";
 import Secrets from "./Secrets";
 import ToolNaming from "./ToolNaming";
 import { remember, remembered } from "../uiState";
+import { SECTION_ICONS } from "../icons";
+import { ScreenHeading, WithIcon } from "./WithIcon";
 
 export type SectionId = "general" | "tools" | "secrets" | "import" | "diagnostics";
 export const SECTIONS: { id: SectionId; label: string }[] = [
@@ -66,7 +68,7 @@ export default function SettingsPanel({ section, onSection, servers, onAddFromJs
             onClick={() => onSection(s.id)}
             onKeyDown={(e) => onKey(e, i)}
           >
-            {s.label}
+            <WithIcon icon={SECTION_ICONS[s.id]}>{s.label}</WithIcon>
           </button>
         ))}
       </nav>
@@ -81,7 +83,7 @@ export default function SettingsPanel({ section, onSection, servers, onAddFromJs
         {section === "tools" && <ToolNaming servers={servers} />}
         {section === "secrets" && (
           <>
-            <h2>Secrets</h2>
+            <ScreenHeading icon={SECTION_ICONS.secrets}>Secrets</ScreenHeading>
             <p className="muted small">
               Servers name a secret as <code>${"{"}secret:NAME{"}"}</code> in their environment or headers; its value
               lives in the OS keychain and reaches only the servers that name it.
@@ -92,7 +94,7 @@ export default function SettingsPanel({ section, onSection, servers, onAddFromJs
         )}
         {section === "import" && (
           <>
-            <h2>Import and export</h2>
+            <ScreenHeading icon={SECTION_ICONS.import}>Import and export</ScreenHeading>
             <p>
               <button type="button" onClick={onAddFromJson}>
                 Add servers from JSON or a file…
@@ -122,7 +124,7 @@ function General() {
   }, []);
   return (
     <>
-      <h2>General</h2>
+      <ScreenHeading icon={SECTION_ICONS.general}>General</ScreenHeading>
       {atLogin !== null && (
         <label className="row check">
           <input

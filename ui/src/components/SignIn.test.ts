@@ -59,6 +59,9 @@ describe("signing in to a remote server", () => {
     expect(host.querySelector("[data-testid=server-status]")?.textContent).toBe("sign in required");
     const button = host.querySelector("[data-testid=sign-in-button]") as HTMLButtonElement;
     expect(button.textContent).toBe("Sign in to Linear");
+    // Its action's icon, hidden from screen readers.
+    expect(button.querySelector("svg")?.getAttribute("class")).toContain("lucide-log-in");
+    expect(button.querySelector("svg")?.getAttribute("aria-hidden")).toBe("true");
     await click(button);
     await settle();
     expect(calls).toHaveLength(1);

@@ -1,5 +1,7 @@
 import { useState } from "react";
 import { errorMessage, signInServer, signOutServer, type ServerSnapshot, type SignedInInfo } from "../ipc";
+import { ACTION_ICONS } from "../icons";
+import { WithIcon } from "./WithIcon";
 
 /** "expires 14:05" for an access token's expiry. */
 export function expiryLabel(info: SignedInInfo, now: number = Date.now()): string {
@@ -63,7 +65,9 @@ export default function SignIn({ server }: { server: ServerSnapshot }) {
       <div className="row">
         {needs && (
           <button type="button" data-testid="sign-in-button" disabled={busy} onClick={() => signIn([])}>
-            {needs.again ? `Sign in to ${server.name} again` : `Sign in to ${server.name}`}
+            <WithIcon icon={ACTION_ICONS.signIn}>
+              {needs.again ? `Sign in to ${server.name} again` : `Sign in to ${server.name}`}
+            </WithIcon>
           </button>
         )}
         {server.needsScope && (

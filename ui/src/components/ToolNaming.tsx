@@ -15,6 +15,8 @@ import {
   type ServerToolSettings,
   type ToolSearch,
 } from "../ipc";
+import { SECTION_ICONS } from "../icons";
+import { ScreenHeading } from "./WithIcon";
 
 const MODES: { mode: NamingMode; name: string; explained: string }[] = [
   {
@@ -208,7 +210,9 @@ export default function ToolNaming({ servers }: { servers: ServerSnapshot[] }) {
 
   return (
     <section className="card tool-naming" aria-labelledby={`${base}-heading`} data-testid="tool-naming">
-      <h2 id={`${base}-heading`}>Tool names</h2>
+      <ScreenHeading icon={SECTION_ICONS.tools} id={`${base}-heading`}>
+        Tool names
+      </ScreenHeading>
       <form
         onSubmit={(e) => {
           e.preventDefault();
