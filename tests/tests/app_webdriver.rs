@@ -24,6 +24,9 @@ mod shell;
 #[path = "app_webdriver/apps.rs"]
 mod apps;
 
+#[path = "app_webdriver/screens.rs"]
+mod screens;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -557,6 +560,9 @@ async fn scenario(
     let mut secrets = vec![KEY, IMPORTED_TOKEN, SERVER_SECRET];
     secrets.extend(tokens.iter().map(String::as_str));
     assert_no_secret_reached_the_web_view(c, &secrets).await?;
+    screens::every_screen_in_both_looks(c, provider)
+        .await
+        .context("every screen in both looks")?;
     shell::arrange_the_window(c).await?;
     Ok(tokens)
 }
@@ -1212,7 +1218,8 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .into_iter()
         .filter(|r| r.path != "/v1/models")
         .collect();
-    assert_eq!(sent.len(), 18, "one request per model round");
+    // 18 rounds of the scenario, then 2 in each look of the screenshot suite (a call, denied).
+    assert_eq!(sent.len(), 22, "one request per model round");
     // The last two are the MCP App step's, after an imported server also offers `echo`.
     let app_round = sent[16].body["tools"].to_string();
     assert!(app_round.contains("\"get-time\""), "{app_round}");

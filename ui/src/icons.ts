@@ -23,6 +23,9 @@ import {
 
 export const ICON_SIZE = 16;
 
+/** Inside a badge (small text), icons are this size: the one other size. */
+export const BADGE_ICON_SIZE = 12;
+
 /** Each screen's icon: its tab in the sidebar and its heading. */
 export const SCREEN_ICONS = {
   chat: MessagesSquare,

@@ -158,9 +158,8 @@ pub(crate) async fn wait_gone(c: &Client, css: &str, seconds: u64) -> Result<()>
 }
 
 pub(crate) async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
-    let dir = repo_root().join("artifacts");
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join(name);
+    let path = repo_root().join("artifacts").join(name);
+    std::fs::create_dir_all(path.parent().expect("a file in artifacts/"))?;
     // Two animation frames first, so what was just rendered has been painted.
     c.execute_async(
         "const done = arguments[arguments.length - 1];\n\

@@ -2,7 +2,7 @@ import { Eye, ShieldAlert, TriangleAlert } from "lucide-react";
 import { useEffect, useMemo, useState } from "react";
 import { errorMessage, revealResult, type Decision, type JsonValue, type PendingCall, type ShownImage } from "../ipc";
 import { timeLeft } from "../approval";
-import { ICON_SIZE } from "../icons";
+import { BADGE_ICON_SIZE, ICON_SIZE } from "../icons";
 import { ResultImages } from "./Images";
 import ResultReview from "./ResultReview";
 import { formFields, SchemaForm } from "./SchemaForm";
@@ -132,13 +132,13 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
           )}
           {call.readOnly && (
             <span className="badge small with-icon">
-              <Eye size={12} aria-hidden="true" />
+              <Eye size={BADGE_ICON_SIZE} aria-hidden="true" />
               read-only
             </span>
           )}
           {call.destructive && (
             <span className="badge small danger with-icon">
-              <TriangleAlert size={12} aria-hidden="true" />
+              <TriangleAlert size={BADGE_ICON_SIZE} aria-hidden="true" />
               destructive
             </span>
           )}
