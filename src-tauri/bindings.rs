@@ -54,8 +54,8 @@ fn roots(collect: &mut Collect) {
     collect.visit::<toolgate_host::RulePreview>();
     collect.visit::<toolgate_settings::ServerConfig>();
     collect.visit::<toolgate_settings::IdentityProvider>();
-    collect.visit::<toolgate_settings::export::Export>();
-    collect.visit::<toolgate_settings::import::ImportReport>();
+    collect.visit::<toolgate_hosts::export::Export>();
+    collect.visit::<toolgate_hosts::import::ImportReport>();
     collect.visit::<toolgate_catalog::CatalogSettings>();
     collect.visit::<toolgate_policy::PolicySettings>();
     collect.visit::<toolgate_history::ConversationSummary>();
@@ -71,7 +71,7 @@ fn roots(collect: &mut Collect) {
     // What the commands take.
     collect.visit::<toolgate_agent::Decision>();
     collect.visit::<toolgate_host::ImportSource>();
-    collect.visit::<toolgate_settings::import::ImportChoices>();
+    collect.visit::<toolgate_hosts::import::ImportChoices>();
     collect.visit::<toolgate_settings::SandboxSettings>();
     collect.visit::<toolgate_mcp::HostAnswer>();
     collect.visit::<toolgate_host::PackageView>();

@@ -42,7 +42,7 @@ command_error! {
     toolgate_agent::GateError => "approval",
     toolgate_agent::AgentError => "turn",
     toolgate_history::HistoryError => "history",
-    toolgate_settings::import::ImportError => "import",
+    toolgate_hosts::import::ImportError => "import",
     toolgate_host::ApplyImportError => "import",
     toolgate_host::RuleEditError => "approval",
     toolgate_hosts::HostError => "hosts",

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolgate_settings::import::{plan_import, Format, ImportChoices, ImportOptions};
+use toolgate_hosts::import::{plan_import, Format, ImportChoices, ImportOptions};
 use toolgate_settings::Settings;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 
 use tauri::State;
 use toolgate_host::{HostPreview, HostView};
-use toolgate_settings::import::ImportChoices;
+use toolgate_hosts::import::ImportChoices;
 
 use crate::error::{CommandError, Result};
 use crate::state::AppState;

@@ -3,8 +3,8 @@
 
 use tauri::State;
 use toolgate_host::{ImportSource, ImportSources};
-use toolgate_settings::export::Export;
-use toolgate_settings::import::{ImportChoices, ImportReport};
+use toolgate_hosts::export::Export;
+use toolgate_hosts::import::{ImportChoices, ImportReport};
 
 use crate::error::Result;
 use crate::state::AppState;
@@ -38,7 +38,7 @@ pub async fn apply_import(
 /// The servers in Claude Desktop's `mcpServers` format, secrets left as `${secret:…}`.
 #[tauri::command]
 pub async fn export_servers(state: State<'_, AppState>) -> Result<Export> {
-    Ok(toolgate_settings::export::export_mcp_servers(
+    Ok(toolgate_hosts::export::export_mcp_servers(
         &state.settings(),
     ))
 }

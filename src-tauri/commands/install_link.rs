@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
-use toolgate_settings::import::{read_install_link, InstallLink};
+use toolgate_hosts::import::{read_install_link, InstallLink};
 
 /// The event a link arrives on.
 pub const INSTALL_LINK: &str = "install-link";

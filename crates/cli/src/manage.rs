@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Read};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use serde_json::{json, Value};
+use toolgate_hosts::import::{plan_import, ImportChoices, ImportOptions};
 use toolgate_mcp::{ServerManager, ServerStatus};
-use toolgate_settings::import::{plan_import, ImportChoices, ImportOptions};
 use toolgate_settings::{ServerConfig, Transport};
 
 use crate::context::Context;
@@ -394,7 +394,7 @@ pub async fn import(
 /// `keep_secrets`) and saves the settings.
 pub async fn apply_import(
     ctx: &mut Context,
-    plan: &toolgate_settings::import::ImportPlan,
+    plan: &toolgate_hosts::import::ImportPlan,
     keep_secrets: bool,
 ) -> Result<()> {
     let mut choices = ImportChoices::default();

@@ -514,7 +514,7 @@ async fn drive(agent: Agent) {
         let text = String::from_utf8_lossy(bytes);
         match agent {
             Agent::Codex => toml::from_str(&text).expect("toml"),
-            _ => toolgate_settings::import::parse_jsonc(&text).expect("json"),
+            _ => toolgate_hosts::import::parse_jsonc(&text).expect("json"),
         }
     };
     let servers = match agent {

@@ -3,7 +3,7 @@
 //! are read here, so their plain-text tokens never pass through a window.
 
 use serde::{Deserialize, Serialize};
-use toolgate_settings::import::{ImportChoices, ImportError, ImportPlan, ImportReport};
+use toolgate_hosts::import::{ImportChoices, ImportError, ImportPlan, ImportReport};
 use toolgate_settings::Settings;
 
 use crate::{ApplyImportError, Host};
@@ -62,7 +62,7 @@ pub enum ImportSourceError {
 /// The files on this computer the import can offer.
 pub fn import_sources() -> ImportSources {
     ImportSources {
-        claude_desktop: toolgate_settings::import::claude_desktop_config_path()
+        claude_desktop: toolgate_hosts::import::claude_desktop_config_path()
             .filter(|p| p.is_file())
             .map(|p| p.display().to_string()),
     }
@@ -90,12 +90,12 @@ impl Host {
 }
 
 fn plan(settings: &Settings, source: &ImportSource) -> Result<ImportPlan, ImportSourceError> {
-    use toolgate_settings::import::{plan_import, ImportOptions};
+    use toolgate_hosts::import::{plan_import, ImportOptions};
     let (text, name) = match source {
         ImportSource::Host { host } => return host_servers(settings, host),
         ImportSource::Text { text, name } => (text.clone(), name.clone()),
         ImportSource::ClaudeDesktop => {
-            let path = toolgate_settings::import::claude_desktop_config_path()
+            let path = toolgate_hosts::import::claude_desktop_config_path()
                 .ok_or(ImportSourceError::NoClaudeDesktop)?;
             let text = std::fs::read_to_string(&path)
                 .map_err(|source| ImportSourceError::Read { path, source })?;

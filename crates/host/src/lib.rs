@@ -111,7 +111,7 @@ pub enum ProviderError {
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyImportError {
     #[error(transparent)]
-    Import(#[from] toolgate_settings::import::ImportError),
+    Import(#[from] toolgate_hosts::import::ImportError),
     #[error(transparent)]
     Keychain(#[from] SecretError),
     #[error(transparent)]
@@ -503,8 +503,8 @@ impl Host {
     /// The new servers are returned, not started.
     pub async fn apply_import(
         &self,
-        plan: &toolgate_settings::import::ImportPlan,
-        choices: &toolgate_settings::import::ImportChoices,
+        plan: &toolgate_hosts::import::ImportPlan,
+        choices: &toolgate_hosts::import::ImportChoices,
     ) -> Result<Imported, ApplyImportError> {
         let before = self.settings().clone();
         let now = std::time::SystemTime::now()

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
+use toolgate_hosts::import::{ImportChoices, ImportReport};
 use toolgate_hosts::{ConnectCommand, HostError, HostKind, Plan};
-use toolgate_settings::import::{ImportChoices, ImportReport};
 
 use crate::{ApplyImportError, Host};
 

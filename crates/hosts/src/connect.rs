@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::import::{plan_import, ImportOptions, ImportPlan, SkipReason};
 use serde_json::{Map, Value};
-use toolgate_settings::import::{plan_import, ImportOptions, ImportPlan, SkipReason};
 use toolgate_settings::Settings;
 
 use crate::format::{self, as_import_entry, entry, is_connected, servers_key, shape, Shape};

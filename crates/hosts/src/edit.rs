@@ -9,10 +9,10 @@
 //! Goose's file is rewritten from its parsed form, keeping the order of its keys but not its
 //! comments (the backup keeps those, and the preview says so).
 
+use crate::import::parse_jsonc;
 use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde_json::{Map, Value};
-use toolgate_settings::import::parse_jsonc;
 
 use crate::format::Syntax;
 

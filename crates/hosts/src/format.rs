@@ -4,8 +4,8 @@
 //! Kept apart from planning and applying so that the per-host differences (Zed's
 //! `context_servers`, Goose's YAML `extensions`) are in one place.
 
+use crate::host_paths::HostKind;
 use serde_json::{json, Map, Value};
-use toolgate_settings::host_paths::HostKind;
 
 /// The name of Toolgate's entry in a host's config.
 pub const ENTRY: &str = "toolgate";

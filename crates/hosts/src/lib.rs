@@ -21,7 +21,7 @@
 //! (taken from the backup), everything the host wrote since kept ([`undo_plan`] says which).
 //!
 //! Where each host keeps its file on Linux, macOS and Windows is data ([`paths`], the table in
-//! `toolgate_settings::host_paths`, which the import uses too); how each host's file holds its
+//! `crate::host_paths`, which the import uses too); how each host's file holds its
 //! servers is `format.rs`.
 
 mod connect;
@@ -31,12 +31,15 @@ mod state;
 mod undo;
 
 /// Where each host keeps its config: the one table, kept in `toolgate-settings`.
-pub use toolgate_settings::host_paths as paths;
+pub mod export;
+pub mod host_paths;
+pub mod import;
+pub use host_paths as paths;
 
 use std::path::{Path, PathBuf};
 
+use crate::import::ImportError;
 use serde_json::Value;
-use toolgate_settings::import::ImportError;
 
 pub use connect::{apply, plan, Plan};
 pub use format::{ConnectCommand, ENTRY};

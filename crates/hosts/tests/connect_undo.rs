@@ -5,10 +5,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use toolgate_hosts::import::ImportChoices;
 use toolgate_hosts::{
     apply, connected, plan, undo, undo_plan, ConnectCommand, HostError, HostKind, Os, Undone,
 };
-use toolgate_settings::import::ImportChoices;
 use toolgate_settings::{ServerConfig, Settings};
 
 fn fixture(host: HostKind) -> Vec<u8> {
@@ -58,7 +58,7 @@ fn servers_after(host: HostKind, bytes: &[u8]) -> (Value, Value) {
             serde_json::to_value(yaml).expect("json")
         }
         HostKind::Codex => toml::from_str(text).expect("the rewritten file is TOML"),
-        _ => toolgate_settings::import::parse_jsonc(text).expect("the rewritten file is JSONC"),
+        _ => toolgate_hosts::import::parse_jsonc(text).expect("the rewritten file is JSONC"),
     };
     (doc[key_of(host)].clone(), doc)
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::import::vars::{header_looks_secret, looks_secret};
+use crate::vars::{header_looks_secret, looks_secret};
 use crate::{ServerConfig, Transport};
 
 /// What the window sees instead of a value that looks like a secret.

@@ -26,7 +26,7 @@ pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Se
 
 /// serde's message with the quoted values taken out: a misplaced `env` or `headers` value may be
 /// a secret, and these messages are shown and logged. Names in backticks (fields, variants) stay.
-pub(crate) fn without_values(e: &serde_json::Error) -> String {
+pub fn without_values(e: &serde_json::Error) -> String {
     let message = e.to_string();
     let mut out = String::with_capacity(message.len());
     let mut in_quotes = false;

@@ -19,13 +19,11 @@
 //! re-exported here so callers name them from the crate root.
 
 pub mod edit;
-pub mod export;
 pub mod file;
-pub mod host_paths;
-pub mod import;
 pub mod reference;
 pub mod sandbox;
 mod server_kind;
+pub mod vars;
 
 mod client_id_url;
 mod error;
@@ -43,7 +41,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use client_id_url::client_id_url_problem;
-pub use error::SettingsError;
+pub use error::{without_values, SettingsError};
 pub use gateway::{
     door_address_problem, GatewayProfile, GatewaySettings, HttpDoorSettings, DEFAULT_DOOR_ADDRESS,
 };
@@ -62,7 +60,7 @@ pub use toolgate_catalog::{CatalogSettings, NamingMode, ServerToolSettings};
 pub use toolgate_policy::PolicySettings;
 pub use transport::Transport;
 
-use error::{invalid, without_values};
+use error::invalid;
 
 /// The current schema version. Bump it together with a migration in `migrate.rs`.
 /// Version 3 gave every local server a sandbox ([`SandboxSettings`]).

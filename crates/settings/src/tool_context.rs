@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{invalid, SettingsError};
-use crate::import;
 
 /// Context passed to a server with each `tools/call`, in the request's `_meta`: opt-in per server,
 /// so no server learns anything about the conversation it was not given. Never a secret: a value
@@ -83,7 +82,7 @@ impl ToolContext {
                     "is reserved by MCP or Toolgate; choose a key with your own prefix",
                 ));
             }
-            if import::vars::header_looks_secret(key) {
+            if crate::vars::header_looks_secret(key) {
                 return Err(invalid(
                     field,
                     "looks like a credential; tool context is sent to the server with every call and must never hold a secret (a server that needs one gets it in its env or headers as ${secret:NAME})",

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::SettingsError;
+use toolgate_settings::SettingsError;
 
 /// Why a text could not be imported, or a plan applied. Messages name fields, never values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

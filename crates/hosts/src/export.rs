@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::{Settings, Transport};
+use toolgate_settings::{Settings, Transport};
 
 /// An `mcpServers` document and what it does not hold.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

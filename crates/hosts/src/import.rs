@@ -3,7 +3,7 @@
 //! Users paste the `mcpServers` snippet an MCP server's README shows, or point at another host's
 //! config file. [`plan_import`] reads that text into a complete [`ImportPlan`] (or an
 //! [`ImportError`] naming what is wrong and where), merged against the user's current
-//! [`Settings`](crate::Settings) but not yet applied. Its [`ImportReport`] (serializable for the window, with a
+//! [`Settings`](toolgate_settings::Settings) but not yet applied. Its [`ImportReport`] (serializable for the window, with a
 //! `Display` for the CLI) says what would be added, renamed and skipped, the approval rules that
 //! would be created, the VS Code inputs the user must be asked for, the values that could move to
 //! the keychain, and warnings. [`ImportPlan::apply`] takes the user's answers
@@ -57,7 +57,7 @@
 //!   with `*` are not imported (Toolgate grants name one tool). A skipped server's list is not
 //!   imported.
 //! - **References.** Toolgate fills in `${env:NAME}` and `${secret:NAME}` only in env values
-//!   and HTTP headers (see [`crate::reference`]); there they are kept, and a malformed one is an
+//!   and HTTP headers (see [`toolgate_settings::reference`]); there they are kept, and a malformed one is an
 //!   error. Claude Code's `${NAME}` (upper case) becomes `${env:NAME}` there. VS Code's
 //!   `${input:id}` becomes the user's answer, or `${secret:NAME}` for a password input (NAME
 //!   from the id). Any other reference (`${workspaceFolder}`, `${NAME:-default}`), and every
@@ -87,7 +87,7 @@ mod merge;
 mod plan;
 mod read;
 mod report;
-pub(crate) mod vars;
+pub(crate) use toolgate_settings::vars;
 
 use std::path::PathBuf;
 

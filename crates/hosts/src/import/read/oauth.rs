@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::fields::{field_path, Fields};
 use crate::import::error::ImportError;
-use crate::server::OAuthSettings;
+use toolgate_settings::OAuthSettings;
 
 /// The `oauth` object of Claude Code's `.mcp.json` (`clientId`, `callbackPort`, `scopes` as one
 /// space-separated string) and VS Code's `mcp.json` (`clientId`, `scopes` as a list). A client

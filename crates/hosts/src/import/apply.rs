@@ -15,9 +15,9 @@ use super::error::{ImportError, SecretLocation};
 use super::merge::{endpoint, Planned};
 use super::plan::{map_strings, ImportPlan};
 use super::vars::{self, Reference};
-use crate::server::ServerConfig;
-use crate::transport::Transport;
-use crate::Settings;
+use toolgate_settings::ServerConfig;
+use toolgate_settings::Settings;
+use toolgate_settings::Transport;
 
 /// The user's answers to an [`ImportReport`](super::ImportReport).
 #[derive(Clone, Default, PartialEq, Eq, Deserialize, ts_rs::TS)]
@@ -56,7 +56,7 @@ pub struct SecretMove {
 }
 
 /// A value the caller must store in the keychain before saving the settings: `name` is what the
-/// settings' `${secret:NAME}` says; the keychain item is [`crate::secret_item`]`(name)`.
+/// settings' `${secret:NAME}` says; the keychain item is [`toolgate_settings::secret_item`]`(name)`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretToStore {
     pub name: String,
@@ -201,7 +201,7 @@ impl ImportPlan {
         choices: &ImportChoices,
         names_in_use: &mut BTreeSet<String>,
     ) -> Result<Moves<'a>, ImportError> {
-        let referenced = crate::secrets_used(settings);
+        let referenced = toolgate_settings::secrets_used(settings);
         let mut moves: Moves<'a> = BTreeMap::new();
         for choice in &choices.move_secrets {
             let candidate = self

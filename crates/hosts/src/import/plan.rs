@@ -19,9 +19,9 @@ use super::report::{
     AddedServer, ImportReport, ImportedRule, InputRequest, SecretCandidate, TransportKind, Warnings,
 };
 use super::vars::{self, Reference};
-use crate::server::ServerConfig;
-use crate::transport::Transport;
-use crate::Settings;
+use toolgate_settings::ServerConfig;
+use toolgate_settings::Settings;
+use toolgate_settings::Transport;
 
 /// What the caller knows about the text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,7 +123,9 @@ fn plan(
     }
     let (accepted, skipped, renamed) = merge(existing, &reads, &mut warnings);
 
-    let mut taken_secrets: BTreeSet<String> = crate::secrets_used(existing).into_keys().collect();
+    let mut taken_secrets: BTreeSet<String> = toolgate_settings::secrets_used(existing)
+        .into_keys()
+        .collect();
     let input_requests = plan_inputs(inputs, &accepted, &mut taken_secrets, &mut warnings);
     let password_names: BTreeMap<&str, &str> = input_requests
         .iter()

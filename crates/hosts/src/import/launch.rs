@@ -3,8 +3,8 @@
 //!
 //! The report shows it for every server an import adds, so that what will run is seen first.
 
-use crate::server::ServerConfig;
-use crate::transport::Transport;
+use toolgate_settings::ServerConfig;
+use toolgate_settings::Transport;
 
 use super::vars;
 
@@ -96,11 +96,11 @@ fn url_without_secrets(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use crate::import::{plan_import, ImportOptions};
-    use crate::Settings;
+    use toolgate_settings::Settings;
 
     #[test]
     fn the_launch_line_is_what_runs_quoted_as_a_shell_reads_it_without_secrets() {
-        let mut existing = Settings::first_run(crate::example_server(None));
+        let mut existing = Settings::first_run(toolgate_settings::example_server(None));
         existing.servers.clear();
         let text = r#"{"mcpServers": {
             "notes": {"command": "npx", "args": ["-y", "@scope/server", "/home/me/my notes", "it's"]},

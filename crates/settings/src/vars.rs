@@ -7,11 +7,11 @@
 //! rewrites references; what each one becomes is decided by the importer. Names are checked by
 //! [`crate::reference::valid_name`], the rule the resolver applies.
 
-pub(super) use crate::reference::valid_name;
+pub use crate::reference::valid_name;
 
 /// Rewrites every complete `${inner}` in `s`: `f` returns the replacement, or `None` to keep the
 /// reference as written. A `${` without a closing `}` is plain text.
-pub(super) fn rewrite(s: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
+pub fn rewrite(s: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
@@ -34,7 +34,7 @@ pub(super) fn rewrite(s: &str, mut f: impl FnMut(&str) -> Option<String>) -> Str
 }
 
 /// The inner text of every complete `${…}` in `s`, in order.
-pub(super) fn references(s: &str) -> Vec<&str> {
+pub fn references(s: &str) -> Vec<&str> {
     let mut found = Vec::new();
     let mut rest = s;
     while let Some(start) = rest.find("${") {
@@ -48,7 +48,7 @@ pub(super) fn references(s: &str) -> Vec<&str> {
 
 /// What a reference means to Toolgate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Reference<'a> {
+pub enum Reference<'a> {
     /// `${env:NAME}`: resolved by Toolgate from its environment.
     Env,
     /// `${secret:NAME}`: resolved by Toolgate from the keychain.
@@ -65,7 +65,7 @@ pub(super) enum Reference<'a> {
     Other,
 }
 
-pub(super) fn classify(inner: &str) -> Reference<'_> {
+pub fn classify(inner: &str) -> Reference<'_> {
     if let Some(name) = inner.strip_prefix("env:") {
         if valid_name(name) {
             Reference::Env
@@ -98,7 +98,7 @@ fn is_env_var_name(name: &str) -> bool {
 
 /// A reference as it may be shown in a warning: its name, but never what follows a `:-` or
 /// another separator, which could be a default value and so a secret.
-pub(super) fn shown(inner: &str) -> String {
+pub fn shown(inner: &str) -> String {
     let name: String = inner
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':'))
@@ -113,7 +113,7 @@ pub(super) fn shown(inner: &str) -> String {
 
 /// Turns any text into a valid secret name: invalid characters become `_`, and a name that would
 /// start with a digit, `.` or `-` gets a leading `_`.
-pub(super) fn secret_name_from(text: &str) -> String {
+pub fn secret_name_from(text: &str) -> String {
     let mut name: String = text
         .chars()
         .map(|c| {
@@ -131,7 +131,7 @@ pub(super) fn secret_name_from(text: &str) -> String {
 }
 
 /// `base`, or `base_2`, `base_3`, … : the first that `taken` does not hold.
-pub(super) fn unique(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
+pub fn unique(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
     if !taken(base) {
         return base.to_owned();
     }
@@ -142,7 +142,7 @@ pub(super) fn unique(base: &str, taken: &dyn Fn(&str) -> bool) -> String {
 }
 
 /// Whether an env variable or header with this name probably holds a secret.
-pub(crate) fn looks_secret(name: &str) -> bool {
+pub fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     ["KEY", "TOKEN", "SECRET", "PASSWORD"]
         .iter()
@@ -150,12 +150,12 @@ pub(crate) fn looks_secret(name: &str) -> bool {
 }
 
 /// Whether a header with this name probably holds a secret.
-pub(crate) fn header_looks_secret(name: &str) -> bool {
+pub fn header_looks_secret(name: &str) -> bool {
     looks_secret(name) || name.to_ascii_uppercase().contains("AUTHORIZATION")
 }
 
 /// `Bearer xyz` → (`Bearer`, `xyz`): the scheme of an `Authorization` value and its credentials.
-pub(super) fn split_scheme(value: &str) -> Option<(&str, &str)> {
+pub fn split_scheme(value: &str) -> Option<(&str, &str)> {
     let (scheme, credentials) = value.trim().split_once(' ')?;
     let credentials = credentials.trim();
     (!scheme.is_empty()

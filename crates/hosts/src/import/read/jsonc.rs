@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use crate::error::without_values;
 use crate::import::error::ImportError;
+use toolgate_settings::without_values;
 
 /// The JSON of the text: comments and trailing commas allowed (VS Code's files are JSONC).
 pub(in crate::import) fn parse_text(text: &str) -> Result<Value, ImportError> {

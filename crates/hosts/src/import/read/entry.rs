@@ -14,8 +14,8 @@ use super::scan::{Place, Scan};
 use super::shape::{Entry, Format};
 use crate::import::error::ImportError;
 use crate::import::vars;
-use crate::server::OAuthSettings;
-use crate::transport::Transport;
+use toolgate_settings::OAuthSettings;
+use toolgate_settings::Transport;
 
 /// Values of `timeout` above this are read as milliseconds, at or below it as seconds. Cline and
 /// Roo Code write seconds and cap them at 3600; Gemini CLI writes milliseconds (600000 by

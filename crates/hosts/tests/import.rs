@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use toolgate_hosts::export::{export_claude_desktop, export_mcp_servers};
+use toolgate_hosts::import::{
+    plan_import, Applied, Clash, Format, ImportChoices, ImportError, ImportOptions, ImportPlan,
+    SecretLocation, SecretMove, SkipReason, TransportKind,
+};
 use toolgate_policy::{
     decide, server_fingerprint, tool_fingerprint, Annotations, Binding, ChangeKind, Decision,
     Effect, Scope, ServerEndpoint, Subject, Target, ToolCall,
-};
-use toolgate_settings::export::{export_claude_desktop, export_mcp_servers};
-use toolgate_settings::import::{
-    plan_import, Applied, Clash, Format, ImportChoices, ImportError, ImportOptions, ImportPlan,
-    SecretLocation, SecretMove, SkipReason, TransportKind,
 };
 use toolgate_settings::{example_server, ServerConfig, Settings, Transport};
 

@@ -10,9 +10,9 @@ use toolgate_policy::ServerEndpoint;
 
 use super::read::{ReadEntry, ReadKind};
 use super::report::{Clash, RenamedServer, SkipReason, SkippedServer, Warnings};
-use crate::server::ServerConfig;
-use crate::transport::Transport;
-use crate::Settings;
+use toolgate_settings::ServerConfig;
+use toolgate_settings::Settings;
+use toolgate_settings::Transport;
 
 /// A server the import adds, with the tools its `autoApprove` named.
 #[derive(Clone)]
@@ -267,7 +267,7 @@ fn unsafe_env(transport: &Transport, allow_env: &[String]) -> Option<String> {
     };
     env.keys()
         .find(|name| {
-            crate::reference::hijacks_process(name)
+            toolgate_settings::reference::hijacks_process(name)
                 && !allow_env.iter().any(|a| a.eq_ignore_ascii_case(name))
         })
         .cloned()

@@ -96,7 +96,7 @@ pub enum SkipReason {
     DisabledDuplicate { id: String, existing: bool },
     /// Its env sets `variable` (`LD_PRELOAD`, `NODE_OPTIONS`…), which can make the program load
     /// other code, and the entry does not list it in Toolgate's `allowEnv`; Toolgate would refuse
-    /// to start it (see [`crate::ServerConfig::unsafe_env`]).
+    /// to start it (see [`toolgate_settings::ServerConfig::unsafe_env`]).
     #[serde(rename_all = "camelCase")]
     UnsafeEnv { variable: String },
     /// A transport Toolgate does not speak, as written in `type` (e.g. `sse`).
