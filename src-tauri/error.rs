@@ -51,6 +51,8 @@ command_error! {
     toolgate_host::PackageError => "servers",
     toolgate_host::BundleError => "bundle",
     toolgate_host::BundleInstallError => "bundle",
+    toolgate_host::ServerSignInError => "signIn",
+    toolgate_agent::apps::AppError => "app",
     tauri::Error => "internal",
     tokio::task::JoinError => "internal",
     serde_json::Error => "internal",

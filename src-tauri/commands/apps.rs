@@ -92,9 +92,7 @@ pub async fn load_app(
     server_id: String,
     uri: String,
 ) -> Result<AppView> {
-    let document = apps::load(&state.servers, &server_id, &uri)
-        .await
-        .map_err(app_error)?;
+    let document = apps::load(&state.servers, &server_id, &uri).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let view = AppView {
         id: id.clone(),

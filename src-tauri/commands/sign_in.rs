@@ -9,13 +9,6 @@ use toolgate_host::{SignedInInfo, SIGN_IN_WAIT};
 use crate::error::CommandError;
 use crate::state::AppState;
 
-fn failed(message: String) -> CommandError {
-    CommandError {
-        kind: "signIn",
-        message,
-    }
-}
-
 /// Signs in to a remote server in the system browser; `on_url` receives the address opened.
 /// `extra_scopes`: more access the user agreed to grant (after a call needed it).
 #[tauri::command]
@@ -39,7 +32,7 @@ pub async fn sign_in_server(
             &toolgate_oauth::open_in_browser,
         )
         .await
-        .map_err(failed)
+        .map_err(CommandError::from)
 }
 
 /// Signs out of a remote server; returns notes (a revocation the server did not confirm).
@@ -48,5 +41,9 @@ pub async fn sign_out_server(
     state: State<'_, AppState>,
     server_id: String,
 ) -> Result<Vec<String>, CommandError> {
-    state.host.sign_out(&server_id).await.map_err(failed)
+    state
+        .host
+        .sign_out(&server_id)
+        .await
+        .map_err(CommandError::from)
 }

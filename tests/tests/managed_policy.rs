@@ -297,7 +297,11 @@ async fn the_remote_policy_applies_only_when_signed_and_its_last_good_copy_serve
     .await;
     point_at(&policy, &format!("http://127.0.0.1:{forged}/policy"), &org);
     host.reload_managed().await;
-    let why = host.fetch_remote_policy().await.expect_err("refused");
+    let why = host
+        .fetch_remote_policy()
+        .await
+        .expect_err("refused")
+        .to_string();
     assert!(why.contains("signature"), "{why}");
     assert_eq!(
         host.settings().policy.approval_timeout_secs,

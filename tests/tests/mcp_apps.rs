@@ -54,7 +54,8 @@ async fn the_example_servers_app_is_found_read_and_given_only_what_it_declared()
         "demo://resource/static/document/architecture.md",
     )
     .await
-    .expect_err("not a ui:// resource");
+    .expect_err("not a ui:// resource")
+    .to_string();
     assert!(not_ui.contains("not an app"), "{not_ui}");
     servers.stop_all().await;
 }

@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_mcp::{ServerManager, APP_MIME_TYPE};
+use toolgate_mcp::{McpError, ServerManager, APP_MIME_TYPE};
 
 /// The largest app document Toolgate shows.
 pub const MAX_APP_BYTES: usize = 5 * 1024 * 1024;
@@ -46,19 +46,37 @@ pub struct AppDocument {
     pub prefers_border: bool,
 }
 
+/// Why an app's document is not shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppError {
+    #[error("{uri} is not an app (ui://) resource")]
+    NotAnApp { uri: String },
+    /// The server could not be asked for it.
+    #[error(transparent)]
+    Read(#[from] McpError),
+    #[error("{uri} has no HTML text to show")]
+    NoText { uri: String },
+    /// Of another MIME type than [`APP_MIME_TYPE`] (`mime` empty: none given).
+    #[error(
+        "{uri} is {}, not an app ({APP_MIME_TYPE})",
+        if mime.is_empty() { "of no type" } else { mime }
+    )]
+    WrongType { uri: String, mime: String },
+    #[error("{uri} is {bytes} bytes; Toolgate shows apps of at most {MAX_APP_BYTES}")]
+    TooLarge { uri: String, bytes: usize },
+}
+
 /// Reads a server's app document and builds its policy.
 pub async fn load(
     servers: &ServerManager,
     server_id: &str,
     uri: &str,
-) -> Result<AppDocument, String> {
+) -> Result<AppDocument, AppError> {
+    let named = || uri.to_owned();
     if !uri.starts_with("ui://") {
-        return Err(format!("{uri} is not an app (ui://) resource"));
+        return Err(AppError::NotAnApp { uri: named() });
     }
-    let read = servers
-        .read_resource(server_id, uri)
-        .await
-        .map_err(|e| e.to_string())?;
+    let read = servers.read_resource(server_id, uri).await?;
     let (mime, html, meta) = read
         .contents
         .iter()
@@ -71,18 +89,18 @@ pub async fn load(
             } => Some((mime_type.as_deref().unwrap_or_default(), text, meta)),
             _ => None,
         })
-        .ok_or_else(|| format!("{uri} has no HTML text to show"))?;
+        .ok_or_else(|| AppError::NoText { uri: named() })?;
     if !mime.eq_ignore_ascii_case(APP_MIME_TYPE) {
-        return Err(format!(
-            "{uri} is {}, not an app ({APP_MIME_TYPE})",
-            if mime.is_empty() { "of no type" } else { mime }
-        ));
+        return Err(AppError::WrongType {
+            uri: named(),
+            mime: mime.to_owned(),
+        });
     }
     if html.len() > MAX_APP_BYTES {
-        return Err(format!(
-            "{uri} is {} bytes; Toolgate shows apps of at most {MAX_APP_BYTES}",
-            html.len()
-        ));
+        return Err(AppError::TooLarge {
+            uri: named(),
+            bytes: html.len(),
+        });
     }
     let ui = meta.as_ref().and_then(|m| m.get("ui"));
     Ok(AppDocument {
@@ -242,5 +260,25 @@ mod tests {
             assert!(!csp.contains(smuggled), "{smuggled} in {csp}");
         }
         assert_eq!(csp.matches("script-src").count(), 1);
+    }
+
+    #[test]
+    fn what_is_not_an_app_says_what_it_is() {
+        let untyped = AppError::WrongType {
+            uri: "ui://a".into(),
+            mime: String::new(),
+        };
+        assert_eq!(
+            untyped.to_string(),
+            "ui://a is of no type, not an app (text/html;profile=mcp-app)"
+        );
+        let large = AppError::TooLarge {
+            uri: "ui://a".into(),
+            bytes: MAX_APP_BYTES + 1,
+        };
+        assert_eq!(
+            large.to_string(),
+            "ui://a is 5242881 bytes; Toolgate shows apps of at most 5242880"
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
-use toolgate_agent::{TurnEvent, TurnOptions};
+use toolgate_agent::{AgentError, TurnEvent, TurnOptions};
 use toolgate_llm::{ContentPart, Message, Usage};
 use toolgate_policy::{Effect, Rule, Scope, Target};
 
@@ -170,7 +170,7 @@ impl Session {
         text: &str,
         (print, max_rounds): (bool, usize),
         schema: Option<Value>,
-    ) -> (Result<String, String>, Vec<TraceEntry>, Spent) {
+    ) -> (Result<String, AgentError>, Vec<TraceEntry>, Spent) {
         let seen: Arc<Mutex<HashMap<String, Seen>>> = Arc::default();
         let usage = Arc::new(Mutex::new(Spent::default()));
         let stream_text = print && schema.is_none();
@@ -307,8 +307,7 @@ impl Session {
                 &options,
                 &record,
             )
-            .await
-            .map_err(|e| e.to_string());
+            .await;
         on_ctrl_c.abort();
         if stream_text {
             println!();
@@ -473,7 +472,7 @@ pub async fn run(ctx: Context, goal: &str, approve: &[String], shape: Shape<'_>)
         goal: goal.to_owned(),
         trace,
         answer: result.as_ref().ok().cloned(),
-        error: result.err(),
+        error: result.err().map(|e| e.to_string()),
         usage: spent.usage,
         cost_micro_usd: spent.cost,
     };
@@ -527,7 +526,7 @@ pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
         let rounds = TurnOptions::default().max_rounds;
         let (result, _, spent) = session.turn(&mut history, text, (true, rounds), None).await;
         if let Err(e) = result {
-            eprintln!("toolgate: {}", screen::stream(&e));
+            eprintln!("toolgate: {}", screen::stream(&e.to_string()));
         }
         eprintln!("[{}]", spent.describe());
     }

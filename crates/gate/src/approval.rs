@@ -8,8 +8,8 @@ use toolgate_catalog::Entry;
 use toolgate_history::{AuditDecision, AuditEntry, AuditRef, DecidedBy, History};
 use toolgate_mcp::Launch;
 use toolgate_policy::{
-    server_fingerprint, tool_fingerprint, Annotations, PolicySettings, Rule, Scope, ServerEndpoint,
-    ToolCall as PolicyCall,
+    server_fingerprint, tool_fingerprint, Annotations, PolicyError, PolicySettings, Rule, Scope,
+    ServerEndpoint, ToolCall as PolicyCall,
 };
 
 use crate::gatekeeper::AuditNote;
@@ -43,10 +43,8 @@ impl MemoryPolicy {
     }
 
     /// Adds a rule now (the store's own, synchronous form of [`PolicyStore::add_rule`]).
-    pub fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        Arc::make_mut(&mut self.lock())
-            .add_rule(rule)
-            .map_err(|e| e.to_string())
+    pub fn add_rule(&self, rule: Rule) -> Result<(), PolicyError> {
+        Arc::make_mut(&mut self.lock()).add_rule(rule)
     }
 }
 
@@ -57,7 +55,7 @@ impl PolicyStore for MemoryPolicy {
     }
 
     async fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        MemoryPolicy::add_rule(self, rule)
+        MemoryPolicy::add_rule(self, rule).map_err(|e| e.to_string())
     }
 }
 

@@ -36,7 +36,9 @@ pub mod wait;
 pub use approval::{MemoryPolicy, PolicyStore};
 pub use exposure::Exposure;
 pub use keeper::Gatekeeper;
-pub use requests::{link_of, open_in_browser, ModelSource, ServerRequestGate};
+pub use requests::{
+    link_of, open_in_browser, BrowserError, LinkError, ModelSource, ServerRequestGate,
+};
 pub use rules::{bind_edited, BindError};
 pub use wait::{
     Announcer, Asked, Decision, Gate, GateError, Lasting, Link, PendingCall, Reach, RequestKind,

@@ -29,7 +29,7 @@ use toolgate_policy::{Effect, Rule, Scope, Subject};
 
 mod link;
 
-pub use link::{link_of, open_in_browser};
+pub use link::{link_of, open_in_browser, BrowserError, LinkError};
 
 use crate::approval::{launch_fingerprint, now_ms, Audit, PolicyStore};
 use crate::gatekeeper::{AuditNote, Held, Next, Settlement};

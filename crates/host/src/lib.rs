@@ -37,7 +37,7 @@ pub use managed::{ManagedOrigin, ManagedView};
 pub use options::HostOptions;
 pub use packages::{PackageError, PackageView};
 pub use registry::RegistryAddError;
-pub use sign_in::SIGN_IN_WAIT;
+pub use sign_in::{ClientSecretError, ServerSignInError, SIGN_IN_WAIT};
 pub use telemetry::STOP_GRACE;
 pub use toolgate_bundle::BundleError;
 pub use toolgate_managed::Source as ManagedSource;
@@ -256,9 +256,10 @@ impl Host {
                             move |config: &toolgate_settings::ServerConfig,
                                   env: &toolgate_mcp::HostEnv| {
                                 match host.upgrade() {
-                                    Some(host) => {
-                                        host.managed().admit_to_run(config, &env.path_var())
-                                    }
+                                    Some(host) => host
+                                        .managed()
+                                        .admit_to_run(config, &env.path_var())
+                                        .map_err(Into::into),
                                     None => Ok(()),
                                 }
                             },

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use serde::Serialize;
-use toolgate_managed::{locks, remote, Locks, Managed, Source};
+use toolgate_managed::{locks, remote, Locks, Managed, RemoteFetchError, Source};
 use toolgate_settings::file::FileError;
 use toolgate_settings::Settings;
 
@@ -210,7 +210,7 @@ impl Host {
         .await
         {
             Ok(Ok(())) => self.reload_managed().await,
-            Ok(Err(e)) => self.note_remote_failure(e).await,
+            Ok(Err(e)) => self.note_remote_failure(e.to_string()).await,
             Err(_) => {
                 self.note_remote_failure(format!("{} did not answer in time", remote.url))
                     .await
@@ -220,9 +220,9 @@ impl Host {
 
     /// Fetches the organisation's remote document now (as every 15 minutes) and applies it;
     /// a failure keeps the last good copy and is noted in the policy's warnings.
-    pub async fn fetch_remote_policy(&self) -> Result<(), String> {
+    pub async fn fetch_remote_policy(&self) -> Result<(), RemoteFetchError> {
         let Some(remote) = self.managed().document.remote.clone() else {
-            return Err("the managed policy names no remote document".to_owned());
+            return Err(RemoteFetchError::NoneNamed);
         };
         match toolgate_managed::refresh_remote(&remote, &cache_path(self.data_dir())).await {
             Ok(()) => {
@@ -230,7 +230,7 @@ impl Host {
                 Ok(())
             }
             Err(e) => {
-                self.note_remote_failure(e.clone()).await;
+                self.note_remote_failure(e.to_string()).await;
                 Err(e)
             }
         }

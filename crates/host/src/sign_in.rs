@@ -4,28 +4,65 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate_oauth::{SignInRequest, SignedInInfo};
-use toolgate_settings::{ServerConfig, Transport};
+use toolgate_oauth::{KeychainError, OpenBrowserError, SignInError, SignInRequest, SignedInInfo};
+use toolgate_secrets::SecretError;
+use toolgate_settings::{ExpandError, ServerConfig, Transport};
 
 use crate::Host;
 
 /// How long a sign-in waits for the browser by default.
 pub const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
 
+/// Why signing in to a server, or out of it, did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerSignInError {
+    #[error("no server '{0}' is configured")]
+    UnknownServer(String),
+    /// A server started by a command (named here): only remote servers sign in.
+    #[error("{0} is started by a command on this computer: only remote servers sign in")]
+    NotRemote(String),
+    /// A server whose `oauth.grant` gets tokens without a browser, at each connection.
+    #[error(
+        "{id} gets its tokens without a browser (its oauth.grant is {grant}): it signs in each time it connects. Restart it to sign in again (`toolgate servers restart {id}`, or Restart on its card)"
+    )]
+    NoBrowser { id: String, grant: &'static str },
+    /// The server's `oauth.clientSecret` could not be filled in.
+    #[error(transparent)]
+    ClientSecret(#[from] ExpandError<ClientSecretError>),
+    /// The task that read the client secret from the keychain failed.
+    #[error("{0}")]
+    Task(tokio::task::JoinError),
+    #[error(transparent)]
+    SignIn(#[from] SignInError),
+    /// Signing out: the keychain did not let the sign-in go.
+    #[error(transparent)]
+    SignOut(#[from] KeychainError),
+}
+
+/// Why the client secret a sign-in sends (`oauth.clientSecret`) has no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientSecretError {
+    #[error(transparent)]
+    Keychain(SecretError),
+    #[error(
+        "the secret {0} (oauth.clientSecret) is not set; set it under Servers & tools → Secrets"
+    )]
+    SecretNotSet(String),
+    #[error("the environment variable {0} is not set")]
+    EnvNotSet(String),
+}
+
 impl Host {
-    fn remote(&self, id: &str) -> Result<(ServerConfig, String), String> {
+    fn remote(&self, id: &str) -> Result<(ServerConfig, String), ServerSignInError> {
         let server = self
             .settings()
             .servers
             .iter()
             .find(|s| s.id == id)
             .cloned()
-            .ok_or_else(|| format!("no server '{id}' is configured"))?;
+            .ok_or_else(|| ServerSignInError::UnknownServer(id.to_owned()))?;
         let Transport::Http { url, .. } = &server.transport else {
-            return Err(format!(
-                "{} is started by a command on this computer: only remote servers sign in",
-                server.name
-            ));
+            return Err(ServerSignInError::NotRemote(server.name));
         };
         let url = url.clone();
         Ok((server, url))
@@ -42,8 +79,8 @@ impl Host {
         client_id: Option<String>,
         wait: Duration,
         show: &(dyn Fn(&str) + Send + Sync),
-        open: &(dyn Fn(&str) -> Result<(), String> + Send + Sync),
-    ) -> Result<SignedInInfo, String> {
+        open: &(dyn Fn(&str) -> Result<(), OpenBrowserError> + Send + Sync),
+    ) -> Result<SignedInInfo, ServerSignInError> {
         let (server, url) = self.remote(id)?;
         if let Some(grant) = server
             .oauth
@@ -58,9 +95,10 @@ impl Host {
                 EnterpriseManaged => "enterpriseManaged",
                 AuthorizationCode => "authorizationCode",
             };
-            return Err(format!(
-                "{id} gets its tokens without a browser (its oauth.grant is {grant}): it signs in each time it connects. Restart it to sign in again (`toolgate servers restart {id}`, or Restart on its card)"
-            ));
+            return Err(ServerSignInError::NoBrowser {
+                id: id.to_owned(),
+                grant,
+            });
         }
         let mut settings = server.oauth.clone();
         if let Some(client_id) = client_id {
@@ -74,14 +112,14 @@ impl Host {
                     toolgate_settings::expand(&reference, |r| match r {
                         toolgate_settings::Reference::Secret(name) => secrets
                             .get(&toolgate_settings::secret_item(name))
-                            .map_err(|e| e.to_string())?
-                            .ok_or_else(|| format!("the secret {name} (oauth.clientSecret) is not set; set it under Servers & tools → Secrets")),
+                            .map_err(ClientSecretError::Keychain)?
+                            .ok_or_else(|| ClientSecretError::SecretNotSet(name.to_owned())),
                         toolgate_settings::Reference::Env(name) => std::env::var(name)
-                            .map_err(|_| format!("the environment variable {name} is not set")),
+                            .map_err(|_| ClientSecretError::EnvNotSet(name.to_owned())),
                     })
                 })
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(ServerSignInError::Task)?
                 .map(Some)?
             }
         };
@@ -104,7 +142,7 @@ impl Host {
     /// Signs remote server `id` out: its tokens revoked where the server offers it, and every
     /// keychain item of its sign-in removed; a running server is started again without them.
     /// Returns notes for the user (a revocation that failed).
-    pub async fn sign_out(self: &Arc<Self>, id: &str) -> Result<Vec<String>, String> {
+    pub async fn sign_out(self: &Arc<Self>, id: &str) -> Result<Vec<String>, ServerSignInError> {
         let (server, url) = self.remote(id)?;
         let notes = toolgate_oauth::sign_out(&self.secrets, &server.id, &url).await?;
         if server.enabled {

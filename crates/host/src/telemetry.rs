@@ -79,6 +79,7 @@ impl Host {
                     toolgate_settings::expand(value, |reference| {
                         toolgate_mcp::lookup_reference(Some(secrets.as_ref()), reference)
                     })
+                    .map_err(Into::into)
                 });
                 *lock(&self.telemetry.running) =
                     Some(Exporter::start(history, config.clone(), lookup));

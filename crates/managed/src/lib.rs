@@ -36,8 +36,8 @@ use std::time::SystemTime;
 pub use document::{Document, Invalid, Locks, ManagedRule, RegistryPolicy};
 pub use identity::Identity;
 pub use locks::Violation;
-pub use remote::RemotePolicy;
-pub use servers::{admit, Runs, Start};
+pub use remote::{RemotePolicy, VerifyError};
+pub use servers::{admit, AdmitError, Runs, Start};
 pub use servers::{ServerMatch, ServerPolicy};
 pub use source::{Origin, Source};
 use toolgate_policy::Rule;
@@ -92,7 +92,7 @@ impl Managed {
         if let Some(remote) = document.remote.clone() {
             // The user's kept copy (the newest fetched), then the system's (which the user
             // cannot delete or replace).
-            let mut copies = Vec::new();
+            let mut copies: Vec<(String, Result<Vec<u8>, String>, _)> = Vec::new();
             if let Some(cache) = cache.filter(|c| c.exists()) {
                 copies.push((
                     cache.display().to_string(),
@@ -110,14 +110,14 @@ impl Managed {
                     .remote_copy
                     .as_ref()
                     .and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-                copies.push((place, copy, modified));
+                copies.push((place, copy.map_err(|e| e.to_string()), modified));
             }
             let mut troubles = Vec::new();
             let mut applied = false;
             for (place, bytes, modified) in copies {
                 let with_remote = bytes
-                    .and_then(|bytes| remote::verify(&remote, &bytes))
-                    .and_then(checked)
+                    .and_then(|bytes| remote::verify(&remote, &bytes).map_err(|e| e.to_string()))
+                    .and_then(|value| checked(value).map_err(|e| e.to_string()))
                     .and_then(|value| {
                         let mut with_remote = merged.clone();
                         document::merge(&mut with_remote, value);
@@ -192,7 +192,7 @@ impl Managed {
 
     /// Whether `server` may be added: what its settings say is checked against the allow and
     /// deny lists; what needs the machine is checked at its start ([`Self::admit_to_run`]).
-    pub fn admit(&self, server: &ServerConfig) -> Result<(), String> {
+    pub fn admit(&self, server: &ServerConfig) -> Result<(), AdmitError> {
         servers::admit(&self.document.servers, server, None)?;
         self.admit_registry(server)
     }
@@ -200,9 +200,9 @@ impl Managed {
     /// Whether `server` may start now, with programs found on `path`: no server while a
     /// required remote policy is unavailable; the allow and deny lists matched against what
     /// runs; a package admitted only through the real launcher.
-    pub fn admit_to_run(&self, server: &ServerConfig, path: &OsStr) -> Result<(), String> {
+    pub fn admit_to_run(&self, server: &ServerConfig, path: &OsStr) -> Result<(), AdmitError> {
         if let Some(why) = &self.remote_unavailable {
-            return Err(why.clone());
+            return Err(AdmitError::RemoteUnavailable(why.clone()));
         }
         let start = servers::Start {
             path,
@@ -214,7 +214,7 @@ impl Managed {
 
     /// With `registryOnly` the organisation's registry is its allowlist: a server not added
     /// from it does not run (its own `required` ones do).
-    fn admit_registry(&self, server: &ServerConfig) -> Result<(), String> {
+    fn admit_registry(&self, server: &ServerConfig) -> Result<(), AdmitError> {
         let Some(registry) = self.document.registry.as_ref().filter(|r| r.registry_only) else {
             return Ok(());
         };
@@ -236,28 +236,62 @@ impl Managed {
         if required || from_it {
             return Ok(());
         }
-        Err(format!(
-            "your organisation runs only servers added from its registry ({url}), and {} was not",
-            Runs::of(server).describe()
-        ))
+        Err(AdmitError::NotFromRegistry {
+            url: url.to_owned(),
+            runs: Box::new(Runs::of(server)),
+        })
     }
 }
 
+/// Why the remote document was not fetched and kept; the last good copy stays.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteFetchError {
+    #[error("the managed policy names no remote document")]
+    NoneNamed,
+    /// No HTTP client could be made.
+    #[error("{0}")]
+    Client(reqwest::Error),
+    #[error("could not fetch {url}: {error}")]
+    Fetch { url: String, error: reqwest::Error },
+    #[error("{url} answered {status}")]
+    Status {
+        url: String,
+        status: reqwest::StatusCode,
+    },
+    #[error("could not read {url}: {error}")]
+    Read { url: String, error: reqwest::Error },
+    #[error("the document at {url}: {error}")]
+    Unverified {
+        url: String,
+        error: remote::VerifyError,
+    },
+    #[error("the document at {url}: {error}")]
+    NotAPolicy { url: String, error: Invalid },
+    #[error("could not keep it in {}: {error}", path.display())]
+    Keep {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+}
+
 /// A remote document's JSON when it reads as a policy document.
-fn checked(value: serde_json::Value) -> Result<serde_json::Value, String> {
-    Document::parse(value.clone())
-        .map(|_| value)
-        .map_err(|e| e.0)
+fn checked(value: serde_json::Value) -> Result<serde_json::Value, Invalid> {
+    Document::parse(value.clone()).map(|_| value)
 }
 
 /// Fetches the organisation's remote document, checks its signature and that it reads as a
 /// policy, and keeps it in `cache` as the last good copy. On any failure the cache is left as
 /// it was, and the error says what went wrong.
-pub async fn refresh_remote(remote: &RemotePolicy, cache: &Path) -> Result<(), String> {
+pub async fn refresh_remote(remote: &RemotePolicy, cache: &Path) -> Result<(), RemoteFetchError> {
     let body = remote::fetch(remote).await?;
-    remote::verify(remote, &body)
-        .and_then(checked)
-        .map_err(|e| format!("the document at {}: {e}", remote.url))?;
+    let value = remote::verify(remote, &body).map_err(|error| RemoteFetchError::Unverified {
+        url: remote.url.clone(),
+        error,
+    })?;
+    checked(value).map_err(|error| RemoteFetchError::NotAPolicy {
+        url: remote.url.clone(),
+        error,
+    })?;
     remote::keep(cache, &body)
 }
 
@@ -277,7 +311,10 @@ mod tests {
             ..Managed::default()
         };
         let mut own = ServerConfig::stdio("own", "npx", ["-y", "x@1.0.0"]);
-        let refused = managed.admit(&own).expect_err("not from the registry");
+        let refused = managed
+            .admit(&own)
+            .expect_err("not from the registry")
+            .to_string();
         assert!(
             refused.contains("https://registry.example.com"),
             "{refused}"
@@ -331,7 +368,10 @@ mod tests {
 
         // Never fetched, nothing kept: no server runs, and it says why.
         let managed = Managed::load(&source, Some(&cache));
-        let why = managed.admit_to_run(&server, &path).unwrap_err();
+        let why = managed
+            .admit_to_run(&server, &path)
+            .unwrap_err()
+            .to_string();
         assert!(
             why.contains("has not been fetched yet") && why.contains("no server runs"),
             "{why}"
@@ -354,6 +394,7 @@ mod tests {
         assert!(managed
             .admit_to_run(&server, &path)
             .unwrap_err()
+            .to_string()
             .contains("signature"));
 
         // The user's copy deleted, the system's kept where only its owner writes: applied.
@@ -369,7 +410,10 @@ mod tests {
         )
         .expect("mode");
         let managed = Managed::load(&source, Some(&cache));
-        let why = managed.admit_to_run(&server, &path).unwrap_err();
+        let why = managed
+            .admit_to_run(&server, &path)
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("can be changed by other users"), "{why}");
         let _ = std::fs::remove_dir_all(&dir);
     }

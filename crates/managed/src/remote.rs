@@ -17,6 +17,8 @@ use serde_json::Value;
 
 use serde::Serialize;
 
+use crate::RemoteFetchError;
+
 /// How often the remote document is fetched again.
 pub const REFRESH: Duration = Duration::from_secs(15 * 60);
 
@@ -36,10 +38,33 @@ struct Envelope {
     signature: String,
 }
 
-fn b64(text: &str) -> Result<Vec<u8>, String> {
+/// Text that should be base64 and is not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not base64: {0}")]
+pub struct NotBase64(pub base64::DecodeError);
+
+/// Why a fetched or kept document is not used: its envelope, its signature or its JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("not a signed policy ({{\"payload\", \"signature\"}}): {0}")]
+    NotSigned(serde_json::Error),
+    #[error("payload: {0}")]
+    Payload(NotBase64),
+    #[error("signature: {0}")]
+    Signature(NotBase64),
+    /// The organisation's public key (checked when the local policy was read).
+    #[error("{0}")]
+    PublicKey(NotBase64),
+    #[error("its signature does not match the organisation's public key")]
+    Mismatch,
+    #[error("payload is not JSON: {0}")]
+    PayloadNotJson(serde_json::Error),
+}
+
+fn b64(text: &str) -> Result<Vec<u8>, NotBase64> {
     base64::engine::general_purpose::STANDARD
         .decode(text.trim())
-        .map_err(|e| format!("not base64: {e}"))
+        .map_err(NotBase64)
 }
 
 /// Checks the settings as they are read: an https address (http only on loopback) and a key.
@@ -69,17 +94,15 @@ pub(crate) fn check(remote: &RemotePolicy) -> Result<(), String> {
 /// The policy inside `envelope` when its signature holds under the key, as JSON (the caller
 /// reads it as a document); its own `remote` is ignored (a remote document cannot point
 /// elsewhere).
-pub fn verify(remote: &RemotePolicy, envelope: &[u8]) -> Result<Value, String> {
-    let envelope: Envelope = serde_json::from_slice(envelope)
-        .map_err(|e| format!("not a signed policy ({{\"payload\", \"signature\"}}): {e}"))?;
-    let payload = b64(&envelope.payload).map_err(|e| format!("payload: {e}"))?;
-    let signature = b64(&envelope.signature).map_err(|e| format!("signature: {e}"))?;
-    let key = b64(&remote.public_key)?;
+pub fn verify(remote: &RemotePolicy, envelope: &[u8]) -> Result<Value, VerifyError> {
+    let envelope: Envelope = serde_json::from_slice(envelope).map_err(VerifyError::NotSigned)?;
+    let payload = b64(&envelope.payload).map_err(VerifyError::Payload)?;
+    let signature = b64(&envelope.signature).map_err(VerifyError::Signature)?;
+    let key = b64(&remote.public_key).map_err(VerifyError::PublicKey)?;
     ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, key)
         .verify(&payload, &signature)
-        .map_err(|_| "its signature does not match the organisation's public key".to_owned())?;
-    let mut value: Value =
-        serde_json::from_slice(&payload).map_err(|e| format!("payload is not JSON: {e}"))?;
+        .map_err(|_| VerifyError::Mismatch)?;
+    let mut value: Value = serde_json::from_slice(&payload).map_err(VerifyError::PayloadNotJson)?;
     if let Some(object) = value.as_object_mut() {
         object.remove("remote");
     }
@@ -87,32 +110,39 @@ pub fn verify(remote: &RemotePolicy, envelope: &[u8]) -> Result<Value, String> {
 }
 
 /// Fetches the document as served.
-pub(crate) async fn fetch(remote: &RemotePolicy) -> Result<Vec<u8>, String> {
+pub(crate) async fn fetch(remote: &RemotePolicy) -> Result<Vec<u8>, RemoteFetchError> {
+    let url = || remote.url.clone();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(20))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(RemoteFetchError::Client)?;
     let response = client
         .get(&remote.url)
         .send()
         .await
-        .map_err(|e| format!("could not fetch {}: {e}", remote.url))?;
+        .map_err(|error| RemoteFetchError::Fetch { url: url(), error })?;
     if !response.status().is_success() {
-        return Err(format!("{} answered {}", remote.url, response.status()));
+        return Err(RemoteFetchError::Status {
+            url: url(),
+            status: response.status(),
+        });
     }
     let body = response
         .bytes()
         .await
-        .map_err(|e| format!("could not read {}: {e}", remote.url))?;
+        .map_err(|error| RemoteFetchError::Read { url: url(), error })?;
     Ok(body.to_vec())
 }
 
 /// Keeps a verified document as the last good copy (replaced whole or not at all).
-pub(crate) fn keep(cache: &Path, body: &[u8]) -> Result<(), String> {
+pub(crate) fn keep(cache: &Path, body: &[u8]) -> Result<(), RemoteFetchError> {
     let temp = cache.with_extension("tmp");
     std::fs::write(&temp, body)
         .and_then(|()| std::fs::rename(&temp, cache))
-        .map_err(|e| format!("could not keep it in {}: {e}", cache.display()))
+        .map_err(|error| RemoteFetchError::Keep {
+            path: cache.to_path_buf(),
+            error,
+        })
 }
 
 #[cfg(test)]
@@ -149,8 +179,15 @@ mod tests {
         assert_eq!(value["settings"]["sandbox"], json!(true));
         assert!(value.get("remote").is_none(), "cannot point elsewhere");
 
-        let forged = verify(&remote(&org), &signed(&key(2), payload)).unwrap_err();
+        let forged = verify(&remote(&org), &signed(&key(2), payload))
+            .unwrap_err()
+            .to_string();
         assert!(forged.contains("signature"), "{forged}");
+        let unsigned = verify(&remote(&org), b"{}").unwrap_err().to_string();
+        assert!(
+            unsigned.starts_with(r#"not a signed policy ({"payload", "signature"}): "#),
+            "{unsigned}"
+        );
 
         let mut tampered: Value = serde_json::from_slice(&signed(&org, payload)).unwrap();
         tampered["payload"] = json!(base64::engine::general_purpose::STANDARD

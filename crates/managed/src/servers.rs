@@ -393,6 +393,42 @@ fn matches_any(
     matches(entry, runs, registry)
 }
 
+/// Why the organisation does not let a server run, naming what it runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdmitError {
+    #[error(
+        "your organisation does not allow {}: it is on the organisation's deny list",
+        runs.describe()
+    )]
+    Denied { runs: Box<Runs> },
+    #[error(
+        "your organisation runs only the servers it sets up, and {} is not one of them",
+        runs.describe()
+    )]
+    OnlyItsOwn { runs: Box<Runs> },
+    /// Allowed by its package, but not run through the real package launcher (`why`).
+    #[error(
+        "your organisation allows {} only through the real package launcher, and {why}",
+        runs.describe()
+    )]
+    NotThroughLauncher { runs: Box<Runs>, why: String },
+    #[error(
+        "your organisation allows only the servers on its list, and {} is not on it",
+        runs.describe()
+    )]
+    NotAllowed { runs: Box<Runs> },
+    /// With `registryOnly`: a server not added from the organisation's registry at `url`.
+    #[error(
+        "your organisation runs only servers added from its registry ({url}), and {} was not",
+        runs.describe()
+    )]
+    NotFromRegistry { url: String, runs: Box<Runs> },
+    /// The policy names a remote document and no verified copy of it could be had: no server
+    /// runs ([`crate::Managed::remote_unavailable`] says why).
+    #[error("{0}")]
+    RemoteUnavailable(String),
+}
+
 /// Whether the organisation lets `server` run; the refusal in words when not.
 ///
 /// With `start` (a server about to start) the checks that need the machine are made too: a
@@ -404,7 +440,7 @@ pub fn admit(
     policy: &ServerPolicy,
     server: &ServerConfig,
     start: Option<Start<'_>>,
-) -> Result<(), String> {
+) -> Result<(), AdmitError> {
     let required = policy
         .required
         .iter()
@@ -437,16 +473,14 @@ pub fn admit(
         .iter()
         .any(|e| matches_any(e, &runs, registry, &any_program, &all_urls))
     {
-        return Err(format!(
-            "your organisation does not allow {}: it is on the organisation's deny list",
-            runs.describe()
-        ));
+        return Err(AdmitError::Denied {
+            runs: Box::new(runs),
+        });
     }
     if !policy.allow_user_servers {
-        return Err(format!(
-            "your organisation runs only the servers it sets up, and {} is not one of them",
-            runs.describe()
-        ));
+        return Err(AdmitError::OnlyItsOwn {
+            runs: Box::new(runs),
+        });
     }
     if policy.allow.is_empty() {
         return Ok(());
@@ -466,14 +500,13 @@ pub fn admit(
         }
     }
     Err(match launcher_refused {
-        Some(why) => format!(
-            "your organisation allows {} only through the real package launcher, and {why}",
-            runs.describe()
-        ),
-        None => format!(
-            "your organisation allows only the servers on its list, and {} is not on it",
-            runs.describe()
-        ),
+        Some(why) => AdmitError::NotThroughLauncher {
+            runs: Box::new(runs),
+            why,
+        },
+        None => AdmitError::NotAllowed {
+            runs: Box::new(runs),
+        },
     })
 }
 
@@ -489,7 +522,7 @@ mod tests {
     }
 
     fn admit_(p: &ServerPolicy, server: &ServerConfig) -> Result<(), String> {
-        admit(p, server, None)
+        admit(p, server, None).map_err(|e| e.to_string())
     }
 
     fn policy(value: serde_json::Value) -> ServerPolicy {
@@ -653,11 +686,11 @@ mod tests {
             Ok(()),
             "the settings alone name the package"
         );
-        let refused = admit(&p, &server, start).unwrap_err();
+        let refused = admit(&p, &server, start).unwrap_err().to_string();
         assert!(refused.contains("real package launcher"), "{refused}");
         // Known flags only, but still the user's own npx.
         let plain = stdio("npx", &["-y", "@modelcontextprotocol/server-memory"]);
-        let refused = admit(&p, &plain, start).unwrap_err();
+        let refused = admit(&p, &plain, start).unwrap_err().to_string();
         assert!(refused.contains("not a system program"), "{refused}");
         let _ = std::fs::remove_dir_all(&home);
     }

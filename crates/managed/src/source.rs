@@ -44,6 +44,57 @@ pub struct Origin {
     pub modified: Option<SystemTime>,
 }
 
+/// Why a place's policy is not trusted: someone other than its owner could have written it.
+#[derive(Debug, thiserror::Error)]
+pub enum Untrusted {
+    #[error("{}: {error}", place.display())]
+    Unreadable {
+        place: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{} belongs to user {uid}, not {owner}", place.display())]
+    Owner {
+        place: PathBuf,
+        uid: u32,
+        owner: u32,
+    },
+    #[error("{} can be changed by other users (mode {mode:o})", place.display())]
+    Writable { place: PathBuf, mode: u32 },
+}
+
+/// Why the system's copy of the remote policy cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteCopyError {
+    #[error("{}: {why}", path.display())]
+    Untrusted { path: PathBuf, why: Untrusted },
+    #[error("{}: {error}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+/// Why what a property list or the Windows registry holds does not read as a policy document.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyDocumentError {
+    #[error("not a property list: {0}")]
+    NotPropertyList(plist::Error),
+    /// The property list has a value JSON cannot hold.
+    #[error("{0}")]
+    NotJsonValue(serde_json::Error),
+    #[error("ManagedPolicy is not JSON: {0}")]
+    WrappedNotJson(serde_json::Error),
+    /// A registry value (`Policy`, or one per top-level key) that is not JSON.
+    #[error("the value {name} is not JSON: {error}")]
+    RegistryValueNotJson {
+        name: String,
+        error: serde_json::Error,
+    },
+    /// The registry key could not be opened.
+    #[error("{0}")]
+    Registry(std::io::Error),
+}
+
 /// What the places held: each usable document as JSON with its origin, and why others were
 /// refused.
 #[derive(Debug, Default)]
@@ -173,7 +224,7 @@ impl Source {
                 .map_err(|e| e.to_string())
                 .and_then(|bytes| {
                     if Some(&path) == self.preferences.as_ref() {
-                        from_plist(&bytes)
+                        from_plist(&bytes).map_err(|e| e.to_string())
                     } else {
                         serde_json::from_slice(&bytes).map_err(|e| e.to_string())
                     }
@@ -218,21 +269,28 @@ impl Source {
 
     /// The system's copy of the remote policy, when there is one that only the owner could
     /// have written.
-    pub fn read_remote_copy(&self) -> Option<Result<Vec<u8>, String>> {
+    pub fn read_remote_copy(&self) -> Option<Result<Vec<u8>, RemoteCopyError>> {
         let path = self.remote_copy.as_ref()?;
         if !path.exists() {
             return None;
         }
-        Some(
+        let read = || {
             self.trusted(path)
-                .and_then(|()| std::fs::read(path).map_err(|e| e.to_string()))
-                .map_err(|why| format!("{}: {why}", path.display())),
-        )
+                .map_err(|why| RemoteCopyError::Untrusted {
+                    path: path.clone(),
+                    why,
+                })?;
+            std::fs::read(path).map_err(|error| RemoteCopyError::Unreadable {
+                path: path.clone(),
+                error,
+            })
+        };
+        Some(read())
     }
 
     /// Whether `path` and its folder could only have been written by the owner.
     #[cfg(unix)]
-    fn trusted(&self, path: &Path) -> Result<(), String> {
+    fn trusted(&self, path: &Path) -> Result<(), Untrusted> {
         use std::os::unix::fs::MetadataExt;
         let folder = path.parent().unwrap_or(Path::new("/"));
         let mut checked = vec![path.to_path_buf(), folder.to_path_buf()];
@@ -241,22 +299,22 @@ impl Source {
             checked.extend(folder.parent().map(Path::to_path_buf));
         }
         for place in checked {
-            let meta =
-                std::fs::metadata(&place).map_err(|e| format!("{}: {e}", place.display()))?;
+            let meta = match std::fs::metadata(&place) {
+                Ok(meta) => meta,
+                Err(error) => return Err(Untrusted::Unreadable { place, error }),
+            };
             if meta.uid() != self.owner {
-                return Err(format!(
-                    "{} belongs to user {}, not {}",
-                    place.display(),
-                    meta.uid(),
-                    self.owner
-                ));
+                return Err(Untrusted::Owner {
+                    place,
+                    uid: meta.uid(),
+                    owner: self.owner,
+                });
             }
             if meta.mode() & 0o022 != 0 {
-                return Err(format!(
-                    "{} can be changed by other users (mode {:o})",
-                    place.display(),
-                    meta.mode() & 0o777
-                ));
+                return Err(Untrusted::Writable {
+                    place,
+                    mode: meta.mode() & 0o777,
+                });
             }
         }
         Ok(())
@@ -265,7 +323,7 @@ impl Source {
     /// Windows: `%ProgramData%` and `HKLM` are writable by administrators only; the file's
     /// access list is not checked here (not verified on Windows).
     #[cfg(not(unix))]
-    fn trusted(&self, _path: &Path) -> Result<(), String> {
+    fn trusted(&self, _path: &Path) -> Result<(), Untrusted> {
         Ok(())
     }
 }
@@ -273,13 +331,13 @@ impl Source {
 /// A managed-preferences property list as the policy document: a dictionary whose keys are the
 /// document's (`servers`, `rules`, `settings`, …), or one key `ManagedPolicy` holding the
 /// document as a JSON string (how some MDM tools can only deliver it).
-pub fn from_plist(bytes: &[u8]) -> Result<Value, String> {
+pub fn from_plist(bytes: &[u8]) -> Result<Value, PolicyDocumentError> {
     let value: plist::Value =
-        plist::from_bytes(bytes).map_err(|e| format!("not a property list: {e}"))?;
-    let json = serde_json::to_value(&value).map_err(|e| e.to_string())?;
+        plist::from_bytes(bytes).map_err(PolicyDocumentError::NotPropertyList)?;
+    let json = serde_json::to_value(&value).map_err(PolicyDocumentError::NotJsonValue)?;
     match json.get("ManagedPolicy") {
         Some(Value::String(text)) => {
-            serde_json::from_str(text).map_err(|e| format!("ManagedPolicy is not JSON: {e}"))
+            serde_json::from_str(text).map_err(PolicyDocumentError::WrappedNotJson)
         }
         _ => Ok(json),
     }
@@ -287,19 +345,24 @@ pub fn from_plist(bytes: &[u8]) -> Result<Value, String> {
 
 /// The registry's values under the policy key as the policy document: a `Policy` value holding
 /// the whole document as JSON, or one value per top-level key, each holding that key's JSON.
-pub fn from_registry_values(values: &[(String, String)]) -> Result<Option<Value>, String> {
+pub fn from_registry_values(
+    values: &[(String, String)],
+) -> Result<Option<Value>, PolicyDocumentError> {
+    let not_json = |name: &str| {
+        let name = name.to_owned();
+        move |error| PolicyDocumentError::RegistryValueNotJson { name, error }
+    };
     if values.is_empty() {
         return Ok(None);
     }
     if let Some((_, text)) = values.iter().find(|(name, _)| name == "Policy") {
         return serde_json::from_str(text)
             .map(Some)
-            .map_err(|e| format!("the value Policy is not JSON: {e}"));
+            .map_err(not_json("Policy"));
     }
     let mut document = serde_json::Map::new();
     for (name, text) in values {
-        let value =
-            serde_json::from_str(text).map_err(|e| format!("the value {name} is not JSON: {e}"))?;
+        let value = serde_json::from_str(text).map_err(not_json(name))?;
         document.insert(name.clone(), value);
     }
     Ok(Some(Value::Object(document)))
@@ -308,15 +371,17 @@ pub fn from_registry_values(values: &[(String, String)]) -> Result<Option<Value>
 mod registry {
     pub const PLACE: &str = r"HKLM\SOFTWARE\Policies\Toolgate";
 
+    use super::PolicyDocumentError;
+
     #[cfg(windows)]
-    pub fn read() -> Result<Option<serde_json::Value>, String> {
+    pub fn read() -> Result<Option<serde_json::Value>, PolicyDocumentError> {
         use winreg::enums::HKEY_LOCAL_MACHINE;
         let key = match winreg::RegKey::predef(HKEY_LOCAL_MACHINE)
             .open_subkey(r"SOFTWARE\Policies\Toolgate")
         {
             Ok(key) => key,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(PolicyDocumentError::Registry(e)),
         };
         let values: Vec<(String, String)> = key
             .enum_values()
@@ -332,7 +397,7 @@ mod registry {
     }
 
     #[cfg(not(windows))]
-    pub fn read() -> Result<Option<serde_json::Value>, String> {
+    pub fn read() -> Result<Option<serde_json::Value>, PolicyDocumentError> {
         Ok(None)
     }
 }
@@ -380,7 +445,7 @@ mod tests {
         let value = from_registry_values(&per_key).unwrap().unwrap();
         assert_eq!(value["registry"]["registryOnly"], json!(true));
         assert!(crate::Document::parse(value).is_ok());
-        assert_eq!(from_registry_values(&[]), Ok(None));
+        assert!(matches!(from_registry_values(&[]), Ok(None)));
         assert!(from_registry_values(&[("settings".into(), "{".into())]).is_err());
     }
 
@@ -476,7 +541,10 @@ mod tests {
     #[test]
     fn a_binary_property_list_reads_as_its_xml_form() {
         assert!(BINARY.starts_with(b"bplist00"), "the fixture is binary");
-        assert_eq!(from_plist(BINARY), from_plist(XML));
+        assert_eq!(
+            from_plist(BINARY).expect("binary"),
+            from_plist(XML).expect("XML")
+        );
         let d = crate::Document::parse(from_plist(WRAPPED).expect("reads")).expect("valid");
         assert!(!d.servers.allow_user_servers);
         assert_eq!(d.settings.sandbox, Some(true));
@@ -490,6 +558,7 @@ mod tests {
     fn what_is_not_the_policy_is_refused_with_its_reason() {
         assert!(from_plist(b"{\"settings\": {}}")
             .unwrap_err()
+            .to_string()
             .starts_with("not a property list"));
         let text = String::from_utf8(XML.to_vec()).expect("UTF-8");
         // A key the document does not know (here one a profile's payload has, misplaced)
@@ -506,6 +575,7 @@ mod tests {
 <plist version="1.0"><dict><key>ManagedPolicy</key><string>{"settings": </string></dict></plist>"#;
         assert!(from_plist(wrapped)
             .unwrap_err()
+            .to_string()
             .starts_with("ManagedPolicy is not JSON"));
     }
 
@@ -535,7 +605,7 @@ mod tests {
         assert!(read.warnings.is_empty(), "{:?}", read.warnings);
         assert_eq!(read.documents.len(), 1);
         assert_eq!(read.documents[0].0.place, plist.display().to_string());
-        assert_eq!(Ok(read.documents[0].1.clone()), from_plist(XML));
+        assert_eq!(read.documents[0].1, from_plist(XML).expect("XML"));
 
         // Writable by others: refused whole, with the reason.
         std::fs::set_permissions(&plist, std::fs::Permissions::from_mode(0o666)).expect("mode");

@@ -88,25 +88,46 @@ impl HostEnv {
 
     /// Finds a command the way a shell would. A command with a `/` is taken as a path (relative
     /// to `cwd`); anything else is looked up in [`Self::dirs`].
-    pub fn resolve(&self, command: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
+    pub fn resolve(&self, command: &str, cwd: Option<&Path>) -> Result<PathBuf, CommandNotFound> {
         let here = cwd
             .map(Path::to_path_buf)
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_default();
         which::which_in(command, Some(self.path_var()), &here).map_err(|_| {
+            let command = command.to_owned();
             if command.contains('/') {
-                format!("the command '{command}' does not exist or is not executable")
+                CommandNotFound::NotExecutable { command }
             } else {
-                let searched: Vec<String> =
-                    self.path.iter().map(|d| d.display().to_string()).collect();
-                format!(
-                    "the command '{command}' was not found in any of: {}. {}",
-                    searched.join(", "),
-                    install_hint(command)
-                )
+                CommandNotFound::NotOnPath {
+                    command,
+                    searched: self.path.clone(),
+                }
             }
         })
     }
+}
+
+/// A server's command that cannot be run: the path given is not a program, or the name is on
+/// none of the directories searched (which the message lists, with how to install it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandNotFound {
+    #[error("the command '{command}' does not exist or is not executable")]
+    NotExecutable { command: String },
+    #[error(
+        "the command '{command}' was not found in any of: {}. {}",
+        shown(searched),
+        install_hint(command)
+    )]
+    NotOnPath {
+        command: String,
+        searched: Vec<PathBuf>,
+    },
+}
+
+/// Directories as the message lists them.
+fn shown(dirs: &[PathBuf]) -> String {
+    let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    dirs.join(", ")
 }
 
 /// The platforms whose desktop sessions hand apps a different PATH.
@@ -443,7 +464,7 @@ mod tests {
     #[test]
     fn a_missing_command_names_the_directories_searched() {
         let env = HostEnv::from_dirs(vec!["/nonexistent/a".into(), "/nonexistent/b".into()]);
-        let err = env.resolve("npx", None).unwrap_err();
+        let err = env.resolve("npx", None).unwrap_err().to_string();
         assert!(
             err.contains("'npx' was not found in any of: /nonexistent/a, /nonexistent/b"),
             "{err}"

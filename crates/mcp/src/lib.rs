@@ -31,6 +31,7 @@ mod known;
 mod logs;
 mod manager;
 pub mod orphans;
+mod reference;
 mod sse;
 mod stdio;
 pub mod stdout;
@@ -39,11 +40,10 @@ mod types;
 
 pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
 pub use confine::SandboxReport;
-pub use host_env::HostEnv;
+pub use host_env::{CommandNotFound, HostEnv};
 pub use known::known_secrets;
-pub use manager::{
-    lookup_reference, Admission, HostAnswer, ManagerOptions, RootsChange, ServerManager,
-};
+pub use manager::{Admission, HostAnswer, ManagerOptions, Refusal, RootsChange, ServerManager};
+pub use reference::{lookup as lookup_reference, LookupError};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_settings::NetworkAccess;

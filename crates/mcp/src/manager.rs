@@ -37,7 +37,6 @@ mod supervision;
 mod tasks;
 mod updates;
 
-pub use connect::lookup as lookup_reference;
 pub use egress::HostAnswer;
 pub use lifecycle::RootsChange;
-pub use registry::{Admission, ManagerOptions, ServerManager};
+pub use registry::{Admission, ManagerOptions, Refusal, ServerManager};

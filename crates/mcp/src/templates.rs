@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use iri_string::spec::UriSpec;
 use iri_string::template::simple_context::SimpleContext;
-use iri_string::template::UriTemplateStr;
+use iri_string::template::{Error as TemplateSyntax, UriTemplateStr};
 
 /// The template's variable names, each once, in order of first use; none for a template that
 /// does not parse (it cannot be filled anyway).
@@ -24,17 +24,45 @@ pub fn variables(template: &str) -> Vec<String> {
     names
 }
 
+/// Why a template could not be filled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("'{template}' is not a URI template: {error}")]
+    NotATemplate {
+        template: String,
+        error: TemplateSyntax,
+    },
+    /// A value for a variable the template does not have (a typo); `known` are the ones it has.
+    #[error(
+        "the template {template} has no variable '{unknown}' (it has: {})",
+        known.join(", ")
+    )]
+    UnknownVariable {
+        template: String,
+        unknown: String,
+        known: Vec<String>,
+    },
+    #[error("the template {template} could not be filled: {error}")]
+    NotFilled {
+        template: String,
+        error: TemplateSyntax,
+    },
+}
+
 /// The URI `template` names with `values`, or why it cannot be made. A variable left out
 /// expands to nothing, as the RFC says; one the template does not have is an error (a typo).
-pub fn expand(template: &str, values: &BTreeMap<String, String>) -> Result<String, String> {
-    let parsed = UriTemplateStr::new(template)
-        .map_err(|e| format!("'{template}' is not a URI template: {e}"))?;
+pub fn expand(template: &str, values: &BTreeMap<String, String>) -> Result<String, TemplateError> {
+    let parsed = UriTemplateStr::new(template).map_err(|error| TemplateError::NotATemplate {
+        template: template.to_owned(),
+        error,
+    })?;
     let known = variables(template);
     if let Some(unknown) = values.keys().find(|k| !known.contains(k)) {
-        return Err(format!(
-            "the template {template} has no variable '{unknown}' (it has: {})",
-            known.join(", ")
-        ));
+        return Err(TemplateError::UnknownVariable {
+            template: template.to_owned(),
+            unknown: unknown.clone(),
+            known,
+        });
     }
     let mut context = SimpleContext::new();
     for (name, value) in values {
@@ -43,7 +71,10 @@ pub fn expand(template: &str, values: &BTreeMap<String, String>) -> Result<Strin
     parsed
         .expand::<UriSpec, _>(&context)
         .map(|uri| uri.to_string())
-        .map_err(|e| format!("the template {template} could not be filled: {e}"))
+        .map_err(|error| TemplateError::NotFilled {
+            template: template.to_owned(),
+            error,
+        })
 }
 
 /// Whether `uri` is one `template` can name: each literal part in place, each expression
@@ -140,7 +171,9 @@ mod tests {
             expand("search{?q,lang}", &values(&[("q", "x")])).unwrap(),
             "search?q=x"
         );
-        let typo = expand("notes://{topic}", &values(&[("topc", "x")])).unwrap_err();
+        let typo = expand("notes://{topic}", &values(&[("topc", "x")]))
+            .unwrap_err()
+            .to_string();
         assert!(
             typo.contains("no variable 'topc'") && typo.contains("topic"),
             "{typo}"

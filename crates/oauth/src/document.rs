@@ -26,12 +26,24 @@ pub fn redirect_uri(port: u16) -> String {
     format!("http://127.0.0.1:{port}{CALLBACK_PATH}")
 }
 
+/// An address that cannot be a client id, and what is wrong with it (in words that follow
+/// "it": "must be an https:// address").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{url} cannot be a client id: it {problem}")]
+pub struct ClientIdError {
+    pub url: String,
+    pub problem: &'static str,
+}
+
 /// The Client ID Metadata Document to host at `url` for this Toolgate: a public native client
 /// (`token_endpoint_auth_method: none`, PKCE) with the loopback redirect on any port, plus
 /// `callback_ports` for authorization servers that match redirect ports exactly.
-pub fn client_metadata_document(url: &str, callback_ports: &[u16]) -> Result<Value, String> {
+pub fn client_metadata_document(url: &str, callback_ports: &[u16]) -> Result<Value, ClientIdError> {
     if let Some(problem) = client_id_url_problem(url) {
-        return Err(format!("{url} cannot be a client id: it {problem}"));
+        return Err(ClientIdError {
+            url: url.to_owned(),
+            problem,
+        });
     }
     let mut redirect_uris = vec![format!("http://127.0.0.1{CALLBACK_PATH}")];
     for port in callback_ports {
@@ -90,7 +102,9 @@ mod tests {
                 "http://127.0.0.1:47124/callback"
             ])
         );
-        let refused = client_metadata_document("https://example.org", &[]).unwrap_err();
+        let refused = client_metadata_document("https://example.org", &[])
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("path"), "{refused}");
     }
 

@@ -12,7 +12,10 @@ use toolgate_secrets::SecretStore;
 use toolgate_settings::OAuthSettings;
 
 use crate::store::{self, ClientRecord};
-use crate::{describe, discover, document, install, manager_for, KeychainFor, SignedInInfo};
+use crate::{
+    discover, document, install, manager_for, KeychainFor, OpenBrowserError, SignInError,
+    SignedInInfo,
+};
 
 /// What to sign in to.
 pub struct SignInRequest {
@@ -31,7 +34,7 @@ pub struct SignInRequest {
 
 /// Opens `url` in the user's browser: `xdg-open` (or the desktop's equivalent), found on PATH.
 /// The child is waited for in the background, so it never lingers as a zombie.
-pub fn open_in_browser(url: &str) -> Result<(), String> {
+pub fn open_in_browser(url: &str) -> Result<(), OpenBrowserError> {
     #[cfg(target_os = "macos")]
     let mut command = std::process::Command::new("open");
     #[cfg(target_os = "windows")]
@@ -47,9 +50,7 @@ pub fn open_in_browser(url: &str) -> Result<(), String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("could not open a browser ({e})"))?;
+    let mut child = command.spawn().map_err(OpenBrowserError)?;
     std::thread::spawn(move || child.wait());
     Ok(())
 }
@@ -68,25 +69,21 @@ struct Callback {
 pub async fn sign_in(
     request: SignInRequest,
     show: &(dyn Fn(&str) + Send + Sync),
-    open: &(dyn Fn(&str) -> Result<(), String> + Send + Sync),
-) -> Result<SignedInInfo, String> {
+    open: &(dyn Fn(&str) -> Result<(), OpenBrowserError> + Send + Sync),
+) -> Result<SignedInInfo, SignInError> {
     let server = request.server.as_str();
+    let named = || server.to_owned();
+    let describe = |error| SignInError::Authorization {
+        server: named(),
+        error: Box::new(error),
+    };
     let settings = request.settings.clone().unwrap_or_default();
-    let manager = manager_for(&request.url)
-        .await
-        .map_err(|e| describe(server, &e))?;
-    let Some(found) = discover(&manager, &request.url)
-        .await
-        .map_err(|e| describe(server, &e))?
-    else {
-        return Err(format!(
-            "{server} does not say how to sign in: it publishes no OAuth metadata (no protected resource metadata, no authorization server metadata) and does not ask for a sign-in. Check its URL, or whether it needs a sign-in at all"
-        ));
+    let manager = manager_for(&request.url).await.map_err(describe)?;
+    let Some(found) = discover(&manager, &request.url).await.map_err(describe)? else {
+        return Err(SignInError::NoMetadata { server: named() });
     };
     let Some(issuer) = found.issuer.clone() else {
-        return Err(format!(
-            "{server}'s authorization server published metadata without an issuer; Toolgate cannot sign in to a server that does not say who it is"
-        ));
+        return Err(SignInError::NoIssuer { server: named() });
     };
     // DPoP where the authorization server takes it: this server's key (made now if it has
     // none), and discovery again through a client whose token requests carry its proofs.
@@ -94,15 +91,18 @@ pub async fn sign_in(
         if crate::dpop::wanted(&found.metadata, found.asks_dpop, settings.dpop) {
             let key = crate::dpop::Dpop::load(&request.secrets, server, true)
                 .await
-                .map_err(|e| format!("{server}'s DPoP key: {e}"))?
-                .ok_or_else(|| format!("{server}'s DPoP key could not be made"))?;
+                .map_err(|error| SignInError::DpopKey {
+                    server: named(),
+                    error,
+                })?
+                .ok_or_else(|| SignInError::DpopKeyNotMade { server: named() })?;
             let manager = crate::dpop::manager(&request.url, key)
                 .await
-                .map_err(|e| describe(server, &e))?;
+                .map_err(describe)?;
             let found = discover(&manager, &request.url)
                 .await
-                .map_err(|e| describe(server, &e))?
-                .ok_or_else(|| format!("{server} stopped saying how to sign in; try again"))?;
+                .map_err(describe)?
+                .ok_or_else(|| SignInError::MetadataGone { server: named() })?;
             tracing::info!(
                 server,
                 "the authorization server takes DPoP: tokens are bound to Toolgate's key"
@@ -147,7 +147,10 @@ pub async fn sign_in(
             store::read_json(k, &store::record_item(&s, &i))
         })
         .await
-        .map_err(|e| format!("{server}'s sign-in could not be read from the keychain: {e}"))?
+        .map_err(|error| SignInError::KeychainRead {
+            server: named(),
+            error,
+        })?
     };
     let stored_client = stored.as_ref().and_then(|r| r.client.clone());
     let granted: Vec<String> = stored
@@ -166,10 +169,10 @@ pub async fn sign_in(
     });
     let listener = bind_loopback(wanted_port, settings.callback_port.is_some())
         .await
-        .map_err(|e| format!("could not listen for the sign-in's answer on 127.0.0.1: {e}"))?;
+        .map_err(SignInError::Listen)?;
     let port = listener
         .local_addr()
-        .map_err(|e| format!("could not listen for the sign-in's answer: {e}"))?
+        .map_err(SignInError::ListenAddress)?
         .port();
     let redirect_uri = document::redirect_uri(port);
 
@@ -210,7 +213,7 @@ pub async fn sign_in(
         let config = manager
             .register_client("Toolgate", &redirect_uri, &refs)
             .await
-            .map_err(|e| describe(server, &e))?;
+            .map_err(describe)?;
         tracing::info!(server, "registered Toolgate with the authorization server");
         ClientRecord {
             client_id: config.client_id,
@@ -220,9 +223,10 @@ pub async fn sign_in(
             document: false,
         }
     } else {
-        return Err(format!(
-            "{server}'s authorization server ({issuer}) does not let apps register themselves. Register an app there with the redirect URI http://127.0.0.1:PORT/callback, then give Toolgate its client id: `toolgate servers login {server} --client-id ID` or oauth.clientId in the server's settings (with oauth.callbackPort set to that PORT)"
-        ));
+        return Err(SignInError::NoRegistration {
+            server: named(),
+            issuer,
+        });
     };
     auth = if client.document {
         // rmcp sends the document's address as the client id, with no secret and no registration.
@@ -239,7 +243,7 @@ pub async fn sign_in(
 
     let session = AuthorizationSession::new(manager, auth)
         .await
-        .map_err(|(_, e)| describe(server, &e))?;
+        .map_err(|(_, e)| describe(e))?;
     let url = session.get_authorization_url().to_owned();
     let expected_state = url::Url::parse(&url)
         .ok()
@@ -257,40 +261,35 @@ pub async fn sign_in(
         }
         let callback = tokio::time::timeout(request.timeout, wait_for_callback(&listener, server))
             .await
-            .map_err(|_| {
-                format!(
-                    "the sign-in to {server} was not completed within {} s; start it again when ready",
-                    request.timeout.as_secs()
-                )
+            .map_err(|_| SignInError::TimedOut {
+                server: named(),
+                seconds: request.timeout.as_secs(),
             })??;
-        if let Some(error) = &callback.error {
-            let said = callback
-                .error_description
-                .as_deref()
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            return Err(if error == "access_denied" {
-                format!("the sign-in to {server} was declined{said}; nothing was saved")
+        if let Some(code) = callback.error {
+            let description = callback.error_description;
+            return Err(if code == "access_denied" {
+                SignInError::Declined {
+                    server: named(),
+                    description,
+                }
             } else {
-                format!(
-                    "the authorization server refused the sign-in to {server} ({error}{said}); nothing was saved"
-                )
+                SignInError::Refused {
+                    server: named(),
+                    code,
+                    description,
+                }
             });
         }
         if callback.state.as_deref() != Some(expected_state.as_str()) {
-            return Err(format!(
-                "the answer that came back for {server} does not belong to this sign-in (its state does not match), so Toolgate ignored it; nothing was saved. Start the sign-in again"
-            ));
+            return Err(SignInError::StateMismatch { server: named() });
         }
         let Some(code) = callback.code else {
-            return Err(format!(
-                "the authorization server sent no code back for {server}; nothing was saved"
-            ));
+            return Err(SignInError::NoCode { server: named() });
         };
         session
             .handle_callback_with_issuer(&code, &expected_state, callback.issuer.as_deref())
             .await
-            .map_err(|e| describe(server, &e))
+            .map_err(describe)
     }
     .await;
     // The in-flight state goes whichever way the flow ended.
@@ -303,9 +302,12 @@ pub async fn sign_in(
         store::note_issuer(k, &s, &i)
     })
     .await
-    .map_err(|e| format!("{server}'s sign-in could not be saved in the keychain: {e}"))?;
+    .map_err(|error| SignInError::KeychainSave {
+        server: named(),
+        error,
+    })?;
     let signed_in = info.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    signed_in.ok_or_else(|| format!("the sign-in to {server} returned no token"))
+    signed_in.ok_or_else(|| SignInError::NoToken { server: named() })
 }
 
 fn with_client(auth: AuthorizationRequest, id: &str, secret: Option<&str>) -> AuthorizationRequest {
@@ -347,12 +349,9 @@ async fn bind_loopback(port: Option<u16>, required: bool) -> std::io::Result<Tcp
 
 /// Waits for the browser's request to `/callback`, answering it with a short page (and anything
 /// else, such as a favicon, with 404).
-async fn wait_for_callback(listener: &TcpListener, server: &str) -> Result<Callback, String> {
+async fn wait_for_callback(listener: &TcpListener, server: &str) -> Result<Callback, SignInError> {
     loop {
-        let (mut stream, _) = listener
-            .accept()
-            .await
-            .map_err(|e| format!("the sign-in's answer could not be received: {e}"))?;
+        let (mut stream, _) = listener.accept().await.map_err(SignInError::Receive)?;
         let Some(target) = read_request_target(&mut stream).await else {
             continue;
         };

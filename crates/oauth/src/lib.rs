@@ -21,6 +21,7 @@ mod assertion;
 mod challenge;
 mod document;
 mod dpop;
+mod error;
 mod flow;
 mod machine;
 mod revoke;
@@ -37,9 +38,11 @@ use toolgate_secrets::SecretStore;
 
 pub use assertion::{connect_assertion, Assertion, IdentityProvider};
 pub use document::{
-    client_metadata_document, redirect_uri, BUILT_IN_CLIENT_METADATA_URL, CALLBACK_PATH,
+    client_metadata_document, redirect_uri, ClientIdError, BUILT_IN_CLIENT_METADATA_URL,
+    CALLBACK_PATH,
 };
 pub use dpop::{key_item as dpop_key_item, SessionHttp};
+pub use error::{KeychainError, OpenBrowserError, SignInError};
 pub use flow::{open_in_browser, sign_in, SignInRequest};
 pub use machine::{connect_machine, MachineClient, MachineCredential};
 pub use revoke::sign_out;
@@ -132,7 +135,7 @@ impl Session {
 pub async fn stored_state(
     secrets: &Arc<dyn SecretStore>,
     server: &str,
-) -> Result<Option<SignedInInfo>, String> {
+) -> Result<Option<SignedInInfo>, KeychainError> {
     let server = server.to_owned();
     store::blocking(secrets, move |s| {
         let Some(index) = store::read_json::<store::Index>(s, &store::index_item(&server))? else {
@@ -377,7 +380,7 @@ fn again(server: &str, issuer: &str) -> AuthProblem {
     ))
 }
 
-fn keychain_words(server: &str, detail: &str) -> String {
+fn keychain_words(server: &str, detail: impl std::fmt::Display) -> String {
     format!("{server}'s sign-in could not be read from the keychain: {detail}")
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use oauth2::TokenResponse;
 use toolgate_secrets::SecretStore;
 
-use crate::manager_for;
 use crate::store::{self, Index, Record};
+use crate::{manager_for, KeychainError};
 
 /// Signs `server` (at `url`) out. Returns notes for the user (a revocation that failed); the
 /// tokens are gone from this computer either way. An error means the keychain failed.
@@ -15,7 +15,7 @@ pub async fn sign_out(
     secrets: &Arc<dyn SecretStore>,
     server: &str,
     url: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, KeychainError> {
     let (records, index_exists) = {
         let server = server.to_owned();
         store::blocking(secrets, move |s| {
@@ -76,17 +76,14 @@ pub async fn sign_out(
     let issuers: Vec<String> = records.into_iter().map(|(i, _)| i).collect();
     store::blocking(secrets, move |s| {
         // The DPoP key goes too: a new sign-in gets a new key.
-        s.delete(&crate::dpop::key_item(&server))
-            .map_err(|e| e.to_string())?;
+        s.delete(&crate::dpop::key_item(&server))?;
         if !index_exists {
             return Ok(());
         }
         for issuer in issuers {
-            s.delete(&store::record_item(&server, &issuer))
-                .map_err(|e| e.to_string())?;
+            s.delete(&store::record_item(&server, &issuer))?;
         }
-        s.delete(&store::index_item(&server))
-            .map_err(|e| e.to_string())
+        Ok(s.delete(&store::index_item(&server))?)
     })
     .await?;
     Ok(notes)

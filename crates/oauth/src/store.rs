@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use toolgate_secrets::SecretStore;
 
-use crate::SignedInInfo;
+use crate::{KeychainError, SignedInInfo};
 
 /// How Toolgate is known to one authorization server for one MCP server.
 #[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -114,19 +114,19 @@ fn store_error(e: impl std::fmt::Display) -> AuthError {
 /// Runs a keychain access off the async workers.
 pub(crate) async fn blocking<T: Send + 'static>(
     secrets: &Arc<dyn SecretStore>,
-    f: impl FnOnce(&dyn SecretStore) -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+    f: impl FnOnce(&dyn SecretStore) -> Result<T, KeychainError> + Send + 'static,
+) -> Result<T, KeychainError> {
     let secrets = secrets.clone();
     tokio::task::spawn_blocking(move || f(secrets.as_ref()))
         .await
-        .map_err(|e| format!("the keychain task failed: {e}"))?
+        .map_err(KeychainError::Task)?
 }
 
 pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(
     secrets: &dyn SecretStore,
     item: &str,
-) -> Result<Option<T>, String> {
-    match secrets.get(item).map_err(|e| e.to_string())? {
+) -> Result<Option<T>, KeychainError> {
+    match secrets.get(item)? {
         None => Ok(None),
         // An item we cannot read is as good as none: the user signs in again and it is replaced.
         Some(text) => Ok(serde_json::from_str(&text).ok()),
@@ -137,9 +137,9 @@ pub(crate) fn write_json<T: Serialize>(
     secrets: &dyn SecretStore,
     item: &str,
     value: &T,
-) -> Result<(), String> {
-    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
-    secrets.set(item, &text).map_err(|e| e.to_string())
+) -> Result<(), KeychainError> {
+    let text = serde_json::to_string(value).map_err(KeychainError::Encode)?;
+    Ok(secrets.set(item, &text)?)
 }
 
 /// Read-modify-write of one server's record. Callers in this process hold [`record_lock`].
@@ -148,12 +148,12 @@ pub(crate) fn update_record(
     server: &str,
     issuer: &str,
     change: impl FnOnce(&mut Record),
-) -> Result<Record, String> {
+) -> Result<Record, KeychainError> {
     let item = record_item(server, issuer);
     let mut record: Record = read_json(secrets, &item)?.unwrap_or_default();
     change(&mut record);
     if record.client.is_none() && record.credentials.is_none() {
-        secrets.delete(&item).map_err(|e| e.to_string())?;
+        secrets.delete(&item)?;
     } else {
         write_json(secrets, &item, &record)?;
     }
@@ -165,7 +165,7 @@ pub(crate) fn note_issuer(
     secrets: &dyn SecretStore,
     server: &str,
     issuer: &str,
-) -> Result<(), String> {
+) -> Result<(), KeychainError> {
     let item = index_item(server);
     let mut index: Index = read_json(secrets, &item)?.unwrap_or_default();
     if !index.issuers.iter().any(|i| i == issuer) {
@@ -303,10 +303,8 @@ impl StateStore for KeychainStates {
 
     async fn delete(&self, csrf_token: &str) -> Result<(), AuthError> {
         let item = state_item(csrf_token);
-        blocking(&self.secrets, move |s| {
-            s.delete(&item).map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(store_error)
+        blocking(&self.secrets, move |s| Ok(s.delete(&item)?))
+            .await
+            .map_err(store_error)
     }
 }

@@ -175,3 +175,34 @@ fn errors_name_the_server_and_what_to_do() {
     let down = problem("linear", AuthError::TokenRefreshFailed("HTTP 500".into()));
     assert!(matches!(down, AuthProblem::Unavailable(ref m) if m.contains("linear")));
 }
+
+#[test]
+fn a_sign_in_that_ends_at_the_authorization_server_says_how() {
+    let declined = SignInError::Declined {
+        server: "linear".into(),
+        description: Some("the user said no".into()),
+    };
+    assert_eq!(
+        declined.to_string(),
+        "the sign-in to linear was declined: the user said no; nothing was saved"
+    );
+    let refused = SignInError::Refused {
+        server: "linear".into(),
+        code: "server_error".into(),
+        description: None,
+    };
+    assert_eq!(
+        refused.to_string(),
+        "the authorization server refused the sign-in to linear (server_error); nothing was saved"
+    );
+    let described = SignInError::Authorization {
+        server: "linear".into(),
+        error: Box::new(AuthError::PkceUnsupported),
+    };
+    assert_eq!(
+        described.to_string(),
+        describe("linear", &AuthError::PkceUnsupported)
+    );
+    // The words already say what the cause said: nothing is repeated by a chain of causes.
+    assert!(std::error::Error::source(&described).is_none());
+}

@@ -41,7 +41,7 @@ pub fn validate_arguments(schema: &Value, args: &Value) -> Result<(), Vec<String
 /// is wrong", `(answer)` standing for the value itself. A schema that does not compile is an
 /// error here, unlike for arguments: the user gave it, and should hear what is wrong with it.
 pub fn validate_value(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
-    let validator = compile(schema).map_err(|e| vec![e])?;
+    let validator = compile(schema).map_err(|e| vec![e.to_string()])?;
     let mut problems: Vec<String> = validator
         .iter_errors(value)
         .map(|error| {
@@ -63,9 +63,14 @@ pub fn validate_value(schema: &Value, value: &Value) -> Result<(), Vec<String>> 
     }
 }
 
+/// A schema the user gave that does not compile, and what the `jsonschema` crate said of it.
+#[derive(Debug, thiserror::Error)]
+#[error("not a usable JSON Schema: {0}")]
+pub struct SchemaError(pub jsonschema::ValidationError<'static>);
+
 /// Compiles a schema the user gave (`toolgate run --schema`), or says why it is not one.
-pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))
+pub fn compile(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
+    jsonschema::validator_for(schema).map_err(SchemaError)
 }
 
 fn shown(at: &str) -> &str {

@@ -83,7 +83,7 @@ mod rule;
 mod settings;
 mod subject;
 
-pub use arguments::{compile as compile_schema, validate_arguments, validate_value};
+pub use arguments::{compile as compile_schema, validate_arguments, validate_value, SchemaError};
 pub use condition::{ArgCondition, Matcher};
 pub use decide::{
     decide, decide_for_client, decide_in, Basis, Changed, Context, Decision, Verdict,

@@ -61,7 +61,7 @@ impl IdentityProvider {
             ),
         ] {
             let Some(value) = value else { continue };
-            let refs = references(value).map_err(|reason| invalid(at(key), reason))?;
+            let refs = references(value).map_err(|reason| invalid(at(key), reason.to_string()))?;
             let whole = matches!(refs.as_slice(), [Reference::Secret(name)] if value.trim() == format!("${{secret:{name}}}"));
             if !whole {
                 // Never repeat the value: it may be the token itself.

@@ -47,7 +47,10 @@ pub use gateway::{
 };
 pub use identity::IdentityProvider;
 pub use provider::{ProviderKind, ProviderSettings};
-pub use reference::{expand, hijacks_process, references, secret_item, secret_name_for, Reference};
+pub use reference::{
+    expand, hijacks_process, references, secret_item, secret_name_for, ExpandError,
+    MalformedReference, Reference,
+};
 pub use sandbox::{NetworkAccess, SandboxSettings, TrustMarks};
 pub use server::{
     example_server, OAuthGrant, OAuthSettings, RegistryOrigin, ServerConfig,

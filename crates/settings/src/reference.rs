@@ -62,8 +62,28 @@ enum Piece<'a> {
     Ref(Reference<'a>),
 }
 
-/// Splits a value into text and references; a malformed reference is an error in words.
-fn pieces(value: &str) -> Result<Vec<Piece<'_>>, String> {
+/// A `${secret:…}` or `${env:…}` whose name cannot name a secret or variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`${{{inner}}}` does not name a secret or variable: a name starts with a letter or '_' and has only letters, digits, '_', '.' and '-'"
+)]
+pub struct MalformedReference {
+    /// What stands between `${` and `}`.
+    pub inner: String,
+}
+
+/// Why a value could not be expanded: a malformed reference, or the lookup's own error `E`
+/// (which must never contain a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError<E> {
+    #[error(transparent)]
+    Malformed(#[from] MalformedReference),
+    #[error("{0}")]
+    Lookup(E),
+}
+
+/// Splits a value into text and references.
+fn pieces(value: &str) -> Result<Vec<Piece<'_>>, MalformedReference> {
     let mut out = Vec::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
@@ -78,9 +98,9 @@ fn pieces(value: &str) -> Result<Vec<Piece<'_>>, String> {
         };
         match reference {
             Some(Reference::Secret(name) | Reference::Env(name)) if !valid_name(name) => {
-                return Err(format!(
-                    "`${{{inner}}}` does not name a secret or variable: a name starts with a letter or '_' and has only letters, digits, '_', '.' and '-'"
-                ));
+                return Err(MalformedReference {
+                    inner: inner.to_owned(),
+                });
             }
             Some(reference) => {
                 out.push(Piece::Text(&rest[..start]));
@@ -95,7 +115,7 @@ fn pieces(value: &str) -> Result<Vec<Piece<'_>>, String> {
 }
 
 /// The references in `value`, in order.
-pub fn references(value: &str) -> Result<Vec<Reference<'_>>, String> {
+pub fn references(value: &str) -> Result<Vec<Reference<'_>>, MalformedReference> {
     Ok(pieces(value)?
         .into_iter()
         .filter_map(|p| match p {
@@ -107,15 +127,17 @@ pub fn references(value: &str) -> Result<Vec<Reference<'_>>, String> {
 
 /// `value` with each reference replaced by what `lookup` gives for it. `lookup`'s error (which
 /// must never contain a secret) stops the expansion.
-pub fn expand(
+pub fn expand<E>(
     value: &str,
-    mut lookup: impl FnMut(Reference<'_>) -> Result<String, String>,
-) -> Result<String, String> {
+    mut lookup: impl FnMut(Reference<'_>) -> Result<String, E>,
+) -> Result<String, ExpandError<E>> {
     let mut out = String::with_capacity(value.len());
     for piece in pieces(value)? {
         match piece {
             Piece::Text(text) => out.push_str(text),
-            Piece::Ref(reference) => out.push_str(&lookup(reference)?),
+            Piece::Ref(reference) => {
+                out.push_str(&lookup(reference).map_err(ExpandError::Lookup)?);
+            }
         }
     }
     Ok(out)
@@ -161,16 +183,22 @@ mod tests {
             vec![Reference::Secret("GH_TOKEN"), Reference::Env("USER")]
         );
         let expanded = expand(value, |r| {
-            Ok(match r {
+            Ok::<_, String>(match r {
                 Reference::Secret(_) => "s3cret".into(),
                 Reference::Env(_) => "ada".into(),
             })
         })
         .unwrap();
         assert_eq!(expanded, "Bearer s3cret for ada${workspaceFolder}");
-        assert_eq!(expand("plain", |_| unreachable!()).unwrap(), "plain");
         assert_eq!(
-            expand("${unclosed", |_| unreachable!()).unwrap(),
+            expand("plain", |_| -> Result<String, String> { unreachable!() }).unwrap(),
+            "plain"
+        );
+        assert_eq!(
+            expand("${unclosed", |_| -> Result<String, String> {
+                unreachable!()
+            })
+            .unwrap(),
             "${unclosed"
         );
         assert_eq!(Reference::Secret("A").to_string(), "${secret:A}");
@@ -180,10 +208,17 @@ mod tests {
     fn malformed_references_and_failed_lookups_are_errors() {
         assert!(references("${secret:}")
             .unwrap_err()
+            .to_string()
             .contains("does not name"));
         assert!(references("${env:1X}").is_err());
         assert_eq!(
-            expand("${secret:MISSING}", |_| Err("not set".into())).unwrap_err(),
+            references("${secret:}").unwrap_err().to_string(),
+            "`${secret:}` does not name a secret or variable: a name starts with a letter or '_' and has only letters, digits, '_', '.' and '-'"
+        );
+        assert_eq!(
+            expand("${secret:MISSING}", |_| Err::<String, _>("not set"))
+                .unwrap_err()
+                .to_string(),
             "not set"
         );
         assert!(valid_name("a.b-c_1") && !valid_name("") && !valid_name("a b"));

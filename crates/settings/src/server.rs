@@ -367,14 +367,14 @@ impl ServerConfig {
         for (name, value) in values {
             // The value may be a pasted secret: errors name the field, never repeat the value.
             reference::references(value)
-                .map_err(|reason| invalid(at(&format!("{kind}.{name}")), reason))?;
+                .map_err(|reason| invalid(at(&format!("{kind}.{name}")), reason.to_string()))?;
         }
         Ok(())
     }
 }
 
 /// Whether `value` is exactly one `${secret:NAME}` reference.
-fn only_a_secret(value: &str) -> Result<bool, String> {
+fn only_a_secret(value: &str) -> Result<bool, reference::MalformedReference> {
     let refs = reference::references(value)?;
     Ok(refs.len() == 1
         && matches!(refs[0], Reference::Secret(name) if value.trim() == format!("${{secret:{name}}}")))
@@ -391,7 +391,8 @@ impl OAuthSettings {
             ("oauth.privateKey", &self.private_key, "SERVER_CLIENT_KEY"),
         ] {
             let Some(value) = value else { continue };
-            let ok = only_a_secret(value).map_err(|reason| invalid(at(field), reason))?;
+            let ok =
+                only_a_secret(value).map_err(|reason| invalid(at(field), reason.to_string()))?;
             if !ok {
                 // Never repeat the value: it may be the secret itself.
                 return Err(invalid(
@@ -488,8 +489,8 @@ impl OAuthSettings {
             _ => {}
         }
         if let Some(value) = &self.assertion {
-            let ok =
-                only_a_secret(value).map_err(|reason| invalid(at("oauth.assertion"), reason))?;
+            let ok = only_a_secret(value)
+                .map_err(|reason| invalid(at("oauth.assertion"), reason.to_string()))?;
             if !ok {
                 return Err(invalid(
                     at("oauth.assertion"),

@@ -101,7 +101,8 @@ impl OtlpSettings {
                     format!("'{name}' is not an HTTP header name"),
                 ));
             }
-            crate::references(value).map_err(|why| invalid(format!("{at}.headers.{name}"), why))?;
+            crate::references(value)
+                .map_err(|why| invalid(format!("{at}.headers.{name}"), why.to_string()))?;
         }
         Ok(())
     }

@@ -12,6 +12,18 @@ use async_trait::async_trait;
 use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
+/// Why the exporter's HTTP client could not be made: a header that cannot be sent (named, its
+/// value never shown), or the client itself.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("'{0}' is not an HTTP header name")]
+    HeaderName(String),
+    #[error("the value of header '{0}' cannot be sent in HTTP")]
+    HeaderValue(String),
+    #[error("could not make the HTTP client: {0}")]
+    Build(reqwest::Error),
+}
+
 pub struct PinnedHeaders {
     inner: reqwest::blocking::Client,
     headers: HeaderMap,
@@ -28,20 +40,23 @@ impl fmt::Debug for PinnedHeaders {
 
 impl PinnedHeaders {
     /// Fails with the header's name (never its value) when one cannot be sent.
-    pub fn new(timeout: std::time::Duration, headers: &[(String, String)]) -> Result<Self, String> {
+    pub fn new(
+        timeout: std::time::Duration,
+        headers: &[(String, String)],
+    ) -> Result<Self, ClientError> {
         let mut map = HeaderMap::new();
         for (name, value) in headers {
             let key = HeaderName::try_from(name.as_str())
-                .map_err(|_| format!("'{name}' is not an HTTP header name"))?;
+                .map_err(|_| ClientError::HeaderName(name.clone()))?;
             let mut value = HeaderValue::try_from(value.as_str())
-                .map_err(|_| format!("the value of header '{name}' cannot be sent in HTTP"))?;
+                .map_err(|_| ClientError::HeaderValue(name.clone()))?;
             value.set_sensitive(true);
             map.insert(key, value);
         }
         let inner = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .build()
-            .map_err(|e| format!("could not make the HTTP client: {e}"))?;
+            .map_err(ClientError::Build)?;
         Ok(PinnedHeaders {
             inner,
             headers: map,

@@ -35,7 +35,11 @@ const CLAIM_EVERY: Duration = Duration::from_secs(2);
 
 /// Fills in one header value (`${secret:NAME}`, `${env:NAME}`); its error must name what is
 /// missing, never a value.
-pub type Lookup = Box<dyn Fn(&str) -> Result<String, String> + Send>;
+pub type Lookup = Box<dyn Fn(&str) -> Result<String, LookupFailed> + Send>;
+
+/// Why [`Lookup`] has no value for a header, in the words of whoever filled it in (the host
+/// hands in its own reference lookup).
+pub type LookupFailed = Box<dyn std::error::Error + Send + Sync>;
 
 /// How export is going, for the doctor and the window.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -298,7 +302,7 @@ impl Run {
             let value = lookup(value).map_err(|why| format!("header '{name}': {why}"))?;
             headers.push((name.clone(), value));
         }
-        let client = || PinnedHeaders::new(config.timeout, &headers);
+        let client = || PinnedHeaders::new(config.timeout, &headers).map_err(|e| e.to_string());
         let built = |e: opentelemetry_otlp::ExporterBuildError| e.to_string();
         let resource = Resource::builder()
             .with_service_name("toolgate")

@@ -36,5 +36,5 @@ mod record;
 
 pub use config::{resolve, ExportConfig, Resolution, Source};
 pub use cursor::{Cursor, BATCH};
-pub use exporter::{Exporter, Lookup, Status, MAX_BACKOFF, POLL};
+pub use exporter::{Exporter, Lookup, LookupFailed, Status, MAX_BACKOFF, POLL};
 pub use record::Mapping;

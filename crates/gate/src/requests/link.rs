@@ -15,25 +15,39 @@ use crate::approval::now_ms;
 use crate::gatekeeper::{AuditNote, Held, Next};
 use crate::wait::{Asked, Link, RequestKind};
 
+/// Why no browser could be started on a page.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start a browser: {0}")]
+pub struct BrowserError(pub std::io::Error);
+
+/// Why a page a server asks to open is refused unseen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    #[error("not a web address ({0})")]
+    NotAnAddress(url::ParseError),
+    /// Any scheme but `https` and `http` (named here without its colon).
+    #[error("only https and http pages are opened, not {0}:")]
+    Scheme(String),
+    #[error("the address names no host")]
+    NoHost,
+}
+
 /// Opens a page in the user's browser (`xdg-open` and the like, through the `open` crate).
-pub fn open_in_browser(url: &str) -> Result<(), String> {
-    open::that_detached(url).map_err(|e| format!("could not start a browser: {e}"))
+pub fn open_in_browser(url: &str) -> Result<(), BrowserError> {
+    open::that_detached(url).map_err(BrowserError)
 }
 
 /// The page, if it is one a browser should be given: `https` or `http`, with a host. Anything
 /// else (`file:`, `javascript:`, a custom scheme that starts a program) is refused unseen.
-pub fn link_of(url: &str) -> Result<Link, String> {
-    let parsed = url::Url::parse(url).map_err(|e| format!("not a web address ({e})"))?;
+pub fn link_of(url: &str) -> Result<Link, LinkError> {
+    let parsed = url::Url::parse(url).map_err(LinkError::NotAnAddress)?;
     if !matches!(parsed.scheme(), "https" | "http") {
-        return Err(format!(
-            "only https and http pages are opened, not {}:",
-            parsed.scheme()
-        ));
+        return Err(LinkError::Scheme(parsed.scheme().to_owned()));
     }
     let domain = parsed
         .host_str()
         .filter(|h| !h.is_empty())
-        .ok_or_else(|| "the address names no host".to_owned())?
+        .ok_or(LinkError::NoHost)?
         .to_owned();
     Ok(Link {
         url: parsed.to_string(),
@@ -114,7 +128,7 @@ impl ServerRequestGate {
                         decision: AuditDecision::Cancelled,
                         by: DecidedBy::User,
                         rule_id: None,
-                        reason: Some(why),
+                        reason: Some(why.to_string()),
                     },
                     ElicitationAction::Cancel,
                 ),

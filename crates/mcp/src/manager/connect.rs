@@ -16,7 +16,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolgate_secrets::SecretStore;
 use toolgate_settings::{Reference, ServerConfig, Transport};
 
 use super::reasons::{handshake_problem, redact_url, with_last_words, STOPPED};
@@ -195,7 +194,7 @@ impl ServerManager {
                 .into_iter()
                 .map(|(name, value)| {
                     toolgate_settings::expand(&value, |reference| {
-                        lookup(secrets.as_deref(), reference)
+                        crate::reference::lookup(secrets.as_deref(), reference)
                     })
                     .map(|value| (name.clone(), value))
                     .map_err(|why| format!("{kind}.{name}: {why}"))
@@ -378,7 +377,11 @@ impl ServerManager {
                     Some((record, rest)) => {
                         super::pinned::command_of(record, rest, host, cwd.as_deref())?
                     }
-                    None => (host.resolve(command, cwd.as_deref())?, args.clone()),
+                    None => (
+                        host.resolve(command, cwd.as_deref())
+                            .map_err(|e| e.to_string())?,
+                        args.clone(),
+                    ),
                 };
                 facts.installed = pinned.as_ref().map(|(record, _)| record.clone());
                 let spec = StdioSpec {
@@ -737,61 +740,4 @@ fn http_transport(
         crate::http::Observed::new(client, session, refused),
         config,
     ))
-}
-
-/// The value of one reference, or why there is none (never a secret's value). Also what the
-/// audit exporter's `${secret:…}` headers are filled in with.
-pub fn lookup(
-    secrets: Option<&dyn SecretStore>,
-    reference: Reference<'_>,
-) -> Result<String, String> {
-    match reference {
-        Reference::Env(name) => std::env::var(name).map_err(|_| {
-            format!("the environment variable {name} is not set in Toolgate's environment")
-        }),
-        Reference::Secret(name) => {
-            let store = secrets.ok_or_else(|| {
-                format!("the secret {name} cannot be read: no keychain is available here")
-            })?;
-            match store.get(&toolgate_settings::secret_item(name)) {
-                Ok(Some(value)) => {
-                    // Kept out of calls and results from now on (the secrets scan).
-                    crate::known::remember(name, &value);
-                    Ok(value)
-                }
-                Ok(None) => Err(format!(
-                    "the secret {name} is not set; set it under Servers & tools → Secrets (or `toolgate secrets set {name}`)"
-                )),
-                Err(e) => Err(format!("the secret {name} cannot be read: {e}")),
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references_resolve_from_the_keychain_and_the_environment_and_say_what_is_missing() {
-        use toolgate_secrets::MemoryStore;
-        let store = MemoryStore::default();
-        store
-            .set(&toolgate_settings::secret_item("GH"), "ghp_value")
-            .unwrap();
-        assert_eq!(
-            lookup(Some(&store), Reference::Secret("GH")).unwrap(),
-            "ghp_value"
-        );
-        let missing = lookup(Some(&store), Reference::Secret("NOPE")).unwrap_err();
-        assert!(missing.contains("the secret NOPE is not set"), "{missing}");
-        let no_keychain = lookup(None, Reference::Secret("GH")).unwrap_err();
-        assert!(no_keychain.contains("no keychain"), "{no_keychain}");
-        assert!(lookup(None, Reference::Env("PATH")).is_ok());
-        let unset = lookup(None, Reference::Env("TOOLGATE_SURELY_UNSET_VAR")).unwrap_err();
-        assert!(
-            unset.contains("not set in Toolgate's environment"),
-            "{unset}"
-        );
-    }
 }

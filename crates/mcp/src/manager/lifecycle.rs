@@ -262,7 +262,7 @@ impl ServerManager {
     /// Whether the manager's admission lets `config` start.
     fn admitted(&self, config: &ServerConfig, host: &HostEnv) -> Result<(), String> {
         match &self.options.admit {
-            Some(admit) => admit(config, host),
+            Some(admit) => admit(config, host).map_err(|refusal| refusal.to_string()),
             None => Ok(()),
         }
     }

@@ -71,7 +71,7 @@ pub(super) fn command_of(
 ) -> Result<(PathBuf, Vec<String>), String> {
     Ok(match record.interpreter() {
         Some(interpreter) => (
-            host.resolve(interpreter, cwd)?,
+            host.resolve(interpreter, cwd).map_err(|e| e.to_string())?,
             std::iter::once(record.program.to_string_lossy().into_owned())
                 .chain(rest.iter().cloned())
                 .collect(),

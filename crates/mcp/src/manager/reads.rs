@@ -52,12 +52,11 @@ impl ServerManager {
         template: &str,
         values: &std::collections::BTreeMap<String, String>,
     ) -> Result<(String, rmcp::model::ReadResourceResult), McpError> {
-        let uri =
-            crate::templates::expand(template, values).map_err(|detail| McpError::Request {
-                server: server.to_owned(),
-                what: "fill the resource template",
-                detail,
-            })?;
+        let uri = crate::templates::expand(template, values).map_err(|e| McpError::Request {
+            server: server.to_owned(),
+            what: "fill the resource template",
+            detail: e.to_string(),
+        })?;
         let contents = self.read_resource(server, &uri).await?;
         Ok((uri, contents))
     }

@@ -21,9 +21,13 @@ use crate::orphans::{self, Registry};
 use crate::types::{ServerEvent, ServerSnapshot, ServerStatus};
 use crate::McpError;
 
+/// Why an [`Admission`] refused a server: whatever error its maker has, shown in its own words
+/// as the server's status.
+pub type Refusal = Box<dyn std::error::Error + Send + Sync>;
+
 /// Says whether a server may start, and why not, given the PATH its program will be found on
 /// (what runs is what the organisation's policy checks, not only what the settings say).
-pub type Admission = Arc<dyn Fn(&ServerConfig, &HostEnv) -> Result<(), String> + Send + Sync>;
+pub type Admission = Arc<dyn Fn(&ServerConfig, &HostEnv) -> Result<(), Refusal> + Send + Sync>;
 
 /// The organisation's identity provider as the settings (or the managed policy) say now, for
 /// servers signed in to by enterprise-managed authorization.

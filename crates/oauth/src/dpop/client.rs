@@ -72,7 +72,7 @@ impl SessionHttp {
     ) -> Result<Headers, Error> {
         let proof = dpop
             .proof(method, uri, Some(token))
-            .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.into()))?;
+            .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.to_string().into()))?;
         let value = |text: String| {
             HeaderValue::from_str(&text).map_err(|_| {
                 StreamableHttpError::UnexpectedServerResponse(

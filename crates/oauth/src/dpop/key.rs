@@ -10,11 +10,20 @@ use ring::rand::{SecureRandom, SystemRandom};
 use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use toolgate_secrets::SecretStore;
 
-use crate::store;
+use crate::{store, KeychainError};
 
 /// The keychain item holding a server's DPoP key (PKCS#8, base64url).
 pub fn key_item(server: &str) -> String {
     format!("oauth-dpop:{server}")
+}
+
+/// Why a DPoP proof could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ProofError {
+    #[error("no random bytes for a DPoP proof")]
+    NoRandomBytes,
+    #[error("the DPoP proof could not be signed")]
+    NotSigned,
 }
 
 /// One server's DPoP key and the nonces its servers gave, by origin.
@@ -33,10 +42,10 @@ impl std::fmt::Debug for Dpop {
 }
 
 impl Dpop {
-    fn from_pkcs8(pkcs8: &[u8]) -> Result<Self, String> {
+    fn from_pkcs8(pkcs8: &[u8]) -> Result<Self, KeychainError> {
         let rng = SystemRandom::new();
         let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8, &rng)
-            .map_err(|_| "the DPoP key in the keychain is damaged".to_owned())?;
+            .map_err(|_| KeychainError::DamagedKey)?;
         // An uncompressed P-256 point: 0x04, then x and y, 32 bytes each.
         let point = key.public_key().as_ref();
         let jwk = serde_json::json!({
@@ -58,14 +67,14 @@ impl Dpop {
         secrets: &Arc<dyn SecretStore>,
         server: &str,
         create: bool,
-    ) -> Result<Option<Arc<Self>>, String> {
+    ) -> Result<Option<Arc<Self>>, KeychainError> {
         let item = key_item(server);
         let pkcs8 = store::blocking(secrets, move |s| {
-            if let Some(text) = s.get(&item).map_err(|e| e.to_string())? {
+            if let Some(text) = s.get(&item)? {
                 return URL_SAFE_NO_PAD
                     .decode(text.trim())
                     .map(Some)
-                    .map_err(|_| "the DPoP key in the keychain is damaged".to_owned());
+                    .map_err(|_| KeychainError::DamagedKey);
             }
             if !create {
                 return Ok(None);
@@ -74,9 +83,8 @@ impl Dpop {
                 &ECDSA_P256_SHA256_FIXED_SIGNING,
                 &SystemRandom::new(),
             )
-            .map_err(|_| "no DPoP key could be made".to_owned())?;
-            s.set(&item, &URL_SAFE_NO_PAD.encode(made.as_ref()))
-                .map_err(|e| e.to_string())?;
+            .map_err(|_| KeychainError::KeyNotMade)?;
+            s.set(&item, &URL_SAFE_NO_PAD.encode(made.as_ref()))?;
             Ok(Some(made.as_ref().to_vec()))
         })
         .await?;
@@ -87,12 +95,17 @@ impl Dpop {
 
     /// A proof for one request (RFC 9449 §4.2): `method` at `uri` (its query and fragment left
     /// out), the token's hash when one goes with it, and the nonce its server last gave.
-    pub fn proof(&self, method: &str, uri: &str, token: Option<&str>) -> Result<String, String> {
+    pub fn proof(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<&str>,
+    ) -> Result<String, ProofError> {
         let htu = target(uri);
         let mut jti = [0u8; 16];
         self.rng
             .fill(&mut jti)
-            .map_err(|_| "no random bytes for a DPoP proof".to_owned())?;
+            .map_err(|_| ProofError::NoRandomBytes)?;
         let iat = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -119,7 +132,7 @@ impl Dpop {
         let signature = self
             .key
             .sign(&self.rng, signing_input.as_bytes())
-            .map_err(|_| "the DPoP proof could not be signed".to_owned())?;
+            .map_err(|_| ProofError::NotSigned)?;
         Ok(format!(
             "{signing_input}.{}",
             URL_SAFE_NO_PAD.encode(signature.as_ref())

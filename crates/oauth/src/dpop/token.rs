@@ -74,7 +74,7 @@ impl OAuthHttpClient for DpopOAuthHttp {
                     let proof = self
                         .dpop
                         .proof("POST", &uri, None)
-                        .map_err(|e| boxed(Refused(e)))?;
+                        .map_err(|e| boxed(Refused(e.to_string())))?;
                     outgoing = outgoing.header("DPoP", proof);
                 }
                 let response = outgoing.send().await.map_err(boxed)?;
