@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let mut asked = Vec::new();
     let expanded = toolgate_settings::expand(text, |r| {
         asked.push(format!("{r:?}"));
-        Ok(String::new())
+        Ok::<_, std::convert::Infallible>(String::new())
     });
     assert_eq!(
         listed.is_ok(),
