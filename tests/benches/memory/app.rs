@@ -71,17 +71,33 @@ fn descendants(pid: u32) -> Vec<u32> {
     all
 }
 
+/// The app whose main process is `pid`, as it is now: its own PSS and its WebKit processes'.
+pub fn snapshot(pid: u32) -> AppMemory {
+    let webkit: Vec<u32> = descendants(pid)
+        .into_iter()
+        .filter(|p| name_of(*p).starts_with("WebKit"))
+        .collect();
+    AppMemory {
+        main_pss_anon: rollup(pid, "Pss_Anon"),
+        main_pss: rollup(pid, "Pss"),
+        webkit_pss: webkit.iter().map(|p| rollup(*p, "Pss")).sum(),
+        webkit_processes: webkit.len(),
+    }
+}
+
+/// How many of `pid`'s descendants are not WebKit's: the servers it started.
+pub fn servers_of(pid: u32) -> usize {
+    descendants(pid)
+        .into_iter()
+        .filter(|p| !name_of(*p).starts_with("WebKit"))
+        .count()
+}
+
 async fn measure(mut process: Child, wait_for_servers: usize) -> AppMemory {
     let pid = process.id();
     // The servers start with the app; wait for them (their processes), then idle.
-    let servers = |pid: u32| {
-        descendants(pid)
-            .into_iter()
-            .filter(|p| !name_of(*p).starts_with("WebKit"))
-            .count()
-    };
     for _ in 0..300 {
-        if servers(pid) >= wait_for_servers {
+        if servers_of(pid) >= wait_for_servers {
             break;
         }
         if matches!(process.try_wait(), Ok(Some(_))) {
@@ -99,12 +115,7 @@ async fn measure(mut process: Child, wait_for_servers: usize) -> AppMemory {
         .filter(|p| name_of(*p).starts_with("WebKit"))
         .collect();
     assert!(!webkit.is_empty(), "no WebKit process: is there a display?");
-    let memory = AppMemory {
-        main_pss_anon: rollup(pid, "Pss_Anon"),
-        main_pss: rollup(pid, "Pss"),
-        webkit_pss: webkit.iter().map(|p| rollup(*p, "Pss")).sum(),
-        webkit_processes: webkit.len(),
-    };
+    let memory = snapshot(pid);
     let everything = descendants(pid);
     let _ = Command::new("kill").arg(pid.to_string()).status();
     for _ in 0..100 {
@@ -127,15 +138,21 @@ async fn measure(mut process: Child, wait_for_servers: usize) -> AppMemory {
     memory
 }
 
-/// Toolgate's app on a fresh data folder in `dir` with `servers` configured.
-pub async fn toolgate(binary: &Path, dir: &Path, servers: Vec<ServerConfig>) -> AppMemory {
+/// A fresh data folder in `dir` (`dir/data`, as `XDG_DATA_HOME`) whose settings hold `servers`.
+pub fn data_folder(dir: &Path, servers: Vec<ServerConfig>) -> PathBuf {
     let data = dir.join("data");
     let app_dir = data.join("dev.toolgate.desktop");
     std::fs::create_dir_all(&app_dir).expect("data folder");
     let mut settings = Settings::first_run(servers[0].clone());
-    let count = servers.len();
     settings.servers = servers;
     toolgate_settings::file::save(&app_dir.join("settings.json"), &settings).expect("settings");
+    data
+}
+
+/// Toolgate's app on a fresh data folder in `dir` with `servers` configured.
+pub async fn toolgate(binary: &Path, dir: &Path, servers: Vec<ServerConfig>) -> AppMemory {
+    let count = servers.len();
+    let data = data_folder(dir, servers);
     let process = Command::new(binary)
         .env("XDG_DATA_HOME", &data)
         .env("XDG_CONFIG_HOME", dir.join("config"))
