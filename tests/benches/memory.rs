@@ -22,8 +22,11 @@
 
 #[path = "memory/app.rs"]
 mod app;
+// The walk drives the window through tauri-driver, on Unix desktops only (as the WebDriver suite).
+#[cfg(unix)]
 #[path = "memory/walk.rs"]
 mod walk;
+#[cfg(unix)]
 #[path = "../tests/common/webdriver.rs"]
 mod webdriver;
 
@@ -171,20 +174,7 @@ async fn main() {
         Some((toolgate, minimal)) => {
             let ours = app::toolgate(&toolgate, &dir.join("app"), servers(&root)).await;
             let theirs = app::minimal(&minimal, &dir.join("minimal")).await;
-            let walked = if which("tauri-driver") {
-                let ours = walk::toolgate(&toolgate, &dir.join("walk"), servers(&root))
-                    .await
-                    .expect("the app after a walk");
-                let theirs = walk::minimal(&minimal, &dir.join("walk-minimal"))
-                    .await
-                    .expect("the smallest app under the driver");
-                Some((ours, theirs))
-            } else {
-                println!(
-                    "\nThe walk needs tauri-driver on PATH (cargo install tauri-driver); skipped."
-                );
-                None
-            };
+            let walked = walked(&toolgate, &minimal, &dir, &root).await;
             Some((ours, theirs, walked))
         }
         None => {
@@ -334,8 +324,37 @@ fn whole_app(when: &str, ours: &app::AppMemory, theirs: &app::AppMemory, target:
     });
 }
 
-/// Whether `program` is on PATH.
-fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+/// The app after a walk through every screen and the smallest Tauri app, both started by
+/// tauri-driver (when it is on PATH).
+#[cfg(unix)]
+async fn walked(
+    toolgate: &Path,
+    minimal: &Path,
+    dir: &Path,
+    root: &Path,
+) -> Option<(app::AppMemory, app::AppMemory)> {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("tauri-driver").is_file()));
+    if !on_path {
+        println!("\nThe walk needs tauri-driver on PATH (cargo install tauri-driver); skipped.");
+        return None;
+    }
+    let ours = walk::toolgate(toolgate, &dir.join("walk"), servers(root))
+        .await
+        .expect("the app after a walk");
+    let theirs = walk::minimal(minimal, &dir.join("walk-minimal"))
+        .await
+        .expect("the smallest app under the driver");
+    Some((ours, theirs))
+}
+
+/// No walk where there is no tauri-driver session to drive the window.
+#[cfg(not(unix))]
+async fn walked(
+    _toolgate: &Path,
+    _minimal: &Path,
+    _dir: &Path,
+    _root: &Path,
+) -> Option<(app::AppMemory, app::AppMemory)> {
+    None
 }
