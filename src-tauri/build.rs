@@ -22,10 +22,6 @@ fn main() {
         }
     };
     write(&out.join("handlers.rs"), &command_list::handlers(&commands));
-    write(
-        &out.join("commands.ts"),
-        &command_list::typescript(&commands),
-    );
     let capabilities = out.join("capabilities");
     write(
         &capabilities.join("main-window.json"),

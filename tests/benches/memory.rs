@@ -230,25 +230,12 @@ async fn main() {
     println!(
         "\nMemory of the whole app, release builds, idle {} s after start (PSS from \
          /proc/<pid>/smaps_rollup; the MCP servers left out)\n",
-        15
+        app::SETTLE.as_secs()
     );
-    println!(
-        "| app | main process Pss_Anon | main process Pss | WebKit processes Pss | whole app Pss |"
-    );
-    println!("|---|---:|---:|---:|---:|");
-    for (name, m) in [
+    app_table([
         ("Toolgate, 5 servers", &ours),
         ("the smallest Tauri app (one static page)", &theirs),
-    ] {
-        println!(
-            "| {name} | {} | {} | {} ({}) | {} |",
-            mb(m.main_pss_anon),
-            mb(m.main_pss),
-            mb(m.webkit_pss),
-            m.webkit_processes,
-            mb(m.whole())
-        );
-    }
+    ]);
     println!(
         "Target ≤ 45 MB, main process Pss_Anon: {}, {} (the minimal Tauri app: {})",
         mb(ours.main_pss_anon),
@@ -275,16 +262,28 @@ async fn main() {
         return;
     };
     println!(
-        "\nAfter a walk through every screen, then idle 15 s; both apps started by tauri-driver\n"
+        "\nAfter a walk through every screen, then idle {} s; both apps started by tauri-driver\n",
+        app::SETTLE.as_secs()
     );
+    app_table([
+        ("Toolgate, 5 servers, after the walk", &walked),
+        ("the smallest Tauri app, idle", &driven),
+    ]);
+    whole_app(
+        "after a walk through every screen",
+        &walked,
+        &driven,
+        WALK_RATIO,
+    );
+}
+
+/// The whole app's figures, one row per app.
+fn app_table(rows: [(&str, &app::AppMemory); 2]) {
     println!(
         "| app | main process Pss_Anon | main process Pss | WebKit processes Pss | whole app Pss |"
     );
     println!("|---|---:|---:|---:|---:|");
-    for (name, m) in [
-        ("Toolgate, 5 servers, after the walk", &walked),
-        ("the smallest Tauri app, idle", &driven),
-    ] {
+    for (name, m) in rows {
         println!(
             "| {name} | {} | {} | {} ({}) | {} |",
             mb(m.main_pss_anon),
@@ -294,12 +293,6 @@ async fn main() {
             mb(m.whole())
         );
     }
-    whole_app(
-        "after a walk through every screen",
-        &walked,
-        &driven,
-        WALK_RATIO,
-    );
 }
 
 /// Issue 40's targets for the whole app (main + WebKit PSS) against the smallest Tauri app.

@@ -15,7 +15,8 @@
 #[path = "common/webdriver.rs"]
 mod webdriver;
 pub(crate) use webdriver::{
-    app_binary, click, fill, open_session, save_screenshot, start_driver, wait_gone, wait_text,
+    app_binary, click, fill, open_session, press, save_screenshot, start_driver, wait_gone,
+    wait_text,
 };
 
 #[path = "app_webdriver/shell.rs"]

@@ -17,7 +17,7 @@ use toolgate_settings::{ServerConfig, Settings};
 use toolgate_tests::{children_of, is_alive, repo_root, wait_until_none};
 
 /// Idle time after start-up before measuring: the servers are ready and the page has settled.
-const SETTLE: Duration = Duration::from_secs(15);
+pub const SETTLE: Duration = Duration::from_secs(15);
 
 /// One app's figures, in bytes.
 pub struct AppMemory {
@@ -110,12 +110,11 @@ async fn measure(mut process: Child, wait_for_servers: usize) -> AppMemory {
         matches!(process.try_wait(), Ok(None)),
         "the app exited while idle"
     );
-    let webkit: Vec<u32> = descendants(pid)
-        .into_iter()
-        .filter(|p| name_of(*p).starts_with("WebKit"))
-        .collect();
-    assert!(!webkit.is_empty(), "no WebKit process: is there a display?");
     let memory = snapshot(pid);
+    assert!(
+        memory.webkit_processes > 0,
+        "no WebKit process: is there a display?"
+    );
     let everything = descendants(pid);
     let _ = Command::new("kill").arg(pid.to_string()).status();
     for _ in 0..100 {

@@ -2,7 +2,7 @@
 //! started by `tauri-driver` on a fresh data folder with the five servers, is taken through every
 //! screen and section as a user would click them (each server's card, Activity, the provider,
 //! every settings section, the palette, the Add server dialog, back to the chat), then left idle
-//! [`SETTLE`](super::app) and measured as the idle app is. The smallest Tauri app is started by
+//! [`SETTLE`] and measured as the idle app is. The smallest Tauri app is started by
 //! the same driver and measured idle, so both carry what WebDriver's automation adds.
 
 use std::path::Path;
@@ -13,11 +13,8 @@ use fantoccini::{Client, Locator};
 use toolgate_settings::ServerConfig;
 use toolgate_tests::{processes_with, ProcField};
 
-use crate::app::{self, AppMemory};
-use crate::webdriver::{click, open_session_of, start_driver, wait_gone, wait_text};
-
-/// Idle time after the walk (or the start) before measuring, as for the idle figures.
-const SETTLE: Duration = Duration::from_secs(15);
+use crate::app::{self, AppMemory, SETTLE};
+use crate::webdriver::{click, open_session_of, press, start_driver, wait_gone, wait_text};
 
 /// The app's main process: the one running `binary` whose environment names `dir`.
 fn main_process(binary: &Path, dir: &Path) -> Result<u32> {
@@ -69,19 +66,9 @@ async fn walk(c: &Client) -> Result<()> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     click(c, "[data-testid=tab-chat]").await?;
-    c.execute(
-        "document.body.dispatchEvent(new KeyboardEvent('keydown', \
-         { key: 'k', ctrlKey: true, bubbles: true }));",
-        vec![],
-    )
-    .await?;
+    press(c, "k", true).await?;
     wait_text(c, "[data-testid=command-palette]", "", 5).await?;
-    c.execute(
-        "(document.activeElement || document.body).dispatchEvent(new KeyboardEvent('keydown', \
-         { key: 'Escape', bubbles: true }));",
-        vec![],
-    )
-    .await?;
+    press(c, "Escape", false).await?;
     wait_gone(c, "[data-testid=command-palette]", 5).await?;
     Ok(())
 }

@@ -24,7 +24,8 @@ use toolgate_tests::fixtures::anthropic;
 use toolgate_tests::{Scripted, ScriptedProvider};
 
 use super::{
-    choose_theme, click, save_screenshot, send_and_wait_for_approval, shell, wait_gone, wait_text,
+    choose_theme, click, press, save_screenshot, send_and_wait_for_approval, shell, wait_gone,
+    wait_text,
 };
 
 /// Runs in the page: what is wrong with the look drawn now, one line each.
@@ -109,19 +110,6 @@ for (const icon of document.querySelectorAll("svg.lucide")) {
 }
 return problems;
 "#;
-
-/// Presses a window-wide key (`Ctrl+K`, `Ctrl+N`) or Escape where the focus is.
-async fn press(c: &Client, key: &str, ctrl: bool) -> Result<()> {
-    c.execute(
-        "const [key, ctrl] = arguments; \
-         (document.activeElement || document.body).dispatchEvent(new KeyboardEvent('keydown', \
-         { key, ctrlKey: ctrl, bubbles: true, cancelable: true }));",
-        vec![key.into(), ctrl.into()],
-    )
-    .await
-    .with_context(|| format!("pressing {key}"))?;
-    Ok(())
-}
 
 /// One view: drawn, checked, saved.
 async fn shoot(c: &Client, look: &str, view: &str, problems: &mut Vec<String>) -> Result<()> {

@@ -172,6 +172,19 @@ pub(crate) async fn save_screenshot(c: &Client, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Presses a window-wide key (`Ctrl+K`, `Ctrl+N`) or Escape where the focus is.
+pub(crate) async fn press(c: &Client, key: &str, ctrl: bool) -> Result<()> {
+    c.execute(
+        "const [key, ctrl] = arguments; \
+         (document.activeElement || document.body).dispatchEvent(new KeyboardEvent('keydown', \
+         { key, ctrlKey: ctrl, bubbles: true, cancelable: true }));",
+        vec![key.into(), ctrl.into()],
+    )
+    .await
+    .with_context(|| format!("pressing {key}"))?;
+    Ok(())
+}
+
 /// A WebDriver session on the app, which starts it.
 pub(crate) async fn open_session(port: u16) -> Result<Client> {
     open_session_of(port, &app_binary()).await

@@ -1,6 +1,6 @@
 // Made by src-tauri/command_list.rs from the #[tauri::command] functions in
 // src-tauri/commands/; do not edit (TOOLGATE_WRITE_TYPES=1 cargo test -p toolgate --lib
-// bindings writes it). ui/src/ipc.ts re-exports these; components import from there.
+// command_list writes it). ui/src/ipc.ts re-exports these; components import from there.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type { AppView, Attachment, AuditFilter, AuditRow, BundlePreview, CatalogSettings, ConversationSummary, Decision, Diagnostics, DoorView, Export, HostAnswer, HostPreview, HostView, IdentityProvider, ImportChoices, ImportReport, ImportSource, ImportSources, InstalledBundle, IssuedToken, JsonValue, LinkOffer, LocalServer, ManagedView, Message, PackageView, Page, PendingCall, Plan, PolicySettings, PresetView, ProviderInput, ProviderView, Rule, RulePreview, SandboxSettings, SecretView, ServerConfig, ServerSnapshot, SignedInInfo, TemplateRead, ToolCatalogView, ToolChange, ToolOutput, TrustMarks, TurnEvent } from "./types";
