@@ -4,7 +4,7 @@
 //! - **Unix (Linux, macOS, the BSDs):** the reaper (`reaper.rs`), a `/bin/sh` of built-ins that
 //!   holds a pipe from Toolgate and kills every process group still listed when the pipe closes.
 //!   On Linux the supervisor also arms a parent-death signal for each server (in
-//!   `toolgate-mcp`'s `stdio.rs`); macOS has no such signal, so there the reaper is the guard.
+//!   `toolgate-mcp`'s `spawn.rs`); macOS has no such signal, so there the reaper is the guard.
 //! - **Windows:** a Job Object per server created with `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`
 //!   (`job.rs`). Each server process is assigned to its own as it starts, and the processes it
 //!   starts later join it by inheritance; when Toolgate exits or is killed, the system closes

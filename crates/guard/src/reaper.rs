@@ -1,6 +1,6 @@
 //! The reaper: a tiny process that outlives Toolgate just long enough to kill its servers' groups.
 //!
-//! The parent-death signal (see `stdio.rs`) reaches only a server's own process. What the server
+//! The parent-death signal (see `spawn.rs`) reaches only a server's own process. What the server
 //! started in its group (`sh -c 'helper & exec server'`, a launcher's child) would be left running
 //! when Toolgate is killed, until the next start sweeps the records (`orphans.rs`). The reaper
 //! closes that gap at the moment Toolgate dies.

@@ -1,4 +1,4 @@
-//! Supervision of MCP servers over rmcp.
+//! Supervision of MCP servers.
 //!
 //! [`ServerManager`] runs every configured server: a child process speaking MCP over stdio, or a
 //! remote server over Streamable HTTP. It performs the handshake (both protocol eras), lists
@@ -6,10 +6,15 @@
 //! changed, routes tool calls with timeouts that progress resets and cancellation that reaches the
 //! server, and publishes status, progress and log messages to subscribers.
 //!
+//! The protocol itself, the client handler and its transports, is `toolgate-mcp-client`'s: this
+//! crate spawns a local server (confined, in its own group, recorded against orphans) and hands
+//! its stdin and stdout to that crate's stdio transport. The types of it that callers use are
+//! re-exported here, so `toolgate_mcp::ToolInfo` and the like keep their paths.
+//!
 //! Supervision is the point of the crate:
 //! - a server that crashes fails its calls at once and is restarted with backoff;
 //! - a server that hangs is caught by the timeouts;
-//! - junk on a server's stdout is logged and skipped;
+//! - junk on a server's stdout is logged and skipped (sorted by the client's transport);
 //! - stderr is kept in memory (for failure reasons) and in a rotated log file;
 //! - no server outlives the app: each runs in its own process group, stopped by closing stdin,
 //!   then SIGTERM, then SIGKILL; on Linux the kernel kills it if the app dies; and processes left
@@ -21,24 +26,17 @@
 //! run; this crate only runs it. Requests a server makes of the client (sampling, elicitation)
 //! go to a [`ServerRequests`] handler the caller provides.
 
-mod asker;
-mod client;
 pub mod confine;
 pub mod doctor;
 mod host_env;
-mod http;
 mod known;
 mod logs;
 mod manager;
 pub mod orphans;
 mod reference;
-mod sse;
-mod stdio;
-pub mod stdout;
-pub mod templates;
+mod spawn;
 mod types;
 
-pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
 pub use confine::SandboxReport;
 pub use host_env::{CommandNotFound, HostEnv};
 pub use known::known_secrets;
@@ -46,17 +44,15 @@ pub use manager::{Admission, HostAnswer, ManagerOptions, Refusal, RootsChange, S
 pub use reference::{lookup as lookup_reference, LookupError};
 #[cfg(unix)]
 pub use toolgate_guard::REAPER_NAME;
+pub use toolgate_mcp_client::{
+    stdout, templates, Asker, CallOptions, CallProgress, DeclineServerRequests, LogLevel,
+    PromptArgumentInfo, PromptInfo, Question, ResourceInfo, ResourceTemplateInfo, Rounds,
+    ServerEvent, ServerRequests, TaskState, ToolInfo, ToolOutput, APP_MIME_TYPE, UI_EXTENSION_ID,
+};
 pub use toolgate_settings::NetworkAccess;
 pub use types::{
-    CallOptions, CallProgress, Installed, Launch, LogLevel, PromptArgumentInfo, PromptInfo,
-    RefusedTool, ResourceInfo, ResourceTemplateInfo, ServerEvent, ServerSnapshot, ServerStatus,
-    TaskState, ToolChange, ToolInfo, ToolOutput, ToolText,
+    Installed, Launch, RefusedTool, ServerSnapshot, ServerStatus, ToolChange, ToolText,
 };
-
-/// The MCP Apps extension: tools whose results are shown by an HTML app the server serves.
-pub const UI_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
-/// The MIME type of an MCP App's `ui://` resource.
-pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// Why a server or a call failed, in words for the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

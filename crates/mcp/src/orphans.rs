@@ -1,7 +1,7 @@
 //! No server outlives Toolgate, even when Toolgate itself is killed.
 //!
 //! Three layers, because each alone has a gap:
-//! 1. Every stdio server is a process-group leader, stopped as a group (see `stdio.rs`), so a
+//! 1. Every stdio server is a process-group leader, stopped as a group (see `spawn.rs`), so a
 //!    launcher such as `npx` cannot leave the real server behind.
 //! 2. On Linux each server gets a parent-death signal: if Toolgate dies, even by SIGKILL, the
 //!    kernel kills the server. It covers the direct child only, so

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::{ToolChange, ToolInfo, ToolText};
+use crate::{ToolChange, ToolInfo, ToolText};
 
 const FILE: &str = "tool-baselines.json";
 

@@ -28,9 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::entry::Entry;
 use super::registry::ServerManager;
-use crate::asker::{question_of, Question};
-use crate::types::{CallOptions, CallProgress, ServerEvent, ToolOutput};
 use crate::McpError;
+use crate::{CallOptions, CallProgress, ServerEvent, ToolOutput};
+use toolgate_mcp_client::asker::{question_of, Question};
 
 /// Time beyond a call's maximum after which we stop waiting even if the transport itself is stuck
 /// (a server that stopped reading its stdin blocks the cancellation rmcp sends on timeout).
@@ -208,11 +208,11 @@ impl ServerManager {
         let ServiceError::TransportSend(send) = error else {
             return None;
         };
-        let refusal = crate::http::auth_refusal(&*send.error)?;
+        let refusal = toolgate_mcp_client::http::auth_refusal(&*send.error)?;
         let mut entries = self.entries.lock().await;
         let entry = entries.get_mut(server)?;
         let failure = match refusal {
-            crate::http::AuthRefusal::Scope(scope) => {
+            toolgate_mcp_client::http::AuthRefusal::Scope(scope) => {
                 entry.needs_scope = Some(scope.clone());
                 McpError::MoreAccess {
                     server: server.to_owned(),
@@ -220,7 +220,7 @@ impl ServerManager {
                     scope,
                 }
             }
-            crate::http::AuthRefusal::SignIn => {
+            toolgate_mcp_client::http::AuthRefusal::SignIn => {
                 entry.status = crate::types::ServerStatus::SignIn {
                     reason: format!(
                         "{}'s sign-in is no longer accepted: sign in again",
@@ -322,7 +322,7 @@ impl ServerManager {
                         .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string())),
                     InputRequest::ListRoots(_) => {
                         let roots = roots.read().unwrap_or_else(|p| p.into_inner()).clone();
-                        serde_json::to_value(crate::client::roots_result(&roots))
+                        serde_json::to_value(toolgate_mcp_client::client::roots_result(&roots))
                             .map_err(|e| e.to_string())
                     }
                     other => Err(format!(

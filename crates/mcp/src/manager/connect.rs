@@ -2,7 +2,7 @@
 //! it offers, all within the server's start-up timeout; and letting go of a connection or
 //! process no longer wanted. Why a start failed is put into words in `reasons.rs`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -10,9 +10,6 @@ use std::time::Duration;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{Peer, RunningService, ServiceError};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -21,14 +18,13 @@ use toolgate_settings::{Reference, ServerConfig, Transport};
 use super::reasons::{handshake_problem, redact_url, with_last_words, STOPPED};
 use super::registry::ServerManager;
 use super::sign_in::{auth_required, scope_required};
-use crate::client::{Client, ListKind};
 use crate::confine::{self, SandboxReport};
 use crate::logs::ServerLog;
-use crate::stdio::{self, StdioProcess, StdioSpec};
-use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
-
-/// Largest HTTP response or SSE event accepted: tool results can be large.
-const HTTP_MESSAGE_LIMIT: usize = stdio::MESSAGE_LIMIT;
+use crate::spawn::{self, StdioProcess, StdioSpec};
+use crate::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
+use toolgate_mcp_client::client::{Client, ListKind};
+use toolgate_mcp_client::http::{self, AuthRefusal, Refused};
+use toolgate_mcp_client::sse::{OpenError, SseTransport};
 
 pub(super) type Service = RunningService<RoleClient, Client>;
 
@@ -77,14 +73,14 @@ impl From<String> for Failure {
 
 /// What a refused connection (or its first listing) says about the sign-in, as the failure the
 /// server's status shows: a 401 ends the sign-in, a 403 `insufficient_scope` asks for more.
-fn refused_sign_in(name: &str, refusal: crate::http::AuthRefusal) -> Failure {
+fn refused_sign_in(name: &str, refusal: AuthRefusal) -> Failure {
     match refusal {
-        crate::http::AuthRefusal::SignIn => Failure {
+        AuthRefusal::SignIn => Failure {
             reason: format!("{name}'s sign-in is no longer accepted: sign in again"),
             sign_in: Some(true),
             needs_scope: None,
         },
-        crate::http::AuthRefusal::Scope(scope) => Failure {
+        AuthRefusal::Scope(scope) => Failure {
             reason: format!("{name} needs more access ({scope}): sign in again to grant it"),
             sign_in: Some(true),
             needs_scope: Some(scope),
@@ -137,7 +133,7 @@ pub(super) struct Handshake {
     /// The server wants a sign-in: `Some(again)`.
     pub(super) sign_in: Option<bool>,
     /// The server refused the handshake for want of a sign-in or of scopes.
-    pub(super) refusal: Option<crate::http::AuthRefusal>,
+    pub(super) refusal: Option<AuthRefusal>,
 }
 
 impl From<String> for Handshake {
@@ -219,7 +215,7 @@ impl ServerManager {
         config: &ServerConfig,
         log: &ServerLog,
         roots: Arc<RwLock<Vec<PathBuf>>>,
-        refused: crate::http::Refused,
+        refused: Refused,
         cancel: &CancellationToken,
         facts: &mut StartFacts,
     ) -> Result<(Connected, Listed), Failure> {
@@ -298,7 +294,7 @@ impl ServerManager {
         let listing = tokio::select! {
             listed = tokio::time::timeout(timeout, list_everything(service.peer())) => match listed {
                 Ok(Ok(listed)) => Ok(listed),
-                Ok(Err(e)) => Err(match crate::http::auth_refusal(&e) {
+                Ok(Err(e)) => Err(match http::auth_refusal(&e) {
                     Some(refusal) => refused_sign_in(&config.name, refusal),
                     None => format!("listing its tools failed: {e}").into(),
                 }),
@@ -372,7 +368,7 @@ impl ServerManager {
                 // installs its exact version.
                 let pinned = self.pinned(config, host, log).await?;
                 let deadline = tokio::time::Instant::now() + timeout;
-                stdio::check_cwd(cwd.as_deref())?;
+                spawn::check_cwd(cwd.as_deref())?;
                 let (program, args) = match &pinned {
                     Some((record, rest)) => {
                         super::pinned::command_of(record, rest, host, cwd.as_deref())?
@@ -413,16 +409,21 @@ impl ServerManager {
                     None => confine::unconfined_report(config),
                 };
                 if let Some(plan) = &plan {
-                    stdio::fetch(&spec, host, plan, log, timeout).await?;
+                    spawn::fetch(&spec, host, plan, log, timeout).await?;
                 }
-                let spawned = stdio::spawn(&spec, host, plan, log, &self.events)?;
+                let spawned = spawn::spawn(&spec, host, plan, log, &self.events)?;
                 self.groups().insert(&config.id, spawned.process.leader);
                 let process = spawned.process;
-                let serve = client.serve_with_lifecycle(
-                    AsyncRwTransport::new_client(spawned.reader, spawned.writer)
-                        .with_max_line_length(stdio::MESSAGE_LIMIT),
-                    mode,
+                // The supervision spawned it; the client speaks MCP over its pipes.
+                let junk = log.clone();
+                let transport = toolgate_mcp_client::stdio::transport(
+                    &config.id,
+                    spawned.stdout,
+                    spawned.stdin,
+                    self.events.clone(),
+                    Box::new(move |line| junk.push(line)),
                 );
+                let serve = client.serve_with_lifecycle(transport, mode);
                 tokio::select! {
                     served = tokio::time::timeout_at(deadline, serve) => match served {
                         Ok(Ok(service)) => Ok((service, Some(process), None)),
@@ -522,10 +523,11 @@ impl ServerManager {
             },
             (None, _) => None,
         };
-        let header_map = header_map(headers)?;
+        let header_map = http::header_map(headers).map_err(|e| e.to_string())?;
         if !sse {
             let transport =
-                http_transport(url, &header_map, session.clone(), client.refused.clone())?;
+                http::transport(url, &header_map, session.clone(), client.refused.clone())
+                    .map_err(|e| e.to_string())?;
             let fallback_client = client.clone();
             match client.serve_with_lifecycle(transport, mode).await {
                 Ok(service) => return Ok((service, None, session)),
@@ -535,7 +537,7 @@ impl ServerManager {
                     }
                     if let Some(scope) = scope_required(&e) {
                         return Err(Handshake {
-                            refusal: Some(crate::http::AuthRefusal::Scope(scope)),
+                            refusal: Some(AuthRefusal::Scope(scope)),
                             ..Handshake::from(format!("{shown} asks for more access"))
                         });
                     }
@@ -543,7 +545,13 @@ impl ServerManager {
                         Some(s) => s.access_token(&config.id).await.ok(),
                         None => None,
                     };
-                    if !crate::sse::turns_down_streamable_http(url, &header_map, token).await {
+                    if !toolgate_mcp_client::sse::turns_down_streamable_http(
+                        url,
+                        &header_map,
+                        token,
+                    )
+                    .await
+                    {
                         return Err(Handshake {
                             other_era: other_era(&e),
                             ..Handshake::from(handshake_problem(&e, Some(&shown)))
@@ -569,19 +577,13 @@ impl ServerManager {
         mut client: Client,
     ) -> Result<Handshaken, Handshake> {
         let shown = redact_url(url);
-        let transport = match crate::sse::SseTransport::connect(
-            &config.id,
-            url,
-            headers,
-            session.clone(),
-        )
-        .await
+        let transport = match SseTransport::connect(&config.id, url, headers, session.clone()).await
         {
             Ok(t) => t,
-            Err(crate::sse::OpenError::SignIn) => {
+            Err(OpenError::SignIn) => {
                 return Err(self.needs_sign_in(config, session.is_some()).await)
             }
-            Err(crate::sse::OpenError::Other(why)) => {
+            Err(OpenError::Other(why)) => {
                 return Err(format!("connecting to {shown} over HTTP+SSE failed: {why}").into())
             }
         };
@@ -629,7 +631,7 @@ impl ServerManager {
         let leader = process.leader;
         let status = process.stop(grace).await;
         self.groups().remove(id, leader);
-        stdio::describe_exit(status)
+        spawn::describe_exit(status)
     }
 
     /// A connection that finished starting after it was no longer wanted.
@@ -642,20 +644,6 @@ impl ServerManager {
             self.stop_process(id, p, self.options.stop_grace).await;
         }
     }
-}
-
-fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, String> {
-    let mut map = reqwest::header::HeaderMap::new();
-    for (name, value) in headers {
-        let name = reqwest::header::HeaderName::try_from(name.as_str())
-            .map_err(|_| format!("'{name}' is not a valid HTTP header name"))?;
-        // The value may hold a secret: never repeat it in an error.
-        let value = reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|_| {
-            format!("the value of header '{name}' is not a valid HTTP header value")
-        })?;
-        map.insert(name, value);
-    }
-    Ok(map)
 }
 
 /// What a server offers, read once it is connected.
@@ -716,28 +704,4 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, ServiceError
             .collect(),
         prompts: prompts.into_iter().map(PromptInfo::from).collect(),
     })
-}
-
-/// The Streamable HTTP transport; with a sign-in, rmcp's `AuthClient` adds the token (refreshed
-/// before it expires, and once more after a 401).
-fn http_transport(
-    url: &str,
-    headers: &reqwest::header::HeaderMap,
-    session: Option<toolgate_oauth::Session>,
-    refused: crate::http::Refused,
-) -> Result<StreamableHttpClientTransport<crate::http::Observed>, String> {
-    let custom: HashMap<_, _> = headers
-        .iter()
-        .map(|(n, v)| (n.clone(), v.clone()))
-        .collect();
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    config.max_json_response_size = HTTP_MESSAGE_LIMIT;
-    config.max_sse_event_size = HTTP_MESSAGE_LIMIT;
-    let client = reqwest::Client::builder()
-        .build()
-        .map_err(|e| format!("could not set up HTTP: {e}"))?;
-    Ok(StreamableHttpClientTransport::with_client(
-        crate::http::Observed::new(client, session, refused),
-        config,
-    ))
 }

@@ -13,7 +13,7 @@ use toolgate_settings::ServerConfig;
 use super::backoff::Backoff;
 use crate::confine::SandboxReport;
 use crate::logs::ServerLog;
-use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerStatus, ToolInfo};
+use crate::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerStatus, ToolInfo};
 
 pub(super) struct Entry {
     pub(super) config: ServerConfig,
@@ -42,7 +42,7 @@ pub(super) struct Entry {
     pub(super) session: Option<toolgate_oauth::Session>,
     /// The scope a call was refused for (403 `insufficient_scope`), until the next start.
     pub(super) needs_scope: Option<String>,
-    pub(super) refused: crate::http::Refused,
+    pub(super) refused: toolgate_mcp_client::http::Refused,
     /// Refused by the manager's admission at its last start (not a failure of its own).
     pub(super) blocked: bool,
 }

@@ -17,8 +17,8 @@ use super::entry::{Conn, Retired, Starting};
 use super::registry::ServerManager;
 use super::supervision::supervise;
 use crate::host_env::HostEnv;
-use crate::types::ServerStatus;
 use crate::McpError;
+use crate::ServerStatus;
 
 /// What a change of roots did to a running server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

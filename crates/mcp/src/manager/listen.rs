@@ -14,7 +14,7 @@ use rmcp::service::{Peer, ServiceError, Subscription};
 use rmcp::RoleClient;
 use tokio::sync::mpsc;
 
-use crate::client::ListKind;
+use toolgate_mcp_client::client::ListKind;
 
 /// Opens after a failure wait this long, doubled each time up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);

@@ -3,8 +3,8 @@
 
 use super::baseline::change;
 use super::registry::ServerManager;
-use crate::types::{ToolChange, ToolInfo, ToolText};
 use crate::McpError;
+use crate::{ToolChange, ToolInfo, ToolText};
 
 impl ServerManager {
     /// Offered and held tools of a list `server` just gave.

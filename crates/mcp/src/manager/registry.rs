@@ -13,13 +13,13 @@ use toolgate_secrets::SecretStore;
 use toolgate_settings::ServerConfig;
 
 use super::entry::Entry;
-use crate::asker::{DeclineServerRequests, InFlight, ServerRequests};
 use crate::confine::{self, Protected};
 use crate::host_env::{HostEnv, LoginPath};
 use crate::logs::ServerLog;
 use crate::orphans::{self, Registry};
-use crate::types::{ServerEvent, ServerSnapshot, ServerStatus};
 use crate::McpError;
+use crate::{ServerEvent, ServerSnapshot, ServerStatus};
+use toolgate_mcp_client::asker::{DeclineServerRequests, InFlight, ServerRequests};
 
 /// Why an [`Admission`] refused a server: whatever error its maker has, shown in its own words
 /// as the server's status.

@@ -15,8 +15,8 @@ use super::entry::Entry;
 use super::listen;
 use super::reasons::with_last_words;
 use super::registry::ServerManager;
-use crate::client::ListKind;
-use crate::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerStatus, ToolInfo};
+use crate::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ServerStatus, ToolInfo};
+use toolgate_mcp_client::client::ListKind;
 
 /// Runs for the life of one connection: refreshes lists when the server says they changed,
 /// and when the connection ends on its own, records why and returns the wait before the

@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use super::calls::{forwarding, Call};
 use super::registry::ServerManager;
-use crate::types::{CallProgress, TaskState, ToolOutput};
 use crate::McpError;
+use crate::{CallProgress, TaskState, ToolOutput};
 
 /// The wait between polls when the server suggests none.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);

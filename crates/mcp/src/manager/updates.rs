@@ -17,8 +17,8 @@ use rmcp::{Peer, RoleClient};
 use tokio::sync::broadcast;
 
 use super::registry::ServerManager;
-use crate::types::ServerEvent;
 use crate::McpError;
+use crate::ServerEvent;
 
 /// Whether this connection speaks the era where resources are watched on a listen stream.
 pub(super) fn watched_by_listen(peer: &Peer<RoleClient>) -> bool {

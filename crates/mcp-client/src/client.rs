@@ -24,7 +24,7 @@ use crate::types::{LogLevel, ServerEvent};
 
 /// Which list a server said has changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ListKind {
+pub enum ListKind {
     Tools,
     Resources,
     Prompts,
@@ -32,7 +32,7 @@ pub(crate) enum ListKind {
 
 /// One connection's handler. Cheap: it holds channels and shared state only.
 #[derive(Clone)]
-pub(crate) struct Client {
+pub struct Client {
     pub server: String,
     pub roots: Arc<RwLock<Vec<PathBuf>>>,
     pub events: broadcast::Sender<ServerEvent>,
@@ -48,7 +48,7 @@ pub(crate) struct Client {
 
 /// What Toolgate tells every server about itself: its name and version, and that it offers
 /// roots (with change notifications), sampling and elicitation (answered by [`ServerRequests`]).
-pub(crate) fn client_info() -> ClientConfig {
+pub fn client_info() -> ClientConfig {
     let mut capabilities = ClientCapabilities::default();
     let mut roots = RootsCapabilities::default();
     roots.list_changed = Some(true);
@@ -82,7 +82,7 @@ pub(crate) fn client_info() -> ClientConfig {
 }
 
 /// The answer to `roots/list`: each folder as a `file://` URI, named by its last component.
-pub(crate) fn roots_result(roots: &[PathBuf]) -> ListRootsResult {
+pub fn roots_result(roots: &[PathBuf]) -> ListRootsResult {
     let roots = roots
         .iter()
         .map(|path| {
@@ -96,7 +96,7 @@ pub(crate) fn roots_result(roots: &[PathBuf]) -> ListRootsResult {
     ListRootsResult::new(roots)
 }
 
-pub(crate) fn root_uri(path: &std::path::Path) -> String {
+pub fn root_uri(path: &std::path::Path) -> String {
     // Paths are absolute (settings validation ensures it); a URI needs its spaces and the like
     // escaped.
     let mut uri = String::from("file://");

@@ -147,7 +147,7 @@ impl Asker {
 }
 
 /// The kind of an elicitation: a URL question, else a form.
-pub(crate) fn question_of(params: &rmcp::model::ElicitRequestParams) -> Question {
+pub fn question_of(params: &rmcp::model::ElicitRequestParams) -> Question {
     match params {
         rmcp::model::ElicitRequestParams::UrlElicitationParams { .. } => Question::Url,
         _ => Question::Form,
@@ -159,7 +159,7 @@ type Calls = HashMap<String, Vec<(u64, Option<Asker>)>>;
 
 /// The calls running on each server, with their askers.
 #[derive(Default)]
-pub(crate) struct InFlight {
+pub struct InFlight {
     next: AtomicU64,
     calls: Mutex<Calls>,
 }
@@ -196,7 +196,7 @@ impl InFlight {
 }
 
 /// One call's place in [`InFlight`], given up when dropped.
-pub(crate) struct Flight {
+pub struct Flight {
     calls: Arc<InFlight>,
     server: String,
     id: u64,

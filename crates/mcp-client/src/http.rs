@@ -14,16 +14,17 @@ use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
+use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::Value;
 
 type HeaderMap = HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;
 type Sse = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
 
 /// Tools refused by name, with the reason.
-pub(crate) type Refused = Arc<StdMutex<BTreeMap<String, String>>>;
+pub type Refused = Arc<StdMutex<BTreeMap<String, String>>>;
 
 #[derive(Clone)]
 enum Inner {
@@ -32,13 +33,13 @@ enum Inner {
 }
 
 #[derive(Clone)]
-pub(crate) struct Observed {
+pub struct Observed {
     inner: Inner,
     pub refused: Refused,
 }
 
 impl Observed {
-    pub(crate) fn new(
+    pub fn new(
         client: reqwest::Client,
         session: Option<toolgate_oauth::Session>,
         refused: Refused,
@@ -99,7 +100,7 @@ fn headers_apply(headers: &HeaderMap) -> bool {
 /// Why a tool's `x-mcp-header` annotations are invalid (SEP-2243), or `None`: each must be a
 /// non-empty HTTP token, unique ignoring case, on a `string`, `integer` or `boolean` property
 /// reached from the root through `properties` alone.
-pub(crate) fn header_annotation_problem(schema: &Value) -> Option<String> {
+pub fn header_annotation_problem(schema: &Value) -> Option<String> {
     if schema.get("x-mcp-header").is_some() {
         return Some("x-mcp-header must annotate a property, not the whole input".into());
     }
@@ -296,6 +297,58 @@ impl StreamableHttpClient for Observed {
     }
 }
 
+/// Why a Streamable HTTP transport could not be set up. Never quotes a header's value: it may
+/// hold a secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("'{0}' is not a valid HTTP header name")]
+    HeaderName(String),
+    #[error("the value of header '{0}' is not a valid HTTP header value")]
+    HeaderValue(String),
+    #[error("could not set up HTTP: {0}")]
+    Client(String),
+}
+
+/// A server's configured headers as HTTP headers.
+pub fn header_map(
+    headers: &BTreeMap<String, String>,
+) -> Result<reqwest::header::HeaderMap, SetupError> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::try_from(name.as_str())
+            .map_err(|_| SetupError::HeaderName(name.clone()))?;
+        let value = reqwest::header::HeaderValue::try_from(value.as_str())
+            .map_err(|_| SetupError::HeaderValue(name.to_string()))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// The Streamable HTTP transport; with a sign-in, rmcp's `AuthClient` adds the token (refreshed
+/// before it expires, and once more after a 401). Tools it refuses are noted in `refused`.
+pub fn transport(
+    url: &str,
+    headers: &reqwest::header::HeaderMap,
+    session: Option<toolgate_oauth::Session>,
+    refused: Refused,
+) -> Result<StreamableHttpClientTransport<Observed>, SetupError> {
+    let custom: HashMap<_, _> = headers
+        .iter()
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    // Largest HTTP response or SSE event accepted: tool results can be large.
+    config.max_json_response_size = crate::stdio::MESSAGE_LIMIT;
+    config.max_sse_event_size = crate::stdio::MESSAGE_LIMIT;
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| SetupError::Client(e.to_string()))?;
+    Ok(StreamableHttpClientTransport::with_client(
+        Observed::new(client, session, refused),
+        config,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,7 +381,7 @@ mod tests {
 
 /// What a refused request says about the sign-in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum AuthRefusal {
+pub enum AuthRefusal {
     /// 401 after the one silent refresh: the sign-in has ended.
     SignIn,
     /// 403 `insufficient_scope`: the scopes the server named.
@@ -336,7 +389,7 @@ pub(crate) enum AuthRefusal {
 }
 
 /// Finds a 401 or 403 `insufficient_scope` in a failed request's error chain.
-pub(crate) fn auth_refusal(error: &(dyn std::error::Error + 'static)) -> Option<AuthRefusal> {
+pub fn auth_refusal(error: &(dyn std::error::Error + 'static)) -> Option<AuthRefusal> {
     type HttpError = StreamableHttpError<reqwest::Error>;
     let mut current = Some(error);
     while let Some(e) = current {

@@ -27,10 +27,12 @@ const REINIT_ID: &str = "toolgate-sse-reinitialize";
 const RECONNECT_DELAYS_MS: [u64; 9] = [250, 500, 1000, 2000, 4000, 4000, 4000, 8000, 8000];
 
 /// Why the stream could not be opened.
-#[derive(Debug)]
-pub(crate) enum OpenError {
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
     /// 401: the server wants a sign-in (its `WWW-Authenticate`).
+    #[error("the server asks for a sign-in")]
     SignIn,
+    #[error("{0}")]
     Other(String),
 }
 
@@ -47,7 +49,7 @@ struct Shared {
     initialized: StdMutex<bool>,
 }
 
-pub(crate) struct SseTransport {
+pub struct SseTransport {
     incoming: mpsc::Receiver<ServerJsonRpcMessage>,
     shared: Arc<Shared>,
     stop: CancellationToken,
@@ -61,7 +63,7 @@ impl Drop for SseTransport {
 
 impl SseTransport {
     /// Opens the stream and waits for its `endpoint` event.
-    pub(crate) async fn connect(
+    pub async fn connect(
         server: &str,
         url: &str,
         headers: reqwest::header::HeaderMap,
@@ -365,7 +367,7 @@ impl Transport<RoleClient> for SseTransport {
 
 /// Whether a Streamable HTTP server is in fact an older one: the spec's backwards-compatibility
 /// test, a POST of `initialize` answered with 400, 404 or 405.
-pub(crate) async fn turns_down_streamable_http(
+pub async fn turns_down_streamable_http(
     url: &str,
     headers: &reqwest::header::HeaderMap,
     token: Option<String>,

@@ -1,14 +1,13 @@
-//! A stdio server's process: spawned in its own group, its output sorted, and stopped for sure.
+//! A local server's process: spawned in its own session and group, confined by its plan, its
+//! stderr copied to the log, and stopped for sure. Its stdin and stdout are handed to the
+//! client's stdio transport (`toolgate_mcp_client::stdio`), which knows no process.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, ReadBuf};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::broadcast;
 
@@ -16,14 +15,7 @@ use crate::confine::Plan;
 use crate::host_env::HostEnv;
 use crate::logs::ServerLog;
 use crate::orphans::{signal_group, signal_leftovers, ProcessId, Signal, MARKER};
-use crate::stdout::{Line, LineSorter};
-use crate::types::ServerEvent;
-
-/// How much of the server's stdout is read at once.
-const READ_BUFFER: usize = 64 * 1024;
-/// The largest message accepted from a server. Tool results can be big (files, images), but a
-/// server that never ends its line must not take all memory.
-pub(crate) const MESSAGE_LIMIT: usize = 64 * 1024 * 1024;
+use toolgate_mcp_client::ServerEvent;
 
 pub(crate) struct StdioSpec<'a> {
     pub server: &'a str,
@@ -34,12 +26,11 @@ pub(crate) struct StdioSpec<'a> {
     pub cwd: Option<&'a Path>,
 }
 
-/// A running server process and the two ends rmcp talks through.
+/// A running server process and the two pipes the client's transport talks through.
 pub(crate) struct Spawned {
     pub process: StdioProcess,
-    /// The server's stdout with everything that is not JSON-RPC taken out.
-    pub reader: SortedStdout,
-    pub writer: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stdin: ChildStdin,
 }
 
 pub(crate) struct StdioProcess {
@@ -352,19 +343,6 @@ pub(crate) fn spawn(
         }
     });
 
-    let reader = SortedStdout {
-        stdout,
-        buf: vec![0; READ_BUFFER].into_boxed_slice(),
-        start: 0,
-        end: 0,
-        sorter: LineSorter::new(MESSAGE_LIMIT),
-        message: Vec::new(),
-        sent: 0,
-        server: spec.server.to_owned(),
-        log: log.clone(),
-        events: events.clone(),
-    };
-
     Ok(Spawned {
         process: StdioProcess {
             child,
@@ -372,105 +350,9 @@ pub(crate) fn spawn(
             stderr: Some(stderr_task),
             sandbox,
         },
-        reader,
-        writer: stdin,
+        stdout,
+        stdin,
     })
-}
-
-/// A server's stdout as rmcp reads it: JSON-RPC lines only. Anything else goes to the server's
-/// log as it is met, and a line over [`MESSAGE_LIMIT`] is dropped whole.
-///
-/// It sorts inside rmcp's own reads, with no task or pipe between the process and rmcp: every
-/// message of every call passes through here, and a task in between cost a wake-up and a copy
-/// each way.
-pub(crate) struct SortedStdout {
-    stdout: ChildStdout,
-    /// Bytes read from the pipe and not yet sorted: `buf[start..end]`.
-    buf: Box<[u8]>,
-    start: usize,
-    end: usize,
-    sorter: LineSorter,
-    /// A message for rmcp, of which `sent` bytes were handed over.
-    message: Vec<u8>,
-    sent: usize,
-    server: String,
-    log: ServerLog,
-    events: broadcast::Sender<ServerEvent>,
-}
-
-impl SortedStdout {
-    fn set_aside(&self, line: Line) {
-        let text = match line {
-            Line::Message(_) => return,
-            Line::TooLong => {
-                let text = format!(
-                    "(stdout) a message larger than {} MiB was dropped; the call it answered will time out",
-                    MESSAGE_LIMIT / (1024 * 1024)
-                );
-                tracing::warn!(server = %self.server, "{text}");
-                self.log.push(&text);
-                return;
-            }
-            Line::Other(other) => {
-                // A stray print would otherwise corrupt the stream; keep it where users look.
-                let text = String::from_utf8_lossy(&other);
-                format!("(stdout, not JSON-RPC, skipped) {}", text.trim_end())
-            }
-        };
-        tracing::debug!(server = %self.server, "{text}");
-        self.log.push(&text);
-        let _ = self.events.send(ServerEvent::Output {
-            server: self.server.clone(),
-            line: text,
-        });
-    }
-}
-
-impl AsyncRead for SortedStdout {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        out: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let me = self.get_mut();
-        loop {
-            if me.sent < me.message.len() {
-                let n = out.remaining().min(me.message.len() - me.sent);
-                out.put_slice(&me.message[me.sent..me.sent + n]);
-                me.sent += n;
-                if me.sent == me.message.len() {
-                    me.message.clear();
-                    me.sent = 0;
-                }
-                return Poll::Ready(Ok(()));
-            }
-            if me.start < me.end {
-                let (take, line) = me.sorter.feed(&me.buf[me.start..me.end]);
-                me.start += take;
-                match line {
-                    Some(Line::Message(message)) => me.message = message,
-                    Some(other) => me.set_aside(other),
-                    None => {}
-                }
-                continue;
-            }
-            let mut read = ReadBuf::new(&mut me.buf);
-            match Pin::new(&mut me.stdout).poll_read(cx, &mut read) {
-                Poll::Pending => return Poll::Pending,
-                // An error ends the stream as the end of the pipe does: the connection closes
-                // and calls in flight fail.
-                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
-                Poll::Ready(Ok(())) => {
-                    let n = read.filled().len();
-                    if n == 0 {
-                        return Poll::Ready(Ok(()));
-                    }
-                    me.start = 0;
-                    me.end = n;
-                }
-            }
-        }
-    }
 }
 
 /// The server starts a session of its own (`setsid`): it leads a new process group (its id is
