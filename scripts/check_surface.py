@@ -9,6 +9,9 @@
    commands (`allow-...`), and no `invoke` in ui/src outside ui/src/generated/commands.ts.
 3. Typed errors at crate boundaries: no `pub fn` in crates/*/src (test code left out) returns
    `Result<_, String>`, and no `pub type` is one.
+4. Front ends use `Host` and its services only: the `Host` struct in crates/host/src/lib.rs has
+   no `pub` field (what front ends need is a method or a service such as `host.servers()`), so
+   nothing reaches around it to the server manager, the gate or the history.
 
 Usage: python3 scripts/check_surface.py [REPO_ROOT] (scripts/check-structure.sh runs it after its
 tests in scripts/check_surface_test.py). Standard library only. Exit 1 listing every problem.
@@ -99,21 +102,47 @@ def string_errors(repo: Path) -> list[str]:
     return out
 
 
+HOST_FILE = "crates/host/src/lib.rs"
+
+
+def host_pub_fields(repo: Path) -> list[str]:
+    """Every `pub` field of `pub struct Host { ... }` in crates/host/src/lib.rs (`pub(crate)` and
+    the like are not seen by front ends, so they pass)."""
+    p = repo / HOST_FILE
+    if not p.is_file():
+        return []
+    text = _blank_comments(_strip_tests(p.read_text(encoding="utf-8")))
+    m = re.search(r"\bpub\s+struct\s+Host\b[^{;]*\{", text)
+    if not m:
+        return []
+    depth, end = 1, m.end()
+    while end < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        end += 1
+    out = []
+    for f in re.finditer(r"^\s*pub\s+(?:r#)?(\w+)\s*:", text[m.end():end], re.M):
+        line = text.count("\n", 0, m.end() + f.start(1)) + 1
+        out.append(f"{HOST_FILE}:{line}: Host has a pub field `{f.group(1)}` (front ends use Host's methods and services; add one)")
+    return out
+
+
 def check(repo: Path, out=sys.stdout) -> int:
     repo = repo.resolve()
     readme, names, errors = readme_too_large(repo), commands_named_twice(repo), string_errors(repo)
-    for problem in readme + names + errors:
+    fields = host_pub_fields(repo)
+    for problem in readme + names + errors + fields:
         print(f"surface: {problem}", file=out)
-    if readme or names or errors:
+    if readme or names or errors or fields:
         print(
             f"surface: FAILED: {len(readme)} README problem(s), {len(names)} command named outside "
-            f"src-tauri/commands/, {len(errors)} public Result<_, String>",
+            f"src-tauri/commands/, {len(errors)} public Result<_, String>, {len(fields)} pub field(s) "
+            "of Host",
             file=out,
         )
         return 1
     print(
         "surface: README.md within 15,000 bytes; every window command named once, in "
-        "src-tauri/commands/; no public Result<_, String>",
+        "src-tauri/commands/; no public Result<_, String>; no pub field of Host",
         file=out,
     )
     return 0

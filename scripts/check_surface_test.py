@@ -33,6 +33,8 @@ class Surface(unittest.TestCase):
                                    "fn private() -> Result<(), String> { Ok(()) }\n"
                                    "#[cfg(test)]\nmod tests {\n pub fn t() -> Result<(), String> { Ok(()) }\n}\n",
             "capabilities/other.json": '{"permissions": ["core:event:allow-listen"]}',
+            "crates/host/src/lib.rs": "pub struct Host {\n    servers: Servers,\n    pub(crate) gate: G,\n}\n"
+                                      "pub struct Other {\n    pub open: u8,\n}\n",
         })
         out = io.StringIO()
         self.assertEqual(check_surface.check(root, out), 0, out.getvalue())
@@ -69,6 +71,23 @@ class Surface(unittest.TestCase):
         self.assertEqual(len(found), 2, found)
         self.assertIn("crates/a/src/lib.rs:1: pub fn sign_in", found[0])
         self.assertIn("pub type Lookup", found[1])
+
+    def test_a_pub_field_of_host_is_found_and_nothing_else(self):
+        root = tree({
+            "crates/host/src/lib.rs": "pub struct HostOptions {\n    pub data_dir: PathBuf,\n}\n"
+                                      "/// The host.\npub struct Host {\n    data_dir: PathBuf,\n"
+                                      "    /// Shared.\n    pub servers: Arc<ServerManager>,\n"
+                                      "    // pub old: u8,\n    settings: Mutex<Settings>,\n"
+                                      "    pub(crate) grants: Vec<Rule>,\n    pub notices: Vec<String>,\n}\n"
+                                      "impl Host {\n    pub fn servers(&self) -> &Servers { todo!() }\n}\n",
+        })
+        found = check_surface.host_pub_fields(root)
+        self.assertEqual(len(found), 2, found)
+        self.assertIn("crates/host/src/lib.rs:8: Host has a pub field `servers`", found[0])
+        self.assertIn("`notices`", found[1])
+        out = io.StringIO()
+        self.assertEqual(check_surface.check(root, out), 1)
+        self.assertIn("2 pub field(s) of Host", out.getvalue())
 
 
 if __name__ == "__main__":

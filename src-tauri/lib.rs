@@ -58,13 +58,12 @@ pub fn run() {
         .setup(|app| {
             app.manage(commands::apps::Apps::default());
             let state = AppState::load(app.handle())?;
-            let servers = state.servers.clone();
+            let mut changes = state.servers().changes();
             app.manage(state);
             commands::install_link::listen(app);
 
             // Tell the web-view about every status change, then start the servers.
             let handle = app.handle().clone();
-            let mut changes = servers.subscribe();
             tauri::async_runtime::spawn(async move {
                 while changes.changed().await.is_ok() {
                     let _ = handle.emit(SERVERS_CHANGED, ());
@@ -109,8 +108,8 @@ pub fn run() {
             // The tray and the window list the requests waiting for approval, kept current, and
             // a desktop notification announces each new one while the window is hidden.
             let handle = app.handle().clone();
-            let gate = app.state::<AppState>().gate.clone();
-            let mut changes = gate.subscribe();
+            let gate = app.state::<AppState>().approvals().clone();
+            let mut changes = gate.changes();
             tauri::async_runtime::spawn(async move {
                 let mut announcer = toolgate_agent::Announcer::default();
                 while changes.changed().await.is_ok() {

@@ -112,7 +112,7 @@ fn act<R: Runtime>(app: &AppHandle<R>, action: Action) {
 
 fn answer(state: &AppState, id: &str, decision: Decision) {
     // Already answered elsewhere (the window) is fine: the first answer won.
-    if let Err(e) = state.gate.answer(id, decision) {
+    if let Err(e) = state.approvals().answer(id, decision) {
         tracing::info!("tray answer not taken: {e}");
     }
 }
@@ -176,8 +176,8 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let state = app.state::<AppState>();
-    let waiting: Vec<PendingCall> = state.gate.waiting();
-    let servers = server_lines(&state.servers.snapshot().await);
+    let waiting: Vec<PendingCall> = state.approvals().waiting();
+    let servers = server_lines(&state.servers().snapshot().await);
     let paused = state.settings().policy.paused;
     match render(app, &tray::menu(&waiting, &servers, paused)) {
         Ok(menu) => {

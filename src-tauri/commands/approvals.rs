@@ -16,18 +16,18 @@ pub async fn answer_approval(
     id: String,
     decision: Decision,
 ) -> Result<()> {
-    Ok(state.gate.answer(&id, decision)?)
+    Ok(state.approvals().answer(&id, decision)?)
 }
 
 #[tauri::command]
 pub async fn pending_approvals(state: State<'_, AppState>) -> Result<Vec<PendingCall>> {
-    Ok(state.gate.waiting())
+    Ok(state.approvals().waiting())
 }
 
 /// Answers every waiting call the same way (approve all / deny all); returns how many.
 #[tauri::command]
 pub async fn answer_all(state: State<'_, AppState>, decision: Decision) -> Result<usize> {
-    Ok(state.gate.answer_all(&decision))
+    Ok(state.approvals().answer_all(&decision))
 }
 
 /// What the organisation's managed policy sets: its locks, servers and rules, and where from.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tauri::http::{header, Response, StatusCode};
 use tauri::{Manager, Runtime, State, UriSchemeContext};
-use toolgate_agent::apps::{self, AppDocument};
+use toolgate_agent::apps::AppDocument;
 use toolgate_agent::CallOutcome;
 use toolgate_host::Caller;
 
@@ -92,7 +92,7 @@ pub async fn load_app(
     server_id: String,
     uri: String,
 ) -> Result<AppView> {
-    let document = apps::load(&state.servers, &server_id, &uri).await?;
+    let document = state.servers().load_app(&server_id, &uri).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let view = AppView {
         id: id.clone(),
@@ -178,7 +178,7 @@ pub async fn app_read_resource(
     let document = document(&apps_state, &id)?.document;
     to_window(
         &state
-            .servers
+            .servers()
             .read_resource(&document.server_id, &uri)
             .await?,
     )

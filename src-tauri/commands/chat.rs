@@ -90,7 +90,7 @@ pub async fn stop_turn(state: State<'_, AppState>) -> Result<()> {
 /// Starts a new conversation; the one on screen stays in the history.
 #[tauri::command]
 pub async fn reset_conversation(state: State<'_, AppState>) -> Result<()> {
-    state.gate.deny_all("the conversation was cleared");
+    state.approvals().deny_all("the conversation was cleared");
     let mut conversation = state.conversation.lock().await;
     state.set_on_screen(None);
     *conversation = Conversation::default();

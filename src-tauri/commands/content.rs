@@ -36,7 +36,7 @@ pub async fn read_resource_template(
     values: BTreeMap<String, String>,
 ) -> Result<TemplateRead> {
     let (uri, result) = state
-        .servers
+        .servers()
         .read_resource_template(&server_id, &template, &values)
         .await?;
     Ok(TemplateRead {
@@ -56,7 +56,7 @@ pub async fn get_prompt(
     let arguments = (!arguments.is_empty()).then_some(arguments);
     to_window(
         &state
-            .servers
+            .servers()
             .get_prompt(&server_id, &name, arguments)
             .await?,
     )
@@ -69,7 +69,7 @@ pub async fn attach(state: &AppState, text: &str, attachments: &[Attachment]) ->
         return Ok(text.to_owned());
     }
     let names: BTreeMap<String, String> = state
-        .servers
+        .servers()
         .snapshot()
         .await
         .into_iter()
@@ -77,7 +77,7 @@ pub async fn attach(state: &AppState, text: &str, attachments: &[Attachment]) ->
         .collect();
     let mut attached = Vec::new();
     for a in attachments {
-        let contents = state.servers.read_resource(&a.server_id, &a.uri).await?;
+        let contents = state.servers().read_resource(&a.server_id, &a.uri).await?;
         attached.push(toolgate_agent::Attached {
             server_name: names
                 .get(&a.server_id)

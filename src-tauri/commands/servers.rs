@@ -14,7 +14,7 @@ use crate::state::AppState;
 
 #[tauri::command]
 pub async fn list_servers(state: State<'_, AppState>) -> Result<Vec<ServerSnapshot>> {
-    Ok(state.servers.snapshot().await)
+    Ok(state.servers().snapshot().await)
 }
 
 /// Accepts the tools of `server_id` held since they changed (`tools`, or all of them): they are
@@ -57,14 +57,14 @@ pub async fn update_package<R: Runtime>(
             &|line: &str| tracing::info!(server = %server_id, "{line}"),
         )
         .await?;
-    state.servers.restart(&server_id).await?;
+    state.servers().restart(&server_id).await?;
     let _ = app.emit(crate::events::SERVERS_CHANGED, ());
     Ok(installed)
 }
 
 #[tauri::command]
 pub async fn restart_server(state: State<'_, AppState>, server_id: String) -> Result<()> {
-    Ok(state.servers.restart(&server_id).await?)
+    Ok(state.servers().restart(&server_id).await?)
 }
 
 /// A call the user makes by hand from the window: the user is the one asking, so it needs no
@@ -77,7 +77,7 @@ pub async fn call_tool(
     arguments: Value,
 ) -> Result<ToolOutput> {
     Ok(state
-        .servers
+        .servers()
         .call_tool(&server_id, &tool, arguments)
         .await?)
 }
@@ -89,7 +89,7 @@ pub async fn read_resource(
     server_id: String,
     uri: String,
 ) -> Result<Value> {
-    to_window(&state.servers.read_resource(&server_id, &uri).await?)
+    to_window(&state.servers().read_resource(&server_id, &uri).await?)
 }
 
 /// Switches a server on (it starts) or off (it stops), and saves the choice.
@@ -219,7 +219,7 @@ pub async fn add_from_registry(
         .host
         .add_from_registry(&name, &version, &id, &answers)
         .await?;
-    state.servers.add(std::slice::from_ref(&added)).await;
+    state.servers().add(std::slice::from_ref(&added)).await;
     Ok(())
 }
 
@@ -252,7 +252,7 @@ pub async fn install_bundle(
         .find(|s| s.id == id)
         .cloned();
     if let Some(added) = added {
-        state.servers.add(std::slice::from_ref(&added)).await;
+        state.servers().add(std::slice::from_ref(&added)).await;
     }
     Ok(installed)
 }

@@ -12,7 +12,7 @@ use crate::state::AppState;
 /// read, and where it was kept).
 #[tauri::command]
 pub async fn startup_notices(state: State<'_, AppState>) -> Result<Vec<String>> {
-    Ok(state.notices.clone())
+    Ok(state.notices().to_vec())
 }
 
 /// Versions, folders, and what servers need to start.

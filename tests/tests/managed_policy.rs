@@ -53,7 +53,7 @@ fn open(dir: &Path, policy: &Path, user: &Settings) -> Arc<Host> {
 }
 
 async fn status_of(host: &Host, id: &str) -> ServerStatus {
-    host.servers
+    host.servers()
         .snapshot()
         .await
         .into_iter()
@@ -193,12 +193,12 @@ async fn locks_rules_and_servers_apply_and_a_server_denied_while_running_is_stop
     );
     let denied = |s: &ServerStatus| matches!(s, ServerStatus::Failed { reason } if reason.contains("deny list"));
     wait_for(&host, "time", "denied", denied).await;
-    host.servers.restart("time").await.ok();
+    host.servers().restart("time").await.ok();
     assert!(
         denied(&status_of(&host, "time").await),
         "refused when started again"
     );
-    host.servers.set_enabled("time", true).await.ok();
+    host.set_server_enabled("time", true).await.ok();
     assert!(
         denied(&status_of(&host, "time").await),
         "refused when enabled again"

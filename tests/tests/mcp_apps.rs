@@ -284,7 +284,7 @@ async fn an_app_shares_the_exposure_of_the_chat_it_is_shown_in() {
         .await;
     let options = host.turn_options();
     let call = app.call_for_app("apps", "get-time", json!({}), &options, &|_| {});
-    let gate = host.gate.clone();
+    let gate = host.approvals().clone();
     let held = async {
         for _ in 0..200 {
             if let Some(pending) = gate.waiting().into_iter().next() {
@@ -327,6 +327,6 @@ async fn an_app_shares_the_exposure_of_the_chat_it_is_shown_in() {
         .await
         .expect("no agent error");
     assert!(matches!(outcome, CallOutcome::Ran(Ok(_))), "{outcome:?}");
-    assert!(host.gate.waiting().is_empty());
+    assert!(host.approvals().waiting().is_empty());
     host.shutdown("the test ended").await;
 }

@@ -12,7 +12,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolgate_mcp::{ManagerOptions, RootsChange, ServerManager, ServerStatus, ToolOutput};
+use toolgate_host::Servers;
+use toolgate_mcp::{
+    ManagerOptions, McpError, RootsChange, ServerManager, ServerSnapshot, ServerStatus, ToolOutput,
+};
 use toolgate_settings::{NetworkAccess, SandboxSettings, ServerConfig, Transport};
 use toolgate_tests::{example_servers_dir, fault_server, python_server_bin, temp_dir};
 
@@ -37,12 +40,54 @@ fn naive(id: &str, home: &Path, network: NetworkAccess) -> ServerConfig {
     config
 }
 
-async fn call(
-    servers: &ServerManager,
-    id: &str,
-    tool: &str,
-    args: serde_json::Value,
-) -> ToolOutput {
+/// What these tests ask of running servers: of a manager a test builds itself (the sandbox as
+/// the manager applies it), or of the host's servers (the host's own door and neighbours).
+trait Running {
+    async fn call_tool(
+        &self,
+        id: &str,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<ToolOutput, McpError>;
+    async fn snapshot(&self) -> Vec<ServerSnapshot>;
+    async fn stderr_tail(&self, id: &str) -> Vec<String>;
+}
+
+impl Running for Arc<ServerManager> {
+    async fn call_tool(
+        &self,
+        id: &str,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<ToolOutput, McpError> {
+        ServerManager::call_tool(self, id, tool, args).await
+    }
+    async fn snapshot(&self) -> Vec<ServerSnapshot> {
+        ServerManager::snapshot(self).await
+    }
+    async fn stderr_tail(&self, id: &str) -> Vec<String> {
+        ServerManager::stderr_tail(self, id).await
+    }
+}
+
+impl Running for Servers {
+    async fn call_tool(
+        &self,
+        id: &str,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<ToolOutput, McpError> {
+        Servers::call_tool(self, id, tool, args).await
+    }
+    async fn snapshot(&self) -> Vec<ServerSnapshot> {
+        Servers::snapshot(self).await
+    }
+    async fn stderr_tail(&self, id: &str) -> Vec<String> {
+        Servers::stderr_tail(self, id).await
+    }
+}
+
+async fn call(servers: &impl Running, id: &str, tool: &str, args: serde_json::Value) -> ToolOutput {
     servers
         .call_tool(id, tool, args)
         .await
@@ -56,7 +101,7 @@ fn refused_by_the_os(out: &ToolOutput) -> bool {
             .starts_with("PermissionError: [Errno 13] Permission denied")
 }
 
-async fn ready(servers: &ServerManager, id: &str) {
+async fn ready(servers: &impl Running, id: &str) {
     let snapshot = servers.snapshot().await;
     let server = snapshot.iter().find(|s| s.id == id).expect("configured");
     assert_eq!(
@@ -475,12 +520,12 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
     let door = toolgate_tests::free_port();
     let host = neighbours(&data, door);
     host.run().await.expect("started");
-    ready(&host.servers, "web").await;
-    ready(&host.servers, "local").await;
+    ready(host.servers(), "web").await;
+    ready(host.servers(), "local").await;
 
     // The proxied server's own view: where its proxy is, with its credentials.
     let environ = call(
-        &host.servers,
+        host.servers(),
         "web",
         "read_file",
         json!({"path": "/proc/self/environ"}),
@@ -501,7 +546,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
         .and_then(|p| p.parse().ok())
         .expect("a port of 127.0.0.1");
     let fetched = call(
-        &host.servers,
+        host.servers(),
         "web",
         "fetch_url",
         json!({"url": format!("http://localhost:{page_port}/")}),
@@ -517,7 +562,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
     for host_name in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
         for port in [proxy_port, door] {
             let out = call(
-                &host.servers,
+                host.servers(),
                 "local",
                 "connect_direct",
                 json!({"host": host_name, "port": port}),
@@ -526,7 +571,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
             assert!(refused_by_the_os(&out), "{host_name}:{port}: {}", out.text);
         }
         let out = call(
-            &host.servers,
+            host.servers(),
             "local",
             "bind_port",
             json!({"host": host_name, "port": door}),
@@ -539,7 +584,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
         );
     }
     let out = call(
-        &host.servers,
+        host.servers(),
         "local",
         "connect_direct",
         json!({"host": "127.0.0.1", "port": page_port}),
@@ -547,7 +592,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
     .await;
     assert!(!out.is_error, "the rest of loopback: {}", out.text);
     let out = call(
-        &host.servers,
+        host.servers(),
         "local",
         "bind_port",
         json!({"host": "127.0.0.1", "port": toolgate_tests::free_port()}),
@@ -587,7 +632,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
     assert!(owner.contains("the page behind the proxy"), "{owner}");
 
     // The gate counts the loopback server as a way out; its card and log never show the secret.
-    let snapshot = host.servers.snapshot().await;
+    let snapshot = host.servers().snapshot().await;
     let local = snapshot.iter().find(|s| s.id == "local").expect("local");
     assert!(local.sends_out, "loopback is a way out");
     let secret = credentials.trim_start_matches("toolgate:");
@@ -596,7 +641,7 @@ async fn a_loopback_server_cannot_borrow_another_servers_proxy_nor_take_the_door
         !shown.contains(secret),
         "the snapshot holds the proxy's secret"
     );
-    let logs = host.servers.stderr_tail("web").await.join("\n");
+    let logs = host.servers().stderr_tail("web").await.join("\n");
     assert!(!logs.contains(secret), "the log holds the proxy's secret");
     host.shutdown("the test is over").await;
 }

@@ -57,7 +57,7 @@ fn count_in(dir: &Path, needle: &str) -> usize {
 
 async fn fetch(host: &Host, url: &str) -> (bool, String) {
     let out = host
-        .servers
+        .servers()
         .call_tool("web", "fetch_url", json!({ "url": url }))
         .await
         .expect("the call is answered");
@@ -65,7 +65,7 @@ async fn fetch(host: &Host, url: &str) -> (bool, String) {
 }
 
 async fn wanted(host: &Host) -> Vec<String> {
-    host.servers
+    host.servers()
         .snapshot()
         .await
         .into_iter()
@@ -76,7 +76,7 @@ async fn wanted(host: &Host) -> Vec<String> {
 
 async fn ready(host: &Host) {
     for _ in 0..300 {
-        let snapshot = host.servers.snapshot().await;
+        let snapshot = host.servers().snapshot().await;
         if snapshot
             .iter()
             .any(|s| s.id == "web" && s.status == ServerStatus::Ready)
@@ -87,7 +87,7 @@ async fn ready(host: &Host) {
     }
     panic!(
         "web never became ready: {:?}",
-        host.servers.stderr_tail("web").await
+        host.servers().stderr_tail("web").await
     );
 }
 
@@ -151,7 +151,7 @@ async fn a_refused_host_is_asked_on_the_card_and_each_answer_applies_at_once() {
     );
 
     // A new run: "once" is gone, "always" stays.
-    host.servers.restart("web").await.expect("restarted");
+    host.servers().restart("web").await.expect("restarted");
     ready(&host).await;
     assert!(
         !fetch(&host, &by_name).await.0,

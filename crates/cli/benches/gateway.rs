@@ -80,8 +80,8 @@ async fn host_on(dir: &Path, audit: bool) -> Arc<Host> {
         ..HostOptions::new(dir)
     })
     .expect("host");
-    host.servers.start_all(&settings.servers).await;
-    while host.servers.snapshot().await[0].status != ServerStatus::Ready {
+    host.servers().start_all(&settings.servers).await;
+    while host.servers().snapshot().await[0].status != ServerStatus::Ready {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     host
@@ -144,13 +144,11 @@ async fn main() {
     }
     stop.cancel();
     bare_stop.cancel();
-    host.servers.stop_all().await;
-    bare_host.servers.stop_all().await;
+    host.servers().stop_all().await;
+    bare_host.servers().stop_all().await;
     let audited = host
-        .history
-        .as_ref()
-        .expect("history")
-        .audit(&toolgate_history::AuditFilter::default())
+        .audit_log(toolgate_history::AuditFilter::default())
+        .await
         .expect("audit")
         .len();
     assert!(

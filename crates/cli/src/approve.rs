@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use toolgate_agent::{Decision, Gate, GateError, Lasting, PendingCall, Reach, RequestKind};
+use toolgate_agent::{Decision, GateError, Lasting, PendingCall, Reach, RequestKind};
+use toolgate_host::Approvals;
 
 use crate::screen;
 
@@ -23,9 +23,9 @@ pub fn interactive() -> bool {
 
 /// Asks at the terminal about every request held at `gate`, until the task is dropped. Without
 /// a terminal there is nothing to spawn: the gate is built unattended instead.
-pub fn spawn(gate: Arc<Gate>) -> tokio::task::JoinHandle<()> {
+pub fn spawn(gate: Approvals) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut changes = gate.subscribe();
+        let mut changes = gate.changes();
         let mut asked: HashSet<String> = HashSet::new();
         loop {
             for call in gate.waiting() {
@@ -77,7 +77,7 @@ fn who_and_what(call: &PendingCall) -> String {
 
 /// Asks about one request until it is answered (or was answered elsewhere). Everything the
 /// server or model said is printed through [`crate::screen`]: it cannot draw on the terminal.
-fn ask(gate: &Gate, call: &PendingCall) {
+fn ask(gate: &Approvals, call: &PendingCall) {
     let mut err = std::io::stderr();
     let pretty = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
     let arguments = screen::block(&pretty, BLOCK_MAX);

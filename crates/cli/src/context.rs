@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
-use toolgate_host::{Host, HostOptions};
+use toolgate_host::{Host, HostOptions, Servers};
 use toolgate_llm::HttpProvider;
-use toolgate_mcp::{HostEnv, ServerManager};
+use toolgate_mcp::HostEnv;
 use toolgate_settings::Settings;
 
 use crate::approve;
@@ -43,14 +43,14 @@ impl Context {
             open_history: runs_servers,
             ..HostOptions::new(data_dir)
         })?;
-        for notice in &host.notices {
+        for notice in host.notices() {
             eprintln!("toolgate: {notice}");
         }
-        if let (true, Err(e)) = (runs_servers, &host.history) {
+        if let (true, Some(e)) = (runs_servers, host.history_unsaved()) {
             eprintln!("toolgate: this run will not be recorded in the history: {e}");
         }
         let settings = host.settings().clone();
-        let answerer = interactive.then(|| approve::spawn(host.gate.clone()));
+        let answerer = interactive.then(|| approve::spawn(host.approvals().clone()));
         Ok(Self {
             settings,
             host,
@@ -72,10 +72,10 @@ impl Context {
         self.host.log_dir().to_owned()
     }
 
-    /// The host's server manager: the app's logs and orphan records (instances never stop each
+    /// The host's servers: the app's logs and orphan records (instances never stop each
     /// other's servers), secrets from the keychain, servers' requests through the gate.
-    pub fn manager(&self) -> Arc<ServerManager> {
-        self.host.servers.clone()
+    pub fn servers(&self) -> &Servers {
+        self.host.servers()
     }
 
     /// The user's provider with its key (keychain first, then the environment variable).

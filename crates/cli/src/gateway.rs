@@ -36,7 +36,7 @@ pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u
         let closer = door.stopper();
         (closer, tokio::spawn(door.serve()))
     });
-    if let Some(why) = host.gate.nobody_to_ask() {
+    if let Some(why) = host.approvals().nobody_to_ask() {
         eprintln!("toolgate serve: calls your rules do not allow are refused ({why}).");
     }
     let serving = tokio::spawn(gateway.serve());

@@ -469,8 +469,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             dry_run,
             keep_secrets_in_settings,
         } => manage::import(&mut ctx, &file, keep_secrets_in_settings, dry_run).await,
-        Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name),
-        Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name),
+        Command::Secrets(Secrets::Set { name }) => manage::secrets_set(&ctx, &name).await,
+        Command::Secrets(Secrets::Clear { name }) => manage::secrets_clear(&ctx, &name).await,
         Command::Serve { http } => gateway::serve(ctx, http).await,
         Command::Door(Door::Token(command)) => match command {
             DoorToken::Add { name } => door::token_add(&ctx, &name),

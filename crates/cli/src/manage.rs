@@ -5,8 +5,9 @@ use std::io::{IsTerminal, Read};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use serde_json::{json, Value};
+use toolgate_host::Servers;
 use toolgate_hosts::import::{plan_import, ImportChoices, ImportOptions};
-use toolgate_mcp::{ServerManager, ServerStatus};
+use toolgate_mcp::ServerStatus;
 use toolgate_settings::{ServerConfig, Transport};
 
 use crate::context::Context;
@@ -114,7 +115,7 @@ pub fn servers_remove(ctx: &mut Context, id: &str) -> Result<u8> {
     find(ctx, id)?;
     ctx.update(|s| s.servers.retain(|server| server.id != id))?;
     // Added again under this id, its first tool list is accepted as a new server's.
-    ctx.manager().forget_tools(id);
+    ctx.servers().forget_tools(id);
     ctx.host.forget_bundle(id);
     println!("Removed {id}.");
     Ok(0)
@@ -136,7 +137,7 @@ pub fn servers_enable(ctx: &mut Context, id: &str, enabled: bool) -> Result<u8> 
 pub async fn servers_restart(ctx: &Context, id: &str) -> Result<u8> {
     let mut config = find(ctx, id)?.clone();
     config.enabled = true;
-    let manager = ctx.manager();
+    let manager = ctx.servers();
     manager.start_all(std::slice::from_ref(&config)).await;
     let snapshot = manager.snapshot().await;
     manager.stop_all().await;
@@ -183,10 +184,8 @@ pub fn servers_logs(ctx: &Context, id: &str, lines: usize) -> Result<u8> {
 }
 
 /// Starts the enabled servers and returns them with the catalog the model would see.
-pub(crate) async fn started(
-    ctx: &Context,
-) -> Result<(std::sync::Arc<ServerManager>, toolgate_catalog::Catalog)> {
-    let manager = ctx.manager();
+pub(crate) async fn started(ctx: &Context) -> Result<(Servers, toolgate_catalog::Catalog)> {
+    let manager = ctx.servers().clone();
     manager.start_all(&ctx.settings.servers).await;
     // A server that refused the connection for want of scopes: the step-up the user's command
     // needs (asked at a terminal, else through the browser as a first sign-in), then it starts.
@@ -353,22 +352,18 @@ pub(crate) fn read_secret(prompt: &str) -> Result<String> {
     Ok(value)
 }
 
-pub fn secrets_set(ctx: &Context, name: &str) -> Result<u8> {
+pub async fn secrets_set(ctx: &Context, name: &str) -> Result<u8> {
     if !toolgate_settings::reference::valid_name(name) {
         bail!("'{name}' is not a valid secret name: start with a letter or '_', then letters, digits, '_', '.' or '-'");
     }
     let value = read_secret(&format!("Value for {name} (not shown): "))?;
-    ctx.host
-        .secrets
-        .set(&toolgate_settings::secret_item(name), &value)?;
+    ctx.host.set_secret(name, &value).await?;
     println!("{name} is stored in the OS keychain. Refer to it as ${{secret:{name}}}.");
     Ok(0)
 }
 
-pub fn secrets_clear(ctx: &Context, name: &str) -> Result<u8> {
-    ctx.host
-        .secrets
-        .delete(&toolgate_settings::secret_item(name))?;
+pub async fn secrets_clear(ctx: &Context, name: &str) -> Result<u8> {
+    ctx.host.clear_secret(name).await?;
     println!("{name} is removed from the OS keychain.");
     Ok(0)
 }

@@ -129,7 +129,7 @@ impl Session {
     pub async fn start(ctx: Context, approve: &[String], title: &str) -> Result<Self> {
         let (provider, model) = ctx.provider().await?;
         let provider = Arc::new(provider);
-        let servers = ctx.manager();
+        let servers = ctx.servers().clone();
         // Every server ready (or failed) before the first turn.
         if let Err(e) = ctx.host.run().await {
             eprintln!("toolgate: the servers could not be started: {e}");

@@ -78,9 +78,9 @@ async fn gateway_on(
         ..HostOptions::new(dir)
     })
     .expect("host");
-    host.servers.start_all(&settings.servers).await;
+    host.servers().start_all(&settings.servers).await;
     for _ in 0..600 {
-        let snapshot = host.servers.snapshot().await;
+        let snapshot = host.servers().snapshot().await;
         if snapshot.iter().all(|s| s.status == ServerStatus::Ready) {
             break;
         }
@@ -120,9 +120,9 @@ fn stop_serving(mut serve: std::process::Child) -> std::process::ExitStatus {
 /// reason. Returns every request it saw.
 fn answer_gate(host: &Arc<Host>) -> Arc<Mutex<Vec<PendingCall>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let (gate, record) = (host.gate.clone(), seen.clone());
+    let (gate, record) = (host.approvals().clone(), seen.clone());
     tokio::spawn(async move {
-        let mut changes = gate.subscribe();
+        let mut changes = gate.changes();
         loop {
             for call in gate.waiting() {
                 let path = call.arguments["path"]
@@ -286,8 +286,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
         .starts_with("ts-sdk-client wants to run write_file"));
 
     // The audit log has every call with its client.
-    let history = host.history.clone().expect("history");
-    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    let audit = host.audit_log(AuditFilter::default()).await.expect("audit");
     let rows: Vec<(Option<&str>, &str, AuditDecision, DecidedBy)> = audit
         .iter()
         .rev()
@@ -328,7 +327,7 @@ async fn official_sdk_clients_call_through_the_gate_in_both_eras() {
     assert_eq!(limited[0].client.as_deref(), Some("py-client"));
     assert!(limited[0].label().contains("write_file"));
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -623,7 +622,7 @@ fn fault_dir(tag: &str, servers: &[(&str, &str)]) -> (TestDir, Settings) {
 async fn stderr_has(host: &Host, server: &str, needle: &str) -> bool {
     for _ in 0..200 {
         if host
-            .servers
+            .servers()
             .stderr_tail(server)
             .await
             .iter()
@@ -697,7 +696,7 @@ async fn junk_and_oversized_messages_get_an_error_and_the_client_stays_connected
         .contains("paused"));
     host.set_paused(false).expect("resume");
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -742,7 +741,7 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
     // A call running and one waiting at the gate when the client goes away: the first is
     // cancelled at the server, the second leaves the gate.
     let before = host
-        .servers
+        .servers()
         .stderr_tail("fault")
         .await
         .iter()
@@ -751,25 +750,25 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
     raw.call(3, "hang", json!({})).await;
     raw.call(4, "echo", json!({"text": "asks"})).await;
     for _ in 0..200 {
-        if !host.gate.waiting().is_empty() {
+        if !host.approvals().waiting().is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let waiting = host.gate.waiting();
+    let waiting = host.approvals().waiting();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].client.as_deref(), Some("raw-client"));
     drop(raw);
     let mut cancelled_again = false;
     for _ in 0..200 {
         let now = host
-            .servers
+            .servers()
             .stderr_tail("fault")
             .await
             .iter()
             .filter(|l| l.starts_with("cancelled"))
             .count();
-        if now > before && host.gate.waiting().is_empty() {
+        if now > before && host.approvals().waiting().is_empty() {
             cancelled_again = true;
             break;
         }
@@ -780,7 +779,7 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
         "the running call was cancelled and the waiting one withdrawn"
     );
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -827,8 +826,8 @@ async fn two_clients_whose_tools_clash_each_reach_their_own_server_and_a_flood_i
         "slept 0.2 s"
     );
     let calls = |lines: Vec<String>| lines.iter().filter(|l| *l == "recv tools/call").count();
-    assert_eq!(calls(host.servers.stderr_tail("alpha").await), 1);
-    assert_eq!(calls(host.servers.stderr_tail("beta").await), 1);
+    assert_eq!(calls(host.servers().stderr_tail("alpha").await), 1);
+    assert_eq!(calls(host.servers().stderr_tail("beta").await), 1);
 
     // A flood: past the bound each call is refused at once, with a reason.
     let extra = 10;
@@ -849,7 +848,7 @@ async fn two_clients_whose_tools_clash_each_reach_their_own_server_and_a_flood_i
         "slept 0.1 s"
     );
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -862,7 +861,7 @@ async fn list_changes_are_forwarded_and_a_stopping_gateway_ends_each_shim_with_a
         .await;
     raw.answer(1).await;
     // The server restarts: its tools go and come back, and the client is told.
-    host.servers.restart("fault").await.expect("restart");
+    host.servers().restart("fault").await.expect("restart");
     let told = raw.next().await;
     assert_eq!(told["method"], "notifications/tools/list_changed", "{told}");
 
@@ -891,7 +890,7 @@ async fn list_changes_are_forwarded_and_a_stopping_gateway_ends_each_shim_with_a
         "listening",
         "the subscription was acknowledged"
     );
-    host.servers.restart("fault").await.expect("restart");
+    host.servers().restart("fault").await.expect("restart");
     let event = tokio::task::spawn_blocking(move || {
         use std::io::BufRead;
         let mut line = String::new();
@@ -970,7 +969,7 @@ async fn list_changes_are_forwarded_and_a_stopping_gateway_ends_each_shim_with_a
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("toolgate serve"), "{err}");
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1066,13 +1065,12 @@ async fn a_clients_call_nobody_answers_is_refused_after_the_users_wait() {
         .as_str()
         .unwrap_or_default();
     assert!(text.contains("nobody answered within 5 s"), "{text}");
-    assert!(host.gate.waiting().is_empty());
-    let history = host.history.clone().expect("history");
-    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    assert!(host.approvals().waiting().is_empty());
+    let audit = host.audit_log(AuditFilter::default()).await.expect("audit");
     assert_eq!(audit[0].entry.decision, AuditDecision::TimedOut);
     assert_eq!(audit[0].entry.client.as_deref(), Some("raw-client"));
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 /// `toolgate serve` with a server that takes a few seconds to start, and a client that connects
@@ -1254,9 +1252,9 @@ async fn a_tool_held_since_it_changed_is_neither_listed_nor_called_through_the_g
 /// user at the window would; returns every request answered.
 fn answer_in_turn(host: &Arc<Host>, answers: Vec<Decision>) -> Arc<Mutex<Vec<PendingCall>>> {
     let seen = Arc::new(Mutex::new(Vec::<PendingCall>::new()));
-    let (gate, record) = (host.gate.clone(), seen.clone());
+    let (gate, record) = (host.approvals().clone(), seen.clone());
     tokio::spawn(async move {
-        let mut changes = gate.subscribe();
+        let mut changes = gate.changes();
         loop {
             for call in gate.waiting() {
                 let n = record.lock().expect("lock").len();
@@ -1334,8 +1332,7 @@ async fn a_clients_resource_read_is_gated_audited_and_scrubbed() {
     assert!(text.contains("DEBUG=1"), "the rest is served: {text}");
     assert_eq!(served["result"]["contents"][0]["uri"], uri);
 
-    let history = host.history.clone().expect("history");
-    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    let audit = host.audit_log(AuditFilter::default()).await.expect("audit");
     let reads: Vec<(AuditDecision, Option<&str>)> = audit
         .iter()
         .rev()
@@ -1351,7 +1348,7 @@ async fn a_clients_resource_read_is_gated_audited_and_scrubbed() {
         "both reads are in the audit log"
     );
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 /// A prompt's messages go into the client's model as the user's words, so `prompts/get` passes
@@ -1396,8 +1393,7 @@ async fn a_clients_prompt_get_is_gated_audited_and_scrubbed() {
         assert_eq!(seen[0].arguments["name"], "args-prompt");
         assert!(seen[0].reason.contains("secret"), "{}", seen[0].reason);
     }
-    let history = host.history.clone().expect("history");
-    let audit = history.audit(&AuditFilter::default()).expect("audit");
+    let audit = host.audit_log(AuditFilter::default()).await.expect("audit");
     assert!(
         audit.iter().any(|r| r.entry.tool == "prompts/get"
             && r.entry.decision == AuditDecision::Allowed
@@ -1405,5 +1401,5 @@ async fn a_clients_prompt_get_is_gated_audited_and_scrubbed() {
         "{audit:?}"
     );
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }

@@ -179,9 +179,9 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
         ..HostOptions::new(data(&dir))
     })
     .expect("host");
-    host.servers.start_all(&settings.servers).await;
+    host.servers().start_all(&settings.servers).await;
     assert!(host
-        .servers
+        .servers()
         .snapshot()
         .await
         .iter()
@@ -191,11 +191,11 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
     let stop = gateway.stopper();
     tokio::spawn(gateway.serve());
     // The user at the window answers the server's questions.
-    let gate = host.gate.clone();
+    let gate = host.approvals().clone();
     let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = asked.clone();
     tokio::spawn(async move {
-        let mut changes = gate.subscribe();
+        let mut changes = gate.changes();
         loop {
             for call in gate.waiting() {
                 let answer = match call.message.as_deref() {
@@ -268,7 +268,7 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
         (listening, event)
     });
     // Told once the subscription reached the server: until then, touch again.
-    let servers = host.servers.clone();
+    let servers = host.servers().clone();
     let toucher = tokio::spawn(async move {
         loop {
             let _ = servers
@@ -295,5 +295,5 @@ async fn another_hosts_call_has_its_question_asked_at_the_gate_and_its_task_foll
     assert_eq!(event["uri"], "notes://rust", "{event}");
     assert!(status.success(), "{err}");
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }

@@ -65,10 +65,10 @@ async fn a_rich_result_arrives_whole_directly_in_the_chat_from_the_cli_and_throu
         ..HostOptions::new(&data)
     })
     .expect("host");
-    host.servers.start_all(&settings.servers).await;
+    host.servers().start_all(&settings.servers).await;
     for _ in 0..600 {
         if host
-            .servers
+            .servers()
             .snapshot()
             .await
             .iter()
@@ -81,7 +81,7 @@ async fn a_rich_result_arrives_whole_directly_in_the_chat_from_the_cli_and_throu
 
     // At the manager: rmcp's typed result, the server's content exactly.
     let direct = host
-        .servers
+        .servers()
         .call_tool("modern", "rich_result", json!({}))
         .await
         .expect("the call");

@@ -49,9 +49,9 @@ async fn gateway(tag: &str) -> (TestDir, Arc<Host>, tokio_util::sync::Cancellati
         ..HostOptions::new(dir.to_path_buf())
     })
     .expect("host");
-    host.servers.start_all(&settings.servers).await;
+    host.servers().start_all(&settings.servers).await;
     for _ in 0..600 {
-        if host.servers.snapshot().await[0].status == ServerStatus::Ready {
+        if host.servers().snapshot().await[0].status == ServerStatus::Ready {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -149,7 +149,7 @@ async fn a_shim_hands_the_hosts_pipes_over_and_relays_only_when_asked() {
     .await
     .expect("joins");
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,7 +165,7 @@ async fn a_host_that_kills_its_shim_without_closing_stdin_ends_the_session_and_i
     .await
     .expect("joins");
     let running = |host: Arc<Host>| async move {
-        host.servers
+        host.servers()
             .stderr_tail("fault")
             .await
             .iter()
@@ -174,7 +174,7 @@ async fn a_host_that_kills_its_shim_without_closing_stdin_ends_the_session_and_i
     };
     for _ in 0..200 {
         if host
-            .servers
+            .servers()
             .stderr_tail("fault")
             .await
             .iter()
@@ -203,7 +203,7 @@ async fn a_host_that_kills_its_shim_without_closing_stdin_ends_the_session_and_i
     );
     drop(shim);
     stop.cancel();
-    host.servers.stop_all().await;
+    host.servers().stop_all().await;
 }
 
 /// Codex starts its MCP servers with HOME, PATH, LANG, SHELL and TERM and nothing else: a shim

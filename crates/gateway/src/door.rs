@@ -57,7 +57,7 @@ impl HttpDoor {
         let listener = std::net::TcpListener::bind(address).map_err(failed)?;
         listener.set_nonblocking(true).map_err(failed)?;
         let address = listener.local_addr().map_err(failed)?;
-        let hold = host.servers.reserved_ports().hold(address.port());
+        let hold = host.servers().hold_port(address.port());
         Ok(Self {
             host,
             listener,

@@ -299,7 +299,11 @@ impl ServerHandler for Session {
             () = context.cancelled() => {}
         }
         for (server, uri) in watched {
-            let _ = self.host.servers.unsubscribe_resource(&server, &uri).await;
+            let _ = self
+                .host
+                .servers()
+                .unsubscribe_resource(&server, &uri)
+                .await;
         }
         Ok(())
     }
@@ -401,7 +405,7 @@ impl ServerHandler for Session {
     ) -> Result<(), ErrorData> {
         let client = self.client_of(&context)?;
         let owner = self.owner_of(&client.name, &request.uri).await?;
-        if !self.host.servers.offers_subscriptions(&owner).await {
+        if !self.host.servers().offers_subscriptions(&owner).await {
             return Err(ErrorData::invalid_params(
                 format!(
                     "the server that has {} does not send updates of its resources",
@@ -413,7 +417,7 @@ impl ServerHandler for Session {
         let key = (owner.clone(), request.uri.clone());
         if !self.lock_subscribed().contains(&key) {
             self.host
-                .servers
+                .servers()
                 .subscribe_resource(&owner, &request.uri)
                 .await
                 .map_err(failed)?;
@@ -440,7 +444,7 @@ impl ServerHandler for Session {
         };
         for (server, uri) in owned {
             self.host
-                .servers
+                .servers()
                 .unsubscribe_resource(&server, &uri)
                 .await
                 .map_err(failed)?;
@@ -505,7 +509,7 @@ impl ServerHandler for Session {
             }
         };
         self.host
-            .servers
+            .servers()
             .complete(&server, request)
             .await
             .map_err(failed)
@@ -570,10 +574,10 @@ impl Session {
             let Ok(owner) = self.owner_of(client, uri).await else {
                 continue;
             };
-            if !self.host.servers.offers_subscriptions(&owner).await {
+            if !self.host.servers().offers_subscriptions(&owner).await {
                 continue;
             }
-            match self.host.servers.subscribe_resource(&owner, uri).await {
+            match self.host.servers().subscribe_resource(&owner, uri).await {
                 Ok(()) => {
                     watched.insert((owner, uri.clone()));
                 }
@@ -587,7 +591,11 @@ impl Session {
     async fn unsubscribe_all(&self) {
         let subscribed = std::mem::take(&mut *self.lock_subscribed());
         for (server, uri) in subscribed {
-            let _ = self.host.servers.unsubscribe_resource(&server, &uri).await;
+            let _ = self
+                .host
+                .servers()
+                .unsubscribe_resource(&server, &uri)
+                .await;
         }
     }
 }

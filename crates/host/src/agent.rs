@@ -66,8 +66,8 @@ impl Host {
             (settings.tools.clone(), target)
         };
         let mut parts = AgentParts {
-            servers: self.servers.clone(),
-            gate: self.gate.clone(),
+            servers: self.servers.manager.clone(),
+            gate: self.approvals.gate.clone(),
             policy: self.policy(),
             history: history.clone(),
             conversation: None,
@@ -110,6 +110,7 @@ impl Host {
             } => {
                 let name = self
                     .servers
+                    .manager
                     .snapshot()
                     .await
                     .into_iter()

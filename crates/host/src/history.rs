@@ -32,7 +32,6 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl Host {
-    /// The history, or why it is not being saved.
     /// The text of call `call_id`'s result as the server sent it, before secrets were removed:
     /// for the user who asks to see it (the window's *Reveal*), never for the model. `None`
     /// once it is no longer among the last results kept in memory.
@@ -47,7 +46,13 @@ impl Host {
         original
     }
 
-    pub fn saved_history(&self) -> Result<Arc<History>, HistoryAccessError> {
+    /// Why conversations are not being saved, when the history could not be opened at start.
+    pub fn history_unsaved(&self) -> Option<&str> {
+        self.history.as_ref().err().map(String::as_str)
+    }
+
+    /// The history, or why it is not being saved.
+    pub(crate) fn saved_history(&self) -> Result<Arc<History>, HistoryAccessError> {
         self.history.clone().map_err(HistoryAccessError::NotSaved)
     }
 

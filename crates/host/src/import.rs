@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use toolgate_hosts::import::{ImportChoices, ImportError, ImportPlan, ImportReport};
 use toolgate_settings::Settings;
 
-use crate::{ApplyImportError, Host};
+use toolgate_secrets::SecretError;
+
+use crate::{ApplyImportError, Host, Imported};
 
 /// Where servers to import come from.
 #[derive(Debug, Deserialize, ts_rs::TS)]
@@ -69,6 +71,44 @@ pub fn import_sources() -> ImportSources {
 }
 
 impl Host {
+    /// Applies an import planned against the settings: the chosen secrets go to the keychain
+    /// first (off the async workers), then the settings are saved with references to them.
+    /// The new servers are returned, not started.
+    pub async fn apply_import(
+        &self,
+        plan: &toolgate_hosts::import::ImportPlan,
+        choices: &toolgate_hosts::import::ImportChoices,
+    ) -> Result<Imported, ApplyImportError> {
+        let before = self.settings().clone();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let applied = plan.apply(&before, choices, now)?;
+        let names: Vec<String> = applied.secrets.iter().map(|s| s.name.clone()).collect();
+        let (secrets, store) = (applied.secrets, self.secrets.clone());
+        tokio::task::spawn_blocking(move || {
+            secrets.iter().try_for_each(|secret| {
+                store.set(&toolgate_settings::secret_item(&secret.name), &secret.value)
+            })
+        })
+        .await
+        .map_err(|e| SecretError::Other {
+            detail: e.to_string(),
+        })??;
+        let next = applied.settings;
+        let saved = self.update_settings(|s| *s = next)?;
+        let added = saved
+            .servers
+            .iter()
+            .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
+            .cloned()
+            .collect();
+        Ok(Imported {
+            added,
+            secrets: names,
+        })
+    }
+
     /// What importing from `source` would add, rename, skip and ask for; changes nothing.
     pub fn import_plan(&self, source: &ImportSource) -> Result<ImportPlan, ImportSourceError> {
         let settings = self.settings().clone();
@@ -84,7 +124,7 @@ impl Host {
     ) -> Result<ImportReport, ImportSourceError> {
         let plan = self.import_plan(source)?;
         let imported = self.apply_import(&plan, choices).await?;
-        self.servers.add(&imported.added).await;
+        self.servers.manager.add(&imported.added).await;
         Ok(plan.report().clone())
     }
 }
@@ -167,7 +207,7 @@ mod tests {
             .unwrap();
         assert_eq!(report.added.len(), 1);
         assert!(host.settings().servers.iter().any(|s| s.id == "far"));
-        host.servers.stop_all().await;
+        host.servers.manager.stop_all().await;
 
         let err = host
             .import_plan(&source(

@@ -57,6 +57,8 @@ use toolgate_settings::{ProviderKind, ProviderSettings, Settings};
 
 mod rules;
 pub use rules::{RuleEditError, RulePreview};
+mod services;
+pub use services::{Approvals, Servers};
 // What the app's commands do beyond one call, tauri-free so any front end can use them.
 mod approval_settings;
 mod history;
@@ -138,24 +140,27 @@ pub struct Imported {
     pub secrets: Vec<String>,
 }
 
-/// The running Toolgate without a window.
+/// The running Toolgate without a window. Front ends use it through its methods and its
+/// services ([`Host::servers`], [`Host::approvals`]), never through the parts inside it.
 pub struct Host {
     data_dir: PathBuf,
     log_dir: PathBuf,
     settings_path: PathBuf,
     settings: Mutex<Settings>,
-    pub secrets: Arc<dyn SecretStore>,
+    secrets: Arc<dyn SecretStore>,
     /// Every conversation and the audit log; or why the database could not be opened (chat
     /// still works, unsaved).
-    pub history: Result<Arc<History>, String>,
-    pub gate: Arc<Gate>,
-    pub servers: Arc<ServerManager>,
+    history: Result<Arc<History>, String>,
+    /// The approval gate, behind what front ends may do with it.
+    approvals: Approvals,
+    /// The server manager, behind what front ends may do with it.
+    servers: Servers,
     /// The catalog and what derives from it, kept until the servers or the tool settings
     /// change: shared by every turn of the app or the CLI and every call of the gateway.
-    pub offers: Arc<Offers>,
+    offers: Arc<Offers>,
     /// What the user must be told about this start (a file that could not be read and where it
     /// was kept), once.
-    pub notices: Vec<String>,
+    notices: Vec<String>,
     /// Rules for this process only (the CLI's `--approve`), on top of the saved ones.
     grants: Mutex<Vec<Rule>>,
     /// The untrusted content each conversation has read, kept across its turns.
@@ -285,8 +290,8 @@ impl Host {
                     settings: Mutex::new(settings),
                     secrets: options.secrets.clone(),
                     history,
-                    gate,
-                    servers,
+                    approvals: Approvals { gate },
+                    servers: Servers { manager: servers },
                     offers: Arc::default(),
                     notices,
                     grants: Mutex::default(),
@@ -312,6 +317,23 @@ impl Host {
 
     pub fn settings_path(&self) -> &Path {
         &self.settings_path
+    }
+
+    /// The servers this host runs: their state, starting and stopping them, and what the user
+    /// reads and calls by hand.
+    pub fn servers(&self) -> &Servers {
+        &self.servers
+    }
+
+    /// The requests waiting for the user's answer, and the answers.
+    pub fn approvals(&self) -> &Approvals {
+        &self.approvals
+    }
+
+    /// What the user must be told about this start (a file that could not be read and where
+    /// it was kept), once.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The settings as last read or saved.
@@ -367,7 +389,7 @@ impl Host {
         *current = self.as_managed(next.clone());
         self.policy_changed();
         self.apply_telemetry_for(&current.telemetry);
-        *lock(&self.door_port) = door::hold_port(&self.servers, &current);
+        *lock(&self.door_port) = door::hold_port(&self.servers.manager, &current);
         Ok(current.clone())
     }
 
@@ -399,15 +421,15 @@ impl Host {
             tokio::spawn(Host::watch_managed(Arc::downgrade(&host)));
             tokio::spawn(Host::watch_accepted_tools(Arc::downgrade(&host)));
             let configs = host.settings().servers.clone();
-            host.servers.start_all(&configs).await
+            host.servers.manager.start_all(&configs).await
         })
     }
 
     /// The one stop: every request still waiting is refused with `why`, every server process
     /// stopped, and what the history queued without waiting committed before this returns.
     pub async fn shutdown(&self, why: &str) {
-        self.gate.deny_all(why);
-        self.servers.stop_all().await;
+        self.approvals.gate.deny_all(why);
+        self.servers.manager.stop_all().await;
         if let Ok(history) = self.history.clone() {
             tokio::task::spawn_blocking(move || history.flush())
                 .await
@@ -446,11 +468,11 @@ impl Host {
             .filter(|_| server.differs_only_in_reach(&next))
         {
             // Known to be running: checked just above.
-            let _ = self.servers.set_reach(id, sandbox).await;
+            let _ = self.servers.manager.set_reach(id, sandbox).await;
             return Ok(false);
         }
-        let _ = self.servers.remove(id).await;
-        self.servers.add(std::slice::from_ref(&next)).await;
+        let _ = self.servers.manager.remove(id).await;
+        self.servers.manager.add(std::slice::from_ref(&next)).await;
         Ok(next.enabled)
     }
 
@@ -470,7 +492,7 @@ impl Host {
         })?;
         // A server this host does not run has nothing to update beyond the file.
         let accept_all = trust.accept_tool_changes;
-        let _ = self.servers.set_trust(id, trust).await;
+        let _ = self.servers.manager.set_trust(id, trust).await;
         if accept_all {
             // What waits is accepted now too (and audited), as later changes will be.
             let _ = self.accept_tool_changes(id, None).await;
@@ -497,44 +519,6 @@ impl Host {
                 .clone(),
             None => Arc::new(Exposure::new()),
         }
-    }
-
-    /// Applies an import planned against the settings: the chosen secrets go to the keychain
-    /// first (off the async workers), then the settings are saved with references to them.
-    /// The new servers are returned, not started.
-    pub async fn apply_import(
-        &self,
-        plan: &toolgate_hosts::import::ImportPlan,
-        choices: &toolgate_hosts::import::ImportChoices,
-    ) -> Result<Imported, ApplyImportError> {
-        let before = self.settings().clone();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let applied = plan.apply(&before, choices, now)?;
-        let names: Vec<String> = applied.secrets.iter().map(|s| s.name.clone()).collect();
-        let (secrets, store) = (applied.secrets, self.secrets.clone());
-        tokio::task::spawn_blocking(move || {
-            secrets.iter().try_for_each(|secret| {
-                store.set(&toolgate_settings::secret_item(&secret.name), &secret.value)
-            })
-        })
-        .await
-        .map_err(|e| SecretError::Other {
-            detail: e.to_string(),
-        })??;
-        let next = applied.settings;
-        let saved = self.update_settings(|s| *s = next)?;
-        let added = saved
-            .servers
-            .iter()
-            .filter(|s| !before.servers.iter().any(|b| b.id == s.id))
-            .cloned()
-            .collect();
-        Ok(Imported {
-            added,
-            secrets: names,
-        })
     }
 
     /// The user's provider as the settings name it, with its key from the keychain (read off
@@ -771,6 +755,6 @@ mod tests {
             ..options(dir.path())
         })
         .unwrap();
-        assert_eq!(host.gate.nobody_to_ask(), Some("no terminal"));
+        assert_eq!(host.approvals().nobody_to_ask(), Some("no terminal"));
     }
 }

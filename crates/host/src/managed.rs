@@ -189,8 +189,8 @@ impl Host {
         *self.settings() = applied;
         self.policy_changed();
         self.apply_telemetry();
-        self.servers.add(&added).await;
-        self.servers.enforce_admission().await;
+        self.servers.manager.add(&added).await;
+        self.servers.manager.enforce_admission().await;
     }
 
     /// When the policy names a remote document and no copy of it is kept yet (a first start),

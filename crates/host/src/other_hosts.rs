@@ -128,7 +128,7 @@ impl Host {
             .ok_or(HostConnectError::NotPreviewed(host.label()))?;
         if let Some(import) = &plan.import {
             let imported = self.apply_import(import, choices).await?;
-            self.servers.add(&imported.added).await;
+            self.servers.manager.add(&imported.added).await;
         }
         Ok(toolgate_hosts::apply(&plan, &self.hosts_state())?)
     }

@@ -40,6 +40,7 @@ impl Host {
     /// The PATH npm and python3 are found on: the one servers get.
     async fn path_for_installs(&self) -> String {
         self.servers
+            .manager
             .host_env()
             .await
             .path_var()

@@ -16,7 +16,7 @@ impl Host {
     pub fn set_paused(&self, paused: bool) -> Result<PolicySettings, FileError> {
         let saved = self.update_settings(|s| s.policy.paused = paused)?;
         if paused {
-            self.gate.deny_all("all tools are paused");
+            self.approvals.gate.deny_all("all tools are paused");
         }
         Ok(saved.policy)
     }
@@ -48,6 +48,7 @@ impl Host {
         // are found as the manager finds them, once it knows the PATH.
         let path = self
             .servers
+            .manager
             .known_host_env()
             .map(|env| env.path_var())
             .unwrap_or_else(|| std::env::var_os("PATH").unwrap_or_default());

@@ -37,10 +37,10 @@ impl Host {
                 }
             })?;
             if let Some(sandbox) = saved {
-                self.servers.set_reach(id, sandbox).await?;
+                self.servers.manager.set_reach(id, sandbox).await?;
             }
         }
-        self.servers.answer_host(id, &host, answer).await?;
+        self.servers.manager.answer_host(id, &host, answer).await?;
         Ok(())
     }
 }

@@ -69,7 +69,7 @@ impl Host {
     /// A grant is bound to the server and tool as they run now (unless only narrowed; see
     /// [`toolgate_agent::bind_edited`]). Returns the policy as saved.
     pub async fn save_rule(&self, rule: Rule) -> Result<PolicySettings, RuleEditError> {
-        let servers = self.servers.snapshot().await;
+        let servers = self.servers.manager.snapshot().await;
         let previous = self
             .settings()
             .policy

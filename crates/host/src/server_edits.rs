@@ -47,7 +47,7 @@ impl Host {
                 server.enabled = enabled;
             }
         })?;
-        Ok(self.servers.set_enabled(id, enabled).await?)
+        Ok(self.servers.manager.set_enabled(id, enabled).await?)
     }
 
     /// Removes a server: it stops, and its tool settings and approval rules go with it, so a
@@ -59,15 +59,15 @@ impl Host {
             s.policy.rules.retain(|rule| rule.server_id() != id);
         })?;
         // A server added again under this id has its first tool list accepted as new.
-        self.servers.forget_tools(id);
+        self.servers.manager.forget_tools(id);
         // And runs no files of an earlier bundle.
         self.forget_bundle(id);
-        Ok(self.servers.remove(id).await?)
+        Ok(self.servers.manager.remove(id).await?)
     }
 
     /// The server's recent stderr, oldest first.
     pub async fn server_log(&self, id: &str) -> Vec<String> {
-        let mut lines = self.servers.stderr_tail(id).await;
+        let mut lines = self.servers.manager.stderr_tail(id).await;
         lines.drain(..lines.len().saturating_sub(LOG_LINES));
         lines
     }
@@ -84,7 +84,7 @@ impl Host {
                 server.roots = roots.clone();
             }
         })?;
-        Ok(match self.servers.set_roots(id, roots).await? {
+        Ok(match self.servers.manager.set_roots(id, roots).await? {
             toolgate_mcp::RootsChange::Told => false,
             toolgate_mcp::RootsChange::Restarted => true,
         })
@@ -124,12 +124,12 @@ impl Host {
         })?;
         if old.differs_only_in_reach(&next) {
             if let Some(sandbox) = next.sandbox_settings() {
-                self.servers.set_reach(id, sandbox).await?;
+                self.servers.manager.set_reach(id, sandbox).await?;
                 return Ok(());
             }
         }
-        self.servers.remove(id).await?;
-        self.servers.add(std::slice::from_ref(&next)).await;
+        self.servers.manager.remove(id).await?;
+        self.servers.manager.add(std::slice::from_ref(&next)).await;
         Ok(())
     }
 
@@ -140,7 +140,7 @@ impl Host {
             let all = self.settings();
             (all.tools.clone(), all.provider.tool_target())
         };
-        match toolgate_agent::catalog_of(&self.servers.snapshot().await, &tools) {
+        match toolgate_agent::catalog_of(&self.servers.manager.snapshot().await, &tools) {
             Ok(catalog) => ToolCatalogView {
                 tools: catalog.listing().to_vec(),
                 budget: Some(catalog.budget(target)),
@@ -157,7 +157,7 @@ impl Host {
     /// What servers need to start (the PATH's runtimes, the keychain…), checked off the async
     /// workers, and whether the audit export keeps up.
     pub async fn doctor(&self) -> Result<Vec<toolgate_mcp::doctor::Check>, tokio::task::JoinError> {
-        let env = self.servers.host_env().await.clone();
+        let env = self.servers.manager.host_env().await.clone();
         let secrets = self.secrets.clone();
         let (history, destination) = (self.history.clone().ok(), self.telemetry_destination());
         let (mut checks, waiting) = tokio::task::spawn_blocking(move || {
@@ -202,7 +202,7 @@ mod tests {
         })
         .unwrap();
         // Known to the manager, switched off: nothing starts.
-        host.servers.add(std::slice::from_ref(&far)).await;
+        host.servers.manager.add(std::slice::from_ref(&far)).await;
 
         assert!(matches!(
             host.server_config_for_window("nope"),

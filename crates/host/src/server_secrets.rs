@@ -106,7 +106,7 @@ impl Host {
     /// new value; their status shows the progress.
     fn restart_users(&self, name: &str) {
         let users = self.users_of(name);
-        let servers = self.servers.clone();
+        let servers = self.servers.manager.clone();
         tokio::spawn(async move {
             for id in users {
                 if let Err(e) = servers.restart(&id).await {

@@ -134,7 +134,7 @@ impl Host {
         };
         let info = toolgate_oauth::sign_in(request, show, open).await?;
         if server.enabled {
-            let _ = self.servers.restart(&server.id).await;
+            let _ = self.servers.manager.restart(&server.id).await;
         }
         Ok(info)
     }
@@ -146,7 +146,7 @@ impl Host {
         let (server, url) = self.remote(id)?;
         let notes = toolgate_oauth::sign_out(&self.secrets, &server.id, &url).await?;
         if server.enabled {
-            let _ = self.servers.restart(&server.id).await;
+            let _ = self.servers.manager.restart(&server.id).await;
         }
         Ok(notes)
     }

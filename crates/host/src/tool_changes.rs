@@ -11,6 +11,7 @@ impl Host {
     /// Every held tool, by server.
     pub async fn held_tools(&self) -> Vec<(String, Vec<ToolChange>)> {
         self.servers
+            .manager
             .snapshot()
             .await
             .into_iter()
@@ -26,7 +27,11 @@ impl Host {
         server: &str,
         names: Option<&[String]>,
     ) -> Result<Vec<ToolChange>, McpError> {
-        let accepted = self.servers.accept_tool_changes(server, names).await?;
+        let accepted = self
+            .servers
+            .manager
+            .accept_tool_changes(server, names)
+            .await?;
         if let Ok(history) = &self.history {
             for change in &accepted {
                 let mut entry = AuditEntry::new(
@@ -69,7 +74,7 @@ impl Host {
             let Some(strong) = host.upgrade() else {
                 return;
             };
-            strong.servers.refresh_accepted_tools().await;
+            strong.servers.manager.refresh_accepted_tools().await;
             drop(strong);
             tokio::time::sleep(std::time::Duration::from_secs(2)).await;
         }

@@ -324,7 +324,7 @@ impl Session {
     )> {
         use tokio::sync::broadcast::error::{RecvError, TryRecvError};
         let least = least?;
-        let mut events = self.host.servers.events();
+        let mut events = self.host.servers().events();
         let (finished, mut finish) = tokio::sync::oneshot::channel::<()>();
         let (session, client, tool) = (self.clone(), self.client_named(client), tool.to_owned());
         let task = tokio::spawn(async move {

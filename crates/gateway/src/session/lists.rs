@@ -76,7 +76,7 @@ impl Session {
     /// a failure or waiting for a sign-in is settled: waiting would not bring its tools.
     async fn starting(&self, client: &str) -> Vec<String> {
         let only = self.host.client_view(client).servers;
-        let snapshot = self.host.servers.snapshot().await;
+        let snapshot = self.host.servers().snapshot().await;
         self.host
             .settings()
             .servers
@@ -104,7 +104,7 @@ impl Session {
         }
         let wait = self.host.settings().gateway.first_list_wait();
         let deadline = tokio::time::Instant::now() + wait;
-        let mut changes = self.host.servers.subscribe();
+        let mut changes = self.host.servers().changes();
         let mut told = false;
         loop {
             let starting = self.starting(client).await;
@@ -134,7 +134,7 @@ impl Session {
     /// The ready servers this client's profile shows.
     pub(super) async fn servers(&self, client: &str) -> Vec<ServerSnapshot> {
         let only = self.host.client_view(client).servers;
-        let mut servers = self.host.servers.snapshot().await;
+        let mut servers = self.host.servers().snapshot().await;
         servers.retain(|s| {
             s.enabled
                 && s.status == ServerStatus::Ready
@@ -322,8 +322,8 @@ impl Session {
     }
 
     async fn follow_lists(&self, client: &str, to: Listener<'_>) {
-        let mut changes = self.host.servers.subscribe();
-        let mut events = self.host.servers.events();
+        let mut changes = self.host.servers().changes();
+        let mut events = self.host.servers().events();
         let mut seen = self.lists(client).await;
         loop {
             tokio::select! {
