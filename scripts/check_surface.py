@@ -82,6 +82,16 @@ def _blank_comments(text: str) -> str:
 STRING_RESULT = re.compile(r"Result<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*,\s*String\s*>")
 
 
+def _braced(text: str, open_at: int) -> str:
+    """What the brace at `open_at` encloses (to its matching close, or the file's end)."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[open_at + 1 : i]
+    return text[open_at + 1 :]
+
+
 def string_errors(repo: Path) -> list[str]:
     out = []
     for src in sorted((repo / "crates").glob("*/src")):
@@ -95,6 +105,13 @@ def string_errors(repo: Path) -> list[str]:
                 if len(ret) == 2 and STRING_RESULT.search(ret[1]):
                     line = text.count("\n", 0, m.start()) + 1
                     out.append(f"{rel.as_posix()}:{line}: pub fn {m.group(1)} returns Result<_, String> (give it a typed error)")
+            for m in re.finditer(r"\bpub\s+trait\s+(\w+)[^{;]*\{", text):
+                body = _braced(text, m.end() - 1)
+                for f in re.finditer(r"\bfn\s+(\w+)[^{;]*", body):
+                    ret = f.group(0).split("->", 1)
+                    if len(ret) == 2 and STRING_RESULT.search(ret[1]):
+                        line = text.count("\n", 0, m.end() + f.start()) + 1
+                        out.append(f"{rel.as_posix()}:{line}: method {f.group(1)} of pub trait {m.group(1)} returns Result<_, String> (give it a typed error)")
             for m in re.finditer(r"\bpub\s+type\s+(\w+)[^;]*;", text):
                 if STRING_RESULT.search(m.group(0)):
                     line = text.count("\n", 0, m.start()) + 1

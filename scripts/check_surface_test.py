@@ -64,13 +64,17 @@ class Surface(unittest.TestCase):
             "crates/a/src/lib.rs": "pub async fn sign_in(\n    x: u8,\n) -> Result<Vec<Option<u8>>, String> {\n todo!()\n}\n"
                                    "pub type Lookup = std::result::Result<Option<String>, String>;\n"
                                    "pub fn fine() -> Result<String, Error> { todo!() }\n"
-                                   "// pub fn commented() -> Result<(), String>\n",
+                                   "// pub fn commented() -> Result<(), String>\n"
+                                   "pub trait Store: Send {\n    fn read(&self) -> u8 { 0 }\n"
+                                   "    async fn add(&self, r: Rule) -> Result<(), String>;\n}\n"
+                                   "trait Private { fn f() -> Result<(), String>; }\n",
             "crates/a/src/tests.rs": "pub fn t() -> Result<(), String> { Ok(()) }\n",
         })
         found = check_surface.string_errors(root)
-        self.assertEqual(len(found), 2, found)
+        self.assertEqual(len(found), 3, found)
         self.assertIn("crates/a/src/lib.rs:1: pub fn sign_in", found[0])
-        self.assertIn("pub type Lookup", found[1])
+        self.assertIn("crates/a/src/lib.rs:11: method add of pub trait Store", found[1])
+        self.assertIn("pub type Lookup", found[2])
 
     def test_a_pub_field_of_host_is_found_and_nothing_else(self):
         root = tree({

@@ -31,9 +31,9 @@ struct Models(String);
 
 #[async_trait]
 impl ModelSource for Models {
-    async fn model(&self) -> Result<(Box<dyn Provider>, String), String> {
+    async fn model(&self) -> Result<(Box<dyn Provider>, String), toolgate_agent::NoModel> {
         let provider = HttpProvider::new(WireFormat::Anthropic, &self.0, "sk-test")
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| toolgate_agent::NoModel::Provider(Box::new(e)))?;
         Ok((Box::new(provider), "claude-test".to_owned()))
     }
 }

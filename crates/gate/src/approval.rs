@@ -22,7 +22,21 @@ pub trait PolicyStore: Send + Sync {
     /// The rules as they are now: shared, not copied, since every call reads them.
     fn settings(&self) -> Arc<PolicySettings>;
     /// Adds a rule and keeps it (a store that saves to a file does so off the async workers).
-    async fn add_rule(&self, rule: Rule) -> Result<(), String>;
+    async fn add_rule(&self, rule: Rule) -> Result<(), RuleNotKept>;
+}
+
+/// Why a rule the user asked for was not kept.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleNotKept {
+    /// The rules refused it (a malformed rule, say).
+    #[error(transparent)]
+    Refused(#[from] PolicyError),
+    /// Toolgate is shutting down.
+    #[error("Toolgate is stopping; the rule was not saved")]
+    Stopping,
+    /// The store could not write it down.
+    #[error("the rule was not saved: {0}")]
+    NotSaved(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Rules kept in memory, for the CLI's one-off grants and for tests.
@@ -54,8 +68,8 @@ impl PolicyStore for MemoryPolicy {
         self.lock().clone()
     }
 
-    async fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        MemoryPolicy::add_rule(self, rule).map_err(|e| e.to_string())
+    async fn add_rule(&self, rule: Rule) -> Result<(), RuleNotKept> {
+        Ok(MemoryPolicy::add_rule(self, rule)?)
     }
 }
 

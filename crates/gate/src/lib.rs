@@ -33,11 +33,11 @@ pub mod secrets;
 pub mod tray;
 pub mod wait;
 
-pub use approval::{MemoryPolicy, PolicyStore};
+pub use approval::{MemoryPolicy, PolicyStore, RuleNotKept};
 pub use exposure::Exposure;
 pub use keeper::Gatekeeper;
 pub use requests::{
-    link_of, open_in_browser, BrowserError, LinkError, ModelSource, ServerRequestGate,
+    link_of, open_in_browser, BrowserError, LinkError, ModelSource, NoModel, ServerRequestGate,
 };
 pub use rules::{bind_edited, BindError};
 pub use wait::{

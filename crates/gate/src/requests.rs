@@ -47,7 +47,18 @@ const REFUSED: ErrorCode = ErrorCode(-1);
 pub trait ModelSource: Send + Sync {
     /// The provider and the model name, or why there is none (no key set, say), in words for
     /// the server's error.
-    async fn model(&self) -> Result<(Box<dyn Provider>, String), String>;
+    async fn model(&self) -> Result<(Box<dyn Provider>, String), NoModel>;
+}
+
+/// Why there is no model for a server's sampling request, in words for the server's error.
+#[derive(Debug, thiserror::Error)]
+pub enum NoModel {
+    /// Toolgate is shutting down.
+    #[error("Toolgate is stopping")]
+    Stopping,
+    /// The user's provider cannot be used (no key set, say).
+    #[error("{0}")]
+    Provider(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Answers servers' sampling and elicitation requests through the approval gate. Give it to the
@@ -207,7 +218,7 @@ impl ServerRequestGate {
         params: &CreateMessageRequestParams,
         cancel: &CancellationToken,
     ) -> Result<(String, String, StopReason), String> {
-        let (provider, model) = self.models.model().await?;
+        let (provider, model) = self.models.model().await.map_err(|e| e.to_string())?;
         let request = ChatRequest {
             model: model.clone(),
             system: params.system_prompt.clone(),

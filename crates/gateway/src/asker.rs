@@ -20,7 +20,7 @@ use rmcp::model::{
 use rmcp::service::{OriginatingRequestId, PeerRequestOptions, ServiceError};
 use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
-use toolgate_mcp::{Rounds, ServerRequests};
+use toolgate_mcp::{Rounds, ServerRequests, Unanswered};
 
 pub(crate) struct ClientAsker {
     peer: Peer<RoleServer>,
@@ -149,7 +149,7 @@ impl ClientRounds {
         let mut answers = self
             .round(server, [("question".to_owned(), question)].into(), cancel)
             .await
-            .map_err(|e| ErrorData::new(ErrorCode(-32603), e, None))?;
+            .map_err(|e| ErrorData::new(ErrorCode(-32603), e.to_string(), None))?;
         answers.remove("question").ok_or_else(|| {
             ErrorData::new(
                 ErrorCode(-32603),
@@ -167,18 +167,20 @@ impl Rounds for ClientRounds {
         server: &str,
         questions: InputRequests,
         cancel: CancellationToken,
-    ) -> Result<InputResponses, String> {
+    ) -> Result<InputResponses, Unanswered> {
         tracing::info!(client = %self.client, server, "passing a server's questions to the client that made the call, as its input_required result");
         let (answers, answered) = tokio::sync::oneshot::channel();
         let round = crate::rounds::Round { questions, answers };
         if self.rounds.send(round).await.is_err() {
-            return Err(format!("{}'s call is over", self.client));
+            return Err(Unanswered::CallOver {
+                client: self.client.clone(),
+            });
         }
         tokio::select! {
-            answered = answered => answered.map_err(|_| {
-                format!("{} did not answer (its round was given up, or it went away)", self.client)
+            answered = answered => answered.map_err(|_| Unanswered::NotAnswered {
+                client: self.client.clone(),
             }),
-            () = cancel.cancelled() => Err("the question was taken back".to_owned()),
+            () = cancel.cancelled() => Err(Unanswered::TakenBack),
         }
     }
 }

@@ -46,7 +46,7 @@ pub use toolgate_oauth::SignedInInfo;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 
-use toolgate_agent::{Exposure, Gate, ModelSource, Offers, ServerRequestGate};
+use toolgate_agent::{Exposure, Gate, ModelSource, NoModel, Offers, ServerRequestGate};
 use toolgate_history::History;
 use toolgate_llm::{HttpProvider, LlmError};
 use toolgate_mcp::{ManagerOptions, ServerManager};
@@ -570,9 +570,12 @@ struct HostModel(Weak<Host>);
 
 #[async_trait::async_trait]
 impl ModelSource for HostModel {
-    async fn model(&self) -> Result<(Box<dyn toolgate_llm::Provider>, String), String> {
-        let host = self.0.upgrade().ok_or("Toolgate is stopping")?;
-        let (provider, settings) = host.provider().await.map_err(|e| e.to_string())?;
+    async fn model(&self) -> Result<(Box<dyn toolgate_llm::Provider>, String), NoModel> {
+        let host = self.0.upgrade().ok_or(NoModel::Stopping)?;
+        let (provider, settings) = host
+            .provider()
+            .await
+            .map_err(|e| NoModel::Provider(Box::new(e)))?;
         Ok((Box::new(provider), settings.model))
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
-use toolgate_agent::PolicyStore;
+use toolgate_agent::{PolicyStore, RuleNotKept};
 use toolgate_policy::{PolicySettings, Rule};
 use toolgate_settings::file::FileError;
 
@@ -80,21 +80,18 @@ impl PolicyStore for HostPolicy {
 
     /// Saved to the settings file on the blocking pool (an "always" answer on a call's path
     /// must not hold an async worker through a write and an fsync).
-    async fn add_rule(&self, rule: Rule) -> Result<(), String> {
-        let host = self
-            .0
-            .upgrade()
-            .ok_or("Toolgate is stopping; the rule was not saved")?;
+    async fn add_rule(&self, rule: Rule) -> Result<(), RuleNotKept> {
+        let host = self.0.upgrade().ok_or(RuleNotKept::Stopping)?;
         let refused = Arc::new(Mutex::new(None));
         let slot = refused.clone();
         host.change_settings(move |s| {
             if let Err(e) = s.policy.add_rule(rule) {
-                *lock(&slot) = Some(e.to_string());
+                *lock(&slot) = Some(e);
             }
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| RuleNotKept::NotSaved(Box::new(e)))?;
         let refused = lock(&refused).take();
-        refused.map_or(Ok(()), Err)
+        refused.map_or(Ok(()), |e| Err(e.into()))
     }
 }

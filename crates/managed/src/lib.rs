@@ -23,6 +23,8 @@
 mod document;
 pub mod identity;
 mod launcher;
+#[cfg(all(test, unix))]
+mod launcher_tests;
 pub mod locks;
 pub mod remote;
 mod resolve;

@@ -95,7 +95,21 @@ pub trait Rounds: Send + Sync + 'static {
         server: &str,
         questions: rmcp::model::InputRequests,
         cancel: CancellationToken,
-    ) -> Result<rmcp::model::InputResponses, String>;
+    ) -> Result<rmcp::model::InputResponses, Unanswered>;
+}
+
+/// Why a round of questions got no answers, in words for the server's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unanswered {
+    /// The call the questions belong to ended before they could be passed on.
+    #[error("{client}'s call is over")]
+    CallOver { client: String },
+    /// The one asked gave the round up or went away.
+    #[error("{client} did not answer (its round was given up, or it went away)")]
+    NotAnswered { client: String },
+    /// The server took its question back (the call was cancelled).
+    #[error("the question was taken back")]
+    TakenBack,
 }
 
 /// A caller that answers a server's questions during its own call, and which kinds it can.

@@ -23,7 +23,7 @@ pub mod stdout;
 pub mod templates;
 mod types;
 
-pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests};
+pub use asker::{Asker, DeclineServerRequests, Question, Rounds, ServerRequests, Unanswered};
 pub use types::{
     CallOptions, CallProgress, LogLevel, PromptArgumentInfo, PromptInfo, ResourceInfo,
     ResourceTemplateInfo, ServerEvent, TaskState, ToolInfo, ToolOutput,

@@ -47,7 +47,8 @@ pub use toolgate_guard::REAPER_NAME;
 pub use toolgate_mcp_client::{
     stdout, templates, Asker, CallOptions, CallProgress, DeclineServerRequests, LogLevel,
     PromptArgumentInfo, PromptInfo, Question, ResourceInfo, ResourceTemplateInfo, Rounds,
-    ServerEvent, ServerRequests, TaskState, ToolInfo, ToolOutput, APP_MIME_TYPE, UI_EXTENSION_ID,
+    ServerEvent, ServerRequests, TaskState, ToolInfo, ToolOutput, Unanswered, APP_MIME_TYPE,
+    UI_EXTENSION_ID,
 };
 pub use toolgate_settings::NetworkAccess;
 pub use types::{

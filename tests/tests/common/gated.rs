@@ -48,7 +48,9 @@ pub struct NoModel;
 
 #[async_trait]
 impl ModelSource for NoModel {
-    async fn model(&self) -> Result<(Box<dyn Provider>, String), String> {
-        Err("no model in this test".to_owned())
+    async fn model(&self) -> Result<(Box<dyn Provider>, String), toolgate_agent::NoModel> {
+        Err(toolgate_agent::NoModel::Provider(
+            "no model in this test".into(),
+        ))
     }
 }

@@ -288,7 +288,10 @@ impl ServerManager {
     ) -> Result<InputResponses, String> {
         // A client that takes the round whole (a 2026-07-28 client) is asked everything.
         if let Some(rounds) = asker.and_then(|a| a.rounds.clone()) {
-            return rounds.round(server, requests, cancel.child_token()).await;
+            return rounds
+                .round(server, requests, cancel.child_token())
+                .await
+                .map_err(|e| e.to_string());
         }
         // The call's own asker where it answers that kind of question, else the handler.
         let handler = |question| match asker {
