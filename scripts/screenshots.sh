@@ -18,7 +18,7 @@ copy screens/dark-chat-approval.png chat-dark.png
 copy screens/light-servers.png servers.png
 copy screens/light-activity.png activity.png
 copy screens/light-rule-editor.png rule-editor.png
-copy screens/light-add-server.png add-server.png
+copy screens/light-add-server-wellKnown.png add-server.png
 copy screens/light-settings-diagnostics.png diagnostics.png
 copy e2e-first-run.png first-run.png
 copy e2e-provenance.png provenance.png

@@ -483,13 +483,23 @@ async fn scenario(
     eprintln!("screenshot saved: {}", shot.display());
     shell::open_settings(c, "import").await?;
     click(c, "[data-testid=export-servers]").await?;
-    wait_text(
+    if let Err(e) = wait_text(
         c,
         "[data-testid=exported-servers]",
         "\"API_TOKEN\": \"${secret:API_TOKEN}\"",
         10,
     )
-    .await?;
+    .await
+    {
+        let card = wait_text(c, "[data-testid=export]", "", 1)
+            .await
+            .unwrap_or_default();
+        let shot = save_screenshot(c, "e2e-export-failed.png").await?;
+        bail!(
+            "{e}; the export card says {card:?} (see {})",
+            shot.display()
+        );
+    }
 
     // The provider screen, and the doctor on this machine (node is what the example needs).
     click(c, "[data-testid=tab-provider]").await?;

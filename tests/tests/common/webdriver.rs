@@ -96,18 +96,47 @@ async fn element(c: &Client, css: &str) -> Result<fantoccini::elements::Element>
 }
 
 pub(crate) async fn click(c: &Client, css: &str) -> Result<()> {
-    let element = element(c, css).await?;
-    // Panes scroll on their own (the server list beside its detail): bring it into view first.
+    // A screen still filling in (a card above loading its list) moves what is below it: a click
+    // aimed before it settles lands elsewhere or is refused. So each try waits for the element to
+    // stay put, and a refused click is tried again on the element found afresh.
+    let mut tries = 0;
+    loop {
+        let element = element(c, css).await?;
+        match click_when_still(c, &element).await {
+            Ok(()) => return Ok(()),
+            Err(e) if tries < 3 => {
+                tries += 1;
+                eprintln!("clicking {css} again ({e:#})");
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            Err(e) => return Err(e.context(format!("clicking {css}"))),
+        }
+    }
+}
+
+/// Scrolls `element` into view (panes scroll on their own: the server list beside its detail),
+/// waits up to 2 s until it is in the same place twice 100 ms apart, and clicks it.
+async fn click_when_still(c: &Client, element: &fantoccini::elements::Element) -> Result<()> {
+    let arg = vec![serde_json::to_value(element)?];
     c.execute(
         "arguments[0].scrollIntoView({block: 'center'})",
-        vec![serde_json::to_value(&element)?],
+        arg.clone(),
     )
     .await
-    .with_context(|| format!("scrolling to {css}"))?;
-    element
-        .click()
-        .await
-        .with_context(|| format!("clicking {css}"))?;
+    .context("scrolling to it")?;
+    let place =
+        "const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height];";
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut last = c.execute(place, arg.clone()).await?;
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = c.execute(place, arg.clone()).await?;
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    element.click().await?;
     Ok(())
 }
 
