@@ -7,7 +7,7 @@ use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
 use toolgate_agent::tray::{self, Action, Item, ServerLine, TrayState};
-use toolgate_agent::{Decision, PendingCall};
+use toolgate_agent::{Asking, Decision, PendingCall};
 use toolgate_mcp::ServerStatus;
 
 use crate::state::AppState;
@@ -43,7 +43,10 @@ fn render<R: Runtime>(app: &AppHandle<R>, items: &[Item]) -> tauri::Result<Menu<
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let mut icon = TrayIconBuilder::with_id(TRAY_ID)
         .tooltip("Toolgate")
-        .menu(&render(app, &tray::menu(&[], &[], false))?)
+        .menu(&render(
+            app,
+            &tray::menu(&[], &[], false, Asking::default()),
+        )?)
         .show_menu_on_left_click(false)
         .on_menu_event(|app, event| {
             if let Some(action) = Action::parse(event.id().as_ref()) {
@@ -178,8 +181,12 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
     let state = app.state::<AppState>();
     let waiting: Vec<PendingCall> = state.gate.waiting();
     let servers = server_lines(&state.servers.snapshot().await);
-    let paused = state.settings().policy.paused;
-    match render(app, &tray::menu(&waiting, &servers, paused)) {
+    let (paused, model) = {
+        let settings = state.settings();
+        (settings.policy.paused, settings.provider.model.clone())
+    };
+    let asking = Asking::now(Some(&model));
+    match render(app, &tray::menu(&waiting, &servers, paused, asking)) {
         Ok(menu) => {
             let _ = icon.set_menu(Some(menu));
         }
