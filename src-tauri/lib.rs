@@ -21,8 +21,9 @@ pub use connect::connect;
 pub use events::{APPROVALS_CHANGED, SERVERS_CHANGED};
 pub use state::AppState;
 
-/// How often the tray is redrawn while a request waits, for its time left.
-const TRAY_TICK: std::time::Duration = std::time::Duration::from_secs(15);
+/// How often the tray's menu is checked while a request waits, for its time left (in minutes;
+/// the menu is set again only when its text changed).
+const TRAY_TICK: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The gateway while the app runs: stopped, and its socket removed, when the app exits.
 struct GatewayRunning {
@@ -117,7 +118,7 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 let mut announcer = toolgate_agent::Announcer::default();
                 loop {
-                    // While a request waits, the tray's "Denied in … if not answered" is redrawn
+                    // While a request waits, the tray's "Denied in … if not answered" is checked
                     // now and then, not only when the set of requests changes.
                     let changed = if gate.waiting().is_empty() {
                         changes.changed().await

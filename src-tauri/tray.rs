@@ -14,6 +14,9 @@ use crate::state::AppState;
 
 const TRAY_ID: &str = "main";
 
+/// The menu the tray shows now.
+static SHOWN: std::sync::Mutex<Vec<Item>> = std::sync::Mutex::new(Vec::new());
+
 fn entry<R: Runtime>(app: &AppHandle<R>, item: &Item) -> tauri::Result<Box<dyn IsMenuItem<R>>> {
     Ok(match item {
         Item::Label(text) => Box::new(MenuItem::new(app, text, false, None::<&str>)?),
@@ -185,13 +188,19 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
         let settings = state.settings();
         (settings.policy.paused, settings.provider.model.clone())
     };
-    let asking = Asking::now(Some(&model));
-    match render(app, &tray::menu(&waiting, &servers, paused, asking)) {
-        Ok(menu) => {
-            let _ = icon.set_menu(Some(menu));
+    let items = tray::menu(&waiting, &servers, paused, Asking::now(Some(&model)));
+    // Set only when it changed: a menu set anew closes one the user has open.
+    let mut shown = SHOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if *shown != items {
+        match render(app, &items) {
+            Ok(menu) => {
+                let _ = icon.set_menu(Some(menu));
+                *shown = items;
+            }
+            Err(e) => tracing::warn!("could not update the tray menu: {e}"),
         }
-        Err(e) => tracing::warn!("could not update the tray menu: {e}"),
     }
+    drop(shown);
     let _ = icon.set_tooltip(Some(tray::tooltip(&waiting, &servers, paused)));
     if let Some(base) = app.default_window_icon() {
         let image = badged(base, tray::state(&waiting, &servers, paused))

@@ -58,6 +58,21 @@ fn spawn(command: &mut Command) -> Result<Group> {
     Ok(Group(command.process_group(0).spawn()?))
 }
 
+/// The test's own folder (data, logs), removed with any process still running from it when the
+/// test ends, however it ends.
+struct Home(PathBuf);
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        for pid in processes_with(&self.0.to_string_lossy(), ProcField::Environ) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// What `dbus-monitor` printed of the Notify calls so far.
 fn notify_calls(log: &Path) -> String {
     std::fs::read_to_string(log).unwrap_or_default()
@@ -73,7 +88,8 @@ fn a_request_waiting_while_the_window_is_hidden_is_announced_with_the_cards_fact
     let home = std::env::temp_dir().join(format!("toolgate-notify-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(&home)?;
-    let marker = home.to_string_lossy().into_owned();
+    // Dropped last: after the client, the app and the monitor have been stopped.
+    let _home = Home(home.clone());
 
     let log = home.join("notify.log");
     let _monitor = spawn(
@@ -163,7 +179,7 @@ fn a_request_waiting_while_the_window_is_hidden_is_announced_with_the_cards_fact
         "Asked by the connected app ts-sdk-client",
         "Echoes back the input string",
         "message: ‹b›bold‹/b› ＆ ‹a href=",
-        "Why: ",
+        "Why: asking because",
         "Denied in 10 min if not answered. Answer from the tray menu or open Toolgate.",
     ] {
         ensure!(
@@ -179,14 +195,5 @@ fn a_request_waiting_while_the_window_is_hidden_is_announced_with_the_cards_fact
         );
     }
 
-    // Everything this test started stops with it (the guards above, then any server left).
-    drop(client);
-    drop(_app);
-    for pid in processes_with(&marker, ProcField::Environ) {
-        let _ = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-    }
-    let _ = std::fs::remove_dir_all(&home);
     Ok(())
 }

@@ -121,17 +121,16 @@ fn first_sentence(text: &str) -> &str {
     }
 }
 
-/// Time left as the tray and a notification say it (they are not redrawn every second).
+/// Time left as the tray and a notification say it: in whole minutes, since neither is redrawn
+/// every second (a menu set anew closes one the user has open).
 fn time_left(deadline_ms: u64, now_ms: u64) -> String {
     let left = deadline_ms.saturating_sub(now_ms);
     if left == 0 {
-        return "Timed out: denied".to_owned();
-    }
-    let secs = left.div_ceil(1000);
-    if secs < 60 {
-        format!("Denied in {secs} s if not answered")
+        "Timed out: denied".to_owned()
+    } else if left < 60_000 {
+        "Denied in under a minute if not answered".to_owned()
     } else {
-        format!("Denied in {} min if not answered", secs.div_ceil(60))
+        format!("Denied in {} min if not answered", left.div_ceil(60_000))
     }
 }
 
@@ -379,7 +378,7 @@ mod tests {
         assert_eq!(facts.more, 1);
         assert_eq!(
             facts.time_left.as_deref(),
-            Some("Denied in 1 s if not answered")
+            Some("Denied in under a minute if not answered")
         );
         let (_, body) = facts.notification();
         assert!(
@@ -392,9 +391,16 @@ mod tests {
             body.contains("No rule can let this run without asking"),
             "{body}"
         );
+        let mid = super::facts(
+            &call,
+            Asking {
+                now_ms: 60_001,
+                ..AT_START
+            },
+        );
         assert_eq!(
-            facts.time_left,
-            Some("Denied in 1 s if not answered".into())
+            mid.time_left.as_deref(),
+            Some("Denied in 9 min if not answered")
         );
         let late = super::facts(
             &call,
