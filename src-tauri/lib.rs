@@ -21,6 +21,10 @@ pub use connect::connect;
 pub use events::{APPROVALS_CHANGED, SERVERS_CHANGED};
 pub use state::AppState;
 
+/// How often the tray's menu is checked while a request waits, for its time left (in minutes;
+/// the menu is set again only when its text changed).
+const TRAY_TICK: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// The gateway while the app runs: stopped, and its socket removed, when the app exits.
 struct GatewayRunning {
     stop: tokio_util::sync::CancellationToken,
@@ -112,7 +116,23 @@ pub fn run() {
             let mut changes = gate.changes();
             tauri::async_runtime::spawn(async move {
                 let mut announcer = toolgate_agent::Announcer::default();
-                while changes.changed().await.is_ok() {
+                loop {
+                    // While a request waits, the tray's "Denied in … if not answered" is checked
+                    // now and then, not only when the set of requests changes.
+                    let changed = if gate.waiting().is_empty() {
+                        changes.changed().await
+                    } else {
+                        match tokio::time::timeout(TRAY_TICK, changes.changed()).await {
+                            Ok(changed) => changed,
+                            Err(_) => {
+                                tray::refresh(&handle).await;
+                                continue;
+                            }
+                        }
+                    };
+                    if changed.is_err() {
+                        break;
+                    }
                     let waiting = gate.waiting();
                     tray::refresh(&handle).await;
                     notify::announce(&handle, &mut announcer, &waiting);

@@ -7,12 +7,15 @@ use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
 use toolgate_agent::tray::{self, Action, Item, ServerLine, TrayState};
-use toolgate_agent::{Decision, PendingCall};
+use toolgate_agent::{Asking, Decision, PendingCall};
 use toolgate_mcp::ServerStatus;
 
 use crate::state::AppState;
 
 const TRAY_ID: &str = "main";
+
+/// The menu the tray shows now.
+static SHOWN: std::sync::Mutex<Vec<Item>> = std::sync::Mutex::new(Vec::new());
 
 fn entry<R: Runtime>(app: &AppHandle<R>, item: &Item) -> tauri::Result<Box<dyn IsMenuItem<R>>> {
     Ok(match item {
@@ -43,7 +46,10 @@ fn render<R: Runtime>(app: &AppHandle<R>, items: &[Item]) -> tauri::Result<Menu<
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let mut icon = TrayIconBuilder::with_id(TRAY_ID)
         .tooltip("Toolgate")
-        .menu(&render(app, &tray::menu(&[], &[], false))?)
+        .menu(&render(
+            app,
+            &tray::menu(&[], &[], false, Asking::default()),
+        )?)
         .show_menu_on_left_click(false)
         .on_menu_event(|app, event| {
             if let Some(action) = Action::parse(event.id().as_ref()) {
@@ -178,13 +184,23 @@ pub async fn refresh<R: Runtime>(app: &AppHandle<R>) {
     let state = app.state::<AppState>();
     let waiting: Vec<PendingCall> = state.approvals().waiting();
     let servers = server_lines(&state.servers().snapshot().await);
-    let paused = state.settings().policy.paused;
-    match render(app, &tray::menu(&waiting, &servers, paused)) {
-        Ok(menu) => {
-            let _ = icon.set_menu(Some(menu));
+    let (paused, model) = {
+        let settings = state.settings();
+        (settings.policy.paused, settings.provider.model.clone())
+    };
+    let items = tray::menu(&waiting, &servers, paused, Asking::now(Some(&model)));
+    // Set only when it changed: a menu set anew closes one the user has open.
+    let mut shown = SHOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if *shown != items {
+        match render(app, &items) {
+            Ok(menu) => {
+                let _ = icon.set_menu(Some(menu));
+                *shown = items;
+            }
+            Err(e) => tracing::warn!("could not update the tray menu: {e}"),
         }
-        Err(e) => tracing::warn!("could not update the tray menu: {e}"),
     }
+    drop(shown);
     let _ = icon.set_tooltip(Some(tray::tooltip(&waiting, &servers, paused)));
     if let Some(base) = app.default_window_icon() {
         let image = badged(base, tray::state(&waiting, &servers, paused))

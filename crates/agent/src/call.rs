@@ -351,6 +351,8 @@ impl Agent {
             beyond_rules: verdict.beyond_rules,
             client: self.keeper.audit.client.clone(),
             link: None,
+            description: Some(entry.tool.description.clone()).filter(|d| !d.trim().is_empty()),
+            deadline: None,
         }
     }
 

@@ -44,10 +44,10 @@ pub use record::{restore, stored, title_for, HistoryRecorder};
 pub use search::FoundTool;
 pub use toolgate_catalog::Provider as ToolTarget;
 pub use toolgate_gate::{
-    approval, bind_edited, exposure, gatekeeper, link_of, open_in_browser, requests, secrets, tray,
-    wait, Announcer, Asked, BindError, Decision, Exposure, Gate, GateError, Gatekeeper, Lasting,
-    Link, MemoryPolicy, ModelSource, NoModel, PendingCall, PolicyStore, Reach, RequestKind,
-    RuleNotKept, ServerRequestGate,
+    approval, bind_edited, exposure, facts, gatekeeper, link_of, open_in_browser, requests,
+    secrets, tray, wait, Announcer, Asked, Asking, BindError, Decision, Exposure, Gate, GateError,
+    Gatekeeper, Lasting, Link, MemoryPolicy, ModelSource, NoModel, PendingCall, PolicyStore, Reach,
+    RequestKind, RuleNotKept, ServerRequestGate,
 };
 pub use tools::{catalog_of, catalog_with};
 

@@ -191,6 +191,8 @@ impl Agent {
             beyond_rules: false,
             client: self.keeper.audit.client.clone(),
             link: None,
+            description: None,
+            deadline: None,
         };
         let asked = self
             .keeper

@@ -17,13 +17,15 @@
 //! - [`secrets`]: secrets found in arguments, and removed from every part of a result.
 //! - [`requests`]: a server's sampling, questions and pages, through the same wait and settle.
 //! - [`rules`]: an edited rule bound to the server it names; [`tray`]: the wait as the tray
-//!   shows it.
+//!   shows it; [`facts`]: a waiting request's facts in plain text, the same in the tray's
+//!   submenu and the desktop notification.
 //!
 //! **Invariant:** nothing here runs a tool. A caller runs a request only on
 //! [`gatekeeper::Next::Run`], which only an allow verdict or a person's yes produces.
 
 pub mod approval;
 pub mod exposure;
+pub mod facts;
 pub mod gatekeeper;
 mod keeper;
 pub mod provenance;
@@ -35,6 +37,7 @@ pub mod wait;
 
 pub use approval::{MemoryPolicy, PolicyStore, RuleNotKept};
 pub use exposure::Exposure;
+pub use facts::{Asking, Facts};
 pub use keeper::Gatekeeper;
 pub use requests::{
     link_of, open_in_browser, BrowserError, LinkError, ModelSource, NoModel, ServerRequestGate,

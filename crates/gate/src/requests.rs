@@ -333,6 +333,8 @@ fn pending(asker: &Asker, request: RequestKind, arguments: Value, schema: Value)
         beyond_rules: false,
         client: None,
         link: None,
+        description: None,
+        deadline: None,
     }
 }
 

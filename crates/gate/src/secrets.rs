@@ -45,6 +45,20 @@ pub fn in_arguments(arguments: &Value) -> Option<String> {
     Some(words.join(", "))
 }
 
+/// The top-level argument names whose value (or name) holds what looks like a secret: a
+/// summary shown outside the window (a notification, the tray) hides these values.
+pub(crate) fn keys_in_arguments(arguments: &Value) -> Vec<String> {
+    SCANNER
+        .scan_json_with(arguments, &toolgate_mcp::known_secrets())
+        .iter()
+        .map(|l| {
+            let first = l.pointer.trim_start_matches('/');
+            let first = first.split('/').next().unwrap_or_default();
+            first.replace("~1", "/").replace("~0", "~")
+        })
+        .collect()
+}
+
 fn article(rule: &str) -> String {
     if rule.starts_with("a ") {
         rule.to_owned()

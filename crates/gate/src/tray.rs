@@ -2,6 +2,7 @@
 //! renders [`menu`] and hands each clicked id to [`Action::parse`], then does the action with the
 //! same gate and settings calls the window's commands use.
 
+use crate::facts::{one_line, Asking};
 use crate::wait::{PendingCall, RequestKind};
 
 /// The state the tray icon shows, most urgent first.
@@ -111,100 +112,27 @@ pub fn tooltip(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) ->
     }
 }
 
-/// Arguments shown in a request's submenu; the window shows them all.
-const SHOWN_ARGUMENTS: usize = 5;
-
-/// Text from a server, a model or a client, made fit for one menu line: control and
-/// direction-changing characters shown as `�` (a label must not reorder or hide what follows),
-/// white space folded, cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    let mut count = 0;
-    let mut space = false;
-    for c in text.chars() {
-        if count >= max {
-            out.push('…');
-            break;
-        }
-        let c = if c.is_whitespace() {
-            if space {
-                continue;
-            }
-            space = true;
-            ' '
-        } else {
-            space = false;
-            let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-            if c.is_control() || bidi {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        };
-        out.push(c);
-        count += 1;
-    }
-    out.trim().to_owned()
-}
-
-/// The lines of a request's submenu before its answers: who asks, the arguments (the first
-/// few, those deciding where data goes first, each cut), and why it waits (which names where a value came from, when it matters).
-fn facts(call: &PendingCall) -> Vec<Item> {
-    let mut lines = Vec::new();
-    if let Some(client) = &call.client {
-        lines.push(Item::Label(format!("Asked by {}", one_line(client, 60))));
-    }
-    if call.request == RequestKind::ToolCall {
-        match call.arguments.as_object() {
-            Some(map) if map.is_empty() => lines.push(Item::Label("No arguments".into())),
-            Some(map) => {
-                // Where the data goes first: those are what the question is about.
-                let properties = call.input_schema.get("properties");
-                let mut keys: Vec<(&String, &serde_json::Value)> = map.iter().collect();
-                keys.sort_by_key(|(key, _)| {
-                    !crate::provenance::decisive::is_decisive(
-                        key,
-                        properties.and_then(|p| p.get(key.as_str())),
-                    )
-                });
-                for (key, value) in keys.into_iter().take(SHOWN_ARGUMENTS) {
-                    let value = match value {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    lines.push(Item::Label(format!(
-                        "{}: {}",
-                        one_line(key, 30),
-                        one_line(&value, 80)
-                    )));
-                }
-                if map.len() > SHOWN_ARGUMENTS {
-                    lines.push(Item::Label(format!(
-                        "… and {} more (open the window to see all)",
-                        map.len() - SHOWN_ARGUMENTS
-                    )));
-                }
-            }
-            None => lines.push(Item::Label(one_line(&call.arguments.to_string(), 80))),
-        }
-    }
-    if !call.reason.is_empty() {
-        lines.push(Item::Label(format!("Why: {}", one_line(&call.reason, 160))));
-    }
-    if call.beyond_rules {
-        lines.push(Item::Label(
-            "No rule can let this run without asking".into(),
-        ));
-    }
-    if !lines.is_empty() {
-        lines.push(Item::Separator);
-    }
+/// The lines of a request's submenu before its answers: the same facts as its notification
+/// ([`crate::facts`]), one a line, then a separator.
+fn facts(call: &PendingCall, asking: Asking<'_>) -> Vec<Item> {
+    let mut lines: Vec<Item> = crate::facts::facts(call, asking)
+        .lines()
+        .into_iter()
+        .map(Item::Label)
+        .collect();
+    lines.push(Item::Separator);
     lines
 }
 
 /// The menu: the waiting requests (Approve and Deny each; a server's question opens the
-/// window), the servers' status, Pause all tools, Open and Quit.
-pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Vec<Item> {
+/// window), the servers' status, Pause all tools, Open and Quit. `asking` gives the chat's model
+/// and the time, for who asks and the time left.
+pub fn menu(
+    waiting: &[PendingCall],
+    servers: &[ServerLine],
+    paused: bool,
+    asking: Asking<'_>,
+) -> Vec<Item> {
     let mut items = vec![Item::Label(match waiting.len() {
         0 => "Nothing waiting for approval".to_owned(),
         1 => "1 request waiting for approval".to_owned(),
@@ -223,7 +151,7 @@ pub fn menu(waiting: &[PendingCall], servers: &[ServerLine], paused: bool) -> Ve
             action(format!("approve:{}", call.id), yes)
         };
         // What is asked, before the answers: who asks, the arguments, and why it waits.
-        let mut entries = facts(call);
+        let mut entries = facts(call, asking);
         if call.request == RequestKind::ToolResult {
             entries.push(action("open", "Read it in the window…"));
         }
@@ -285,6 +213,8 @@ mod tests {
             beyond_rules: false,
             client: None,
             link: None,
+            description: None,
+            deadline: None,
         }
     }
 
@@ -301,7 +231,12 @@ mod tests {
 
     #[test]
     fn a_result_held_for_review_is_read_in_the_window_passed_or_withheld() {
-        let items = menu(&[request("r", RequestKind::ToolResult)], &[], false);
+        let items = menu(
+            &[request("r", RequestKind::ToolResult)],
+            &[],
+            false,
+            Asking::default(),
+        );
         let Item::Submenu { label, items } = &items[1] else {
             panic!("a submenu for the request: {items:?}")
         };
@@ -335,7 +270,7 @@ mod tests {
             failed: false,
             sign_in: Some("linear".into()),
         }];
-        let items = menu(&[], &servers, false);
+        let items = menu(&[], &servers, false, Asking::default());
         assert!(items.contains(&action("sign-in:linear", "Sign in to Linear…")));
         assert_eq!(
             Action::parse("sign-in:linear"),
@@ -355,7 +290,7 @@ mod tests {
             failed: false,
             sign_in: None,
         }];
-        let items = menu(&waiting, &servers, false);
+        let items = menu(&waiting, &servers, false, Asking::default());
         let actions: Vec<Action> = ids(&items)
             .iter()
             .filter_map(|id| Action::parse(id))
@@ -381,7 +316,10 @@ mod tests {
             label: "Servers (1)".into(),
             items: vec![Item::Label("Everything: ready".into())],
         }));
-        assert_eq!(ids(&menu(&[], &[], true)), vec!["resume", "open", "quit"]);
+        assert_eq!(
+            ids(&menu(&[], &[], true, Asking::default())),
+            vec!["resume", "open", "quit"]
+        );
         assert_eq!(Action::parse("header"), None);
     }
 
@@ -417,7 +355,7 @@ mod tests {
         call.reason =
             "asking because the value “US13…” at /recipient came only from outside content".into();
         call.beyond_rules = true;
-        let items = menu(&[call], &[], false);
+        let items = menu(&[call], &[], false, Asking::default());
         let Item::Submenu { items, .. } = &items[1] else {
             panic!("a submenu: {items:?}")
         };
@@ -429,7 +367,7 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(labels[0], "Asked by claude-code");
+        assert_eq!(labels[0], "Asked by the connected app claude-code");
         assert!(
             labels.contains(&"recipient: US133000000121212121212".to_owned()),
             "{labels:?}"
@@ -440,7 +378,7 @@ mod tests {
             "{labels:?}"
         );
         assert!(
-            labels.contains(&"… and 1 more (open the window to see all)".to_owned()),
+            labels.contains(&"… and 2 more (open the window to see all)".to_owned()),
             "{labels:?}"
         );
         assert!(
@@ -453,9 +391,41 @@ mod tests {
         assert_eq!(
             &labels[labels.len() - 3..],
             [
-                "No rule can let this run without asking",
+                "No rule can let this run without asking: only your answer does",
                 "[Approve this once]",
                 "[Deny]"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_tray_shows_the_notifications_facts_what_the_tool_does_and_the_time_left() {
+        let mut call = request("c", RequestKind::ToolCall);
+        call.description = Some("Echoes back the input. Then more.".into());
+        call.deadline = Some(120_000);
+        let asking = Asking {
+            chat_model: Some("gpt-4.1"),
+            now_ms: 0,
+        };
+        let items = menu(std::slice::from_ref(&call), &[], false, asking);
+        let Item::Submenu { items, .. } = &items[1] else {
+            panic!("a submenu: {items:?}")
+        };
+        let labels: Vec<String> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Label(l) => Some(l.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(labels, crate::facts::facts(&call, asking).lines());
+        assert_eq!(
+            labels,
+            [
+                "Asked by Toolgate's chat and its model, gpt-4.1",
+                "Echoes back the input.",
+                "No arguments",
+                "Denied in 2 min if not answered",
             ]
         );
     }

@@ -72,6 +72,15 @@ pub struct PendingCall {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub link: Option<Link>,
+    /// What the tool does, as its server describes it (the server's words: plain text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    /// When the gate denies the request if nobody answers (Unix milliseconds), set by
+    /// [`Gate::ask`]; `None` for a request held without a time limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub deadline: Option<u64>,
 }
 
 /// A page a server asks the user to open, with the domain to show prominently: the host as
@@ -206,24 +215,6 @@ impl Announcer {
     }
 }
 
-impl PendingCall {
-    /// A desktop notification's title and body. Arguments are not shown: a notification can be
-    /// seen on a locked screen, and the full request is one click away.
-    pub fn notification(&self) -> (String, String) {
-        let title = match self.request {
-            RequestKind::ToolCall => "Toolgate: approve a tool call?",
-            RequestKind::Sampling => "Toolgate: let a server use your model?",
-            RequestKind::Elicitation => "Toolgate: a server asks you something",
-            RequestKind::ToolResult => "Toolgate: review a tool's result?",
-        };
-        let body = format!(
-            "{}. Answer from the tray menu or open Toolgate.",
-            self.summary()
-        );
-        (title.to_owned(), body)
-    }
-}
-
 /// How a wait at the gate ended ([`Gate::ask`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Asked {
@@ -351,6 +342,11 @@ impl Gate {
         if let Some(why) = self.nobody_to_ask() {
             return Asked::Unattended(why.to_owned());
         }
+        let mut request = request;
+        request.deadline = std::time::SystemTime::now()
+            .checked_add(timeout)
+            .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|at| u64::try_from(at.as_millis()).unwrap_or(u64::MAX));
         let (shown, answer) = self.hold(request);
         let _withdraw = Withdraw(self, shown.id.clone());
         held(shown);
@@ -415,6 +411,8 @@ mod tests {
             beyond_rules: false,
             client: None,
             link: None,
+            description: None,
+            deadline: None,
         }
     }
 
@@ -601,6 +599,8 @@ mod tests {
             beyond_rules: false,
             client: None,
             link: None,
+            description: None,
+            deadline: None,
         }
     }
 
@@ -618,14 +618,27 @@ mod tests {
         assert_eq!(announcer.seen.len(), 1, "forgets what left the gate");
     }
 
-    #[test]
-    fn the_text_names_the_request_but_never_its_arguments() {
-        let (title, body) = request("a", RequestKind::ToolCall).notification();
-        assert!(title.contains("tool call"));
-        assert!(body.starts_with("echo on Everything"), "{body}");
-        assert!(!body.contains("do not show"));
-        let (title, _) = request("b", RequestKind::Elicitation).notification();
-        assert!(title.contains("asks you"));
+    #[tokio::test]
+    async fn a_request_asked_with_a_time_limit_carries_its_deadline() {
+        use std::time::{Duration, SystemTime, UNIX_EPOCH};
+        let gate = Gate::default();
+        let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let mut shown = None;
+        let asked = gate
+            .ask(
+                request("a", RequestKind::ToolCall),
+                &tokio_util::sync::CancellationToken::new(),
+                Duration::from_millis(5),
+                |c| shown = Some(c),
+            )
+            .await;
+        assert_eq!(asked, Asked::TimedOut(Duration::from_millis(5)));
+        let deadline = shown.and_then(|c| c.deadline).expect("a deadline");
+        let expected = (before + Duration::from_millis(5)).as_millis() as u64;
+        assert!(
+            (expected..expected + 1_000).contains(&deadline),
+            "{deadline} against {expected}"
+        );
     }
 
     #[test]
@@ -639,8 +652,11 @@ mod tests {
             call.summary(),
             "claude-code wants to run echo on Everything"
         );
-        let (_, body) = call.notification();
-        assert!(body.starts_with("claude-code wants to run echo"), "{body}");
-        assert!(!body.contains("do not show"));
+        let (title, body) = call.notification(crate::Asking::default());
+        assert_eq!(title, "Toolgate: Approve echo on Everything?");
+        assert!(
+            body.starts_with("Asked by the connected app claude-code\n"),
+            "{body}"
+        );
     }
 }

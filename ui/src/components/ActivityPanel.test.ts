@@ -66,7 +66,15 @@ const chatCall: PendingCall = {
   reason: "No rule allows it",
   beyondRules: false,
 };
-const clientCall: PendingCall = { ...chatCall, id: "p2", callId: "c2", client: "cursor" };
+// The gate says when it denies a call nobody answers, and what the tool does.
+const clientCall: PendingCall = {
+  ...chatCall,
+  id: "p2",
+  callId: "c2",
+  client: "cursor",
+  description: "Writes <b>one</b> file",
+  deadline: Date.now() + 300_000,
+};
 
 const row = (id: number, path: string): AuditRow => ({
   id,
@@ -117,6 +125,16 @@ describe("activity", () => {
       "write_file on Files",
       "cursor wants to run write_file on Files",
     ]);
+    // Each card counts down to the gate's own deadline, when it has one, and says what the
+    // tool does, in its server's words as text.
+    expect(cards()[0].querySelector("[data-testid=approval-deadline]")).toBeNull();
+    expect(cards()[1].querySelector("[data-testid=approval-deadline]")?.textContent).toMatch(
+      /^Denied in [45]:\d\d if not answered$/,
+    );
+    expect(cards()[0].querySelector("[data-testid=approval-description]")?.textContent).toBe("Writes a file");
+    const description = cards()[1].querySelector("[data-testid=approval-description]");
+    expect(description?.textContent).toBe("Writes <b>one</b> file");
+    expect(description?.querySelector("b")).toBeNull();
     expect(document.querySelector("[data-testid=audit-log]")?.textContent).toContain("/tmp/a");
     // The log says why, in a column of its own, as text.
     const headings = [...document.querySelectorAll("[data-testid=audit-log] th")].map((th) => th.textContent);

@@ -110,7 +110,8 @@ export default function ActivityPanel({ visible, servers, paused, onPause }: Pro
             <ApprovalCard
               call={call}
               state="waiting"
-              description={toolDescription(servers, call)}
+              description={call.description ?? toolDescription(servers, call)}
+              deadline={call.deadline}
               onAnswer={async (decision) => {
                 try {
                   await answerApproval(call.id, decision);

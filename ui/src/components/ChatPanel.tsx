@@ -259,17 +259,20 @@ export default function ChatPanel({
         const heldAt = Date.now();
         const chat = totals?.title ? `the chat “${totals.title}”` : "this chat";
         const asker = provider ? `${chat} and its model, ${provider.model}` : chat;
-        // The gate's wait is the policy's: read it now (it may have changed in Activity).
-        approvalRules().then(
-          (policy) => {
-            if (!policy) return;
-            const deadline = heldAt + approvalWaitSecs(policy.approvalTimeoutSecs) * 1000;
-            setItems((all) =>
-              all.map((it) => (it.type === "tool" && it.call.id === call.id ? { ...it, deadline } : it)),
-            );
-          },
-          () => undefined,
-        );
+        // The gate says when it denies the call; without that, the wait is the policy's: read
+        // it now (it may have changed in Activity).
+        if (call.deadline == null) {
+          approvalRules().then(
+            (policy) => {
+              if (!policy) return;
+              const deadline = heldAt + approvalWaitSecs(policy.approvalTimeoutSecs) * 1000;
+              setItems((all) =>
+                all.map((it) => (it.type === "tool" && it.call.id === call.id ? { ...it, deadline } : it)),
+              );
+            },
+            () => undefined,
+          );
+        }
         setItems((all) => [
           // A result held for review: the call's own card is done; the review card follows.
           ...(call.request === "toolResult"
@@ -279,7 +282,7 @@ export default function ChatPanel({
                   : it,
               )
             : all),
-          { type: "tool", call, state: "waiting", asker },
+          { type: "tool", call, state: "waiting", asker, deadline: call.deadline },
         ]);
         break;
       }

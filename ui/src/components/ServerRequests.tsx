@@ -59,7 +59,14 @@ export default function ServerRequests() {
         return link ? (
           <LinkCard key={call.id} call={{ ...call, link }} onAnswer={onAnswer} />
         ) : (
-          <ApprovalCard key={call.id} call={call} state="waiting" onAnswer={onAnswer} />
+          <ApprovalCard
+            key={call.id}
+            call={call}
+            state="waiting"
+            description={call.description}
+            deadline={call.deadline}
+            onAnswer={onAnswer}
+          />
         );
       })}
     </section>

@@ -864,7 +864,16 @@ client?: string,
  * A server's question that is a page to open (URL-mode elicitation): approving opens it
  * in the browser, and only that does.
  */
-link?: Link, };
+link?: Link,
+/**
+ * What the tool does, as its server describes it (the server's words: plain text).
+ */
+description?: string,
+/**
+ * When the gate denies the request if nobody answers (Unix milliseconds), set by
+ * [`Gate::ask`]; `None` for a request held without a time limit.
+ */
+deadline?: number, };
 
 /**
  * What adding an entry would do, for the user to see first.
@@ -1603,7 +1612,16 @@ client?: string,
  * A server's question that is a page to open (URL-mode elicitation): approving opens it
  * in the browser, and only that does.
  */
-link?: Link, } | { "kind": "unattended",
+link?: Link,
+/**
+ * What the tool does, as its server describes it (the server's words: plain text).
+ */
+description?: string,
+/**
+ * When the gate denies the request if nobody answers (Unix milliseconds), set by
+ * [`Gate::ask`]; `None` for a request held without a time limit.
+ */
+deadline?: number, } | { "kind": "unattended",
 /**
  * The gate's id for this request: unguessable, answered once.
  */
@@ -1648,7 +1666,16 @@ client?: string,
  * A server's question that is a page to open (URL-mode elicitation): approving opens it
  * in the browser, and only that does.
  */
-link?: Link, } | { "kind": "toolStarted", callId: string, } | { "kind": "toolProgress", callId: string, progress: number, total: number | null, message: string | null,
+link?: Link,
+/**
+ * What the tool does, as its server describes it (the server's words: plain text).
+ */
+description?: string,
+/**
+ * When the gate denies the request if nobody answers (Unix milliseconds), set by
+ * [`Gate::ask`]; `None` for a request held without a time limit.
+ */
+deadline?: number, } | { "kind": "toolStarted", callId: string, } | { "kind": "toolProgress", callId: string, progress: number, total: number | null, message: string | null,
 /**
  * Set when the server runs the call as a task: its id and last status.
  */
