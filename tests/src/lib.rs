@@ -529,6 +529,19 @@ pub fn repo_root() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The app: the installed one the README's test command sets in `TOOLGATE_APP`, else the build.
+pub fn app_binary() -> PathBuf {
+    let path = std::env::var_os("TOOLGATE_APP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
+    assert!(
+        path.is_file(),
+        "{} is missing: the README's test command builds it with `tauri build --debug --no-bundle`",
+        path.display()
+    );
+    path
+}
+
 /// Where the set-up installs the MCP servers from npm (`mcp-servers/node_modules`).
 pub fn example_servers_dir() -> PathBuf {
     repo_root().join("mcp-servers")

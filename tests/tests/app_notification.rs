@@ -16,20 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use toolgate_tests::{example_servers_dir, processes_with, repo_root, ProcField};
-
-/// The app: the installed one the README's test command sets in `TOOLGATE_APP`, else the build.
-fn app_binary() -> PathBuf {
-    let path = std::env::var_os("TOOLGATE_APP")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
-    assert!(
-        path.is_file(),
-        "{} is missing: the README's test command builds it with `tauri build --debug --no-bundle`",
-        path.display()
-    );
-    path
-}
+use toolgate_tests::{app_binary, example_servers_dir, processes_with, repo_root, ProcField};
 
 /// A process of this test's, with its process group stopped when dropped (the app's servers
 /// included).

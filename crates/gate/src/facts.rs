@@ -234,13 +234,20 @@ pub fn facts(call: &PendingCall, asking: Asking<'_>) -> Facts {
 }
 
 impl Facts {
-    /// The facts as lines, in the card's order: who, what the tool does, the question or page,
-    /// the arguments, why, the time left.
-    pub fn lines(&self) -> Vec<String> {
+    /// Who asks, what the tool does, and the server's question or page: what both forms open
+    /// with.
+    fn head(&self) -> Vec<String> {
         let mut lines = vec![self.who.clone()];
         lines.extend(self.description.clone());
         lines.extend(self.message.clone());
         lines.extend(self.page.clone());
+        lines
+    }
+
+    /// The facts as lines, in the card's order: who, what the tool does, the question or page,
+    /// the arguments, why, the time left.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = self.head();
         if self.no_arguments {
             lines.push("No arguments".to_owned());
         }
@@ -260,10 +267,7 @@ impl Facts {
     /// never more than a few hundred characters. Values that look like secrets are hidden (a
     /// notification can show on a locked screen); the full request is one click away.
     pub fn notification(&self) -> (String, String) {
-        let mut lines = vec![self.who.clone()];
-        lines.extend(self.description.clone());
-        lines.extend(self.message.clone());
-        lines.extend(self.page.clone());
+        let mut lines = self.head();
         if self.no_arguments {
             lines.push("No arguments".to_owned());
         } else if !self.arguments.is_empty() {

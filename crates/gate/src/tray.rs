@@ -196,6 +196,21 @@ pub fn menu(
 mod tests {
     use super::*;
 
+    /// The lines of the first waiting request's submenu, its answers in brackets when asked.
+    fn first_request_lines(menu: &[Item], with_answers: bool) -> Vec<String> {
+        let Item::Submenu { items, .. } = &menu[1] else {
+            panic!("a submenu: {menu:?}")
+        };
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Label(l) => Some(l.clone()),
+                Item::Action { label, .. } if with_answers => Some(format!("[{label}]")),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn request(id: &str, kind: RequestKind) -> PendingCall {
         PendingCall {
             id: id.into(),
@@ -355,18 +370,7 @@ mod tests {
         call.reason =
             "asking because the value “US13…” at /recipient came only from outside content".into();
         call.beyond_rules = true;
-        let items = menu(&[call], &[], false, Asking::default());
-        let Item::Submenu { items, .. } = &items[1] else {
-            panic!("a submenu: {items:?}")
-        };
-        let labels: Vec<String> = items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Label(l) => Some(l.clone()),
-                Item::Action { label, .. } => Some(format!("[{label}]")),
-                _ => None,
-            })
-            .collect();
+        let labels = first_request_lines(&menu(&[call], &[], false, Asking::default()), true);
         assert_eq!(labels[0], "Asked by the connected app claude-code");
         assert!(
             labels.contains(&"recipient: US133000000121212121212".to_owned()),
@@ -407,17 +411,10 @@ mod tests {
             chat_model: Some("gpt-4.1"),
             now_ms: 0,
         };
-        let items = menu(std::slice::from_ref(&call), &[], false, asking);
-        let Item::Submenu { items, .. } = &items[1] else {
-            panic!("a submenu: {items:?}")
-        };
-        let labels: Vec<String> = items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Label(l) => Some(l.clone()),
-                _ => None,
-            })
-            .collect();
+        let labels = first_request_lines(
+            &menu(std::slice::from_ref(&call), &[], false, asking),
+            false,
+        );
         assert_eq!(labels, crate::facts::facts(&call, asking).lines());
         assert_eq!(
             labels,

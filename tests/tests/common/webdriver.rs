@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
+pub(crate) use toolgate_tests::app_binary;
 use toolgate_tests::{free_port, repo_root};
 
 /// tauri-driver, stopped with WebKitWebDriver when dropped.
@@ -25,19 +26,6 @@ impl Drop for Driver {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// The app: the installed one the README's test command sets in `TOOLGATE_APP`, else the build.
-pub(crate) fn app_binary() -> PathBuf {
-    let path = std::env::var_os("TOOLGATE_APP")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
-    assert!(
-        path.is_file(),
-        "{} is missing: the README's test command builds it with `tauri build --debug --no-bundle`",
-        path.display()
-    );
-    path
 }
 
 /// tauri-driver on a free port, for an app whose data folders are under `data_home` (its
