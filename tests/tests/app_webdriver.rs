@@ -15,8 +15,8 @@
 #[path = "common/webdriver.rs"]
 mod webdriver;
 pub(crate) use webdriver::{
-    app_binary, click, fill, open_session, press, save_screenshot, start_driver, wait_gone,
-    wait_text,
+    app_binary, click, fill, open_session, press, save_screenshot, start_driver, try_tool,
+    wait_gone, wait_text,
 };
 
 #[path = "app_webdriver/shell.rs"]
@@ -98,15 +98,14 @@ async fn scenario(
         10,
     )
     .await?;
-    click(c, "[data-testid=server-everything] [data-testid=tool-echo]").await?;
-    fill(
+    try_tool(
         c,
-        "[data-testid=try-arguments]",
+        "[data-testid=server-everything]",
+        "echo",
         r#"{"message": "called by hand"}"#,
+        "Echo: called by hand",
     )
     .await?;
-    click(c, "[data-testid=try-call]").await?;
-    wait_text(c, "[data-testid=try-result]", "Echo: called by hand", 20).await?;
     // One tool switched off: the model is never offered it (checked on every request below).
     click(
         c,
@@ -465,7 +464,7 @@ async fn scenario(
         "[data-testid=server-canary-server] [data-testid=save-server]",
     )
     .await?;
-    wait_text(c, "[data-testid=server-canary-server] h2", "Canary", 10).await?;
+    wait_text(c, "[data-testid=server-canary-server] h3", "Canary", 10).await?;
     wait_text(
         c,
         "[data-testid=server-canary-server] [data-testid=server-status]",
@@ -1229,8 +1228,9 @@ async fn set_key_send_message_approve_call_and_see_the_answer() -> Result<()> {
         .into_iter()
         .filter(|r| r.path != "/v1/models")
         .collect();
-    // 18 rounds of the scenario, then 2 in each look of the screenshot suite (a call, denied).
-    assert_eq!(sent.len(), 22, "one request per model round");
+    // 18 rounds of the scenario, then 4 in each look of the screenshot suite (a call, denied;
+    // an answer stopped while being written; a request refused).
+    assert_eq!(sent.len(), 26, "one request per model round");
     // The last two are the MCP App step's, after an imported server also offers `echo`.
     let app_round = sent[16].body["tools"].to_string();
     assert!(app_round.contains("\"get-time\""), "{app_round}");

@@ -5,6 +5,7 @@
 import {
   ArrowLeftRight,
   Bot,
+  CircleAlert,
   KeyRound,
   LogIn,
   MessagesSquare,
@@ -52,4 +53,9 @@ export const ACTION_ICONS = {
   stop: Square,
   restart: RotateCw,
   signIn: LogIn,
+} satisfies Record<string, LucideIcon>;
+
+/** States said with an icon beside their words. */
+export const STATUS_ICONS = {
+  failed: CircleAlert,
 } satisfies Record<string, LucideIcon>;

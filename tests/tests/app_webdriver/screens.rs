@@ -1,6 +1,7 @@
 //! The screenshot suite: every screen of the window and its states (a conversation, an empty
-//! chat, a search that finds nothing, a dialog, the palette, a rule being written and one not
-//! finished yet, each settings section), in the light look and the dark one. Each view is saved
+//! chat, an answer still being written, a request the provider refused, a search that finds
+//! nothing, a dialog, the palette, a server starting and one that failed, a rule being written
+//! and one not finished yet, each settings section), in the light look and the dark one. Each view is saved
 //! to `artifacts/screens/<look>-<view>.png` and checked in the page as it is drawn, so a change
 //! that breaks the look fails here, naming the view and the element:
 //!
@@ -20,12 +21,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use fantoccini::{Client, Locator};
 
-use toolgate_tests::fixtures::anthropic;
+use toolgate_tests::fixtures::{anthropic, anthropic_stream};
 use toolgate_tests::{Scripted, ScriptedProvider};
 
 use super::{
-    choose_theme, click, press, save_screenshot, send_and_wait_for_approval, shell, wait_gone,
-    wait_text,
+    choose_theme, click, fill, press, save_screenshot, send_and_wait_for_approval, shell,
+    wait_gone, wait_text,
 };
 
 /// Runs in the page: what is wrong with the look drawn now, one line each.
@@ -158,6 +159,117 @@ async fn the_check_finds_what_it_looks_for(c: &Client) -> Result<()> {
     Ok(())
 }
 
+/// Fills the form of *Add server* and confirms: the server named `name` runs the misbehaving
+/// test server with `arguments` (its mode first), with `env` (one `NAME=value`).
+async fn add_with_the_form(c: &Client, name: &str, arguments: &str, env: &str) -> Result<()> {
+    let command = format!(
+        "python3 {} {arguments}",
+        toolgate_tests::fault_server_script().display()
+    );
+    click(c, "[data-testid=add-server-button]").await?;
+    click(c, "[data-testid=add-tab-form]").await?;
+    fill(c, "#add-name", name).await?;
+    fill(c, "#add-command", &command).await?;
+    if !env.is_empty() {
+        fill(c, "#add-pairs", env).await?;
+    }
+    click(c, "[data-testid=add-check]").await?;
+    if let Err(e) = wait_text(c, "[data-testid=add-runs]", "fault_server.py", 10).await {
+        let said = c
+            .find(Locator::Css("[data-testid=add-server-dialog]"))
+            .await?
+            .text()
+            .await?;
+        anyhow::bail!("{e}; the dialog said: {said}");
+    }
+    click(c, "[data-testid=add-confirm]").await?;
+    Ok(())
+}
+
+/// The states a server passes through that the rest of the suite goes by too fast: adding one
+/// that takes seconds to start (the progress in place), and one that exits at once (the
+/// failure in the dialog, then on its card).
+async fn servers_slow_and_failed(c: &Client, look: &str, problems: &mut Vec<String>) -> Result<()> {
+    let slow = format!("slow-{look}");
+    // Each look adds its own pair: the look, an argument the server ignores, keeps the second
+    // pair from being the same servers as the first.
+    add_with_the_form(
+        c,
+        &slow,
+        &format!("slow-start {look}"),
+        "SLOW_START_SECONDS=8",
+    )
+    .await?;
+    wait_text(c, "[data-testid=add-progress]", &slow, 10).await?;
+    wait_text(c, "[data-testid=add-progress]", " s)", 5).await?;
+    shoot(c, look, "add-server-progress", problems).await?;
+    wait_gone(c, "[data-testid=add-server-dialog]", 60)
+        .await
+        .context("the dialog closed once the slow server started")?;
+
+    let broken = format!("broken-{look}");
+    add_with_the_form(c, &broken, &format!("exit-at-once {look}"), "").await?;
+    wait_text(
+        c,
+        "[data-testid=add-server-dialog] [role=alert]",
+        "did not start",
+        60,
+    )
+    .await?;
+    shoot(c, look, "add-server-failed", problems).await?;
+    click(c, "[data-testid=add-server-close]").await?;
+    wait_gone(c, "[data-testid=add-server-dialog]", 5).await?;
+    click(c, &format!("[data-testid=server-row-{broken}]")).await?;
+    wait_text(c, &format!("[data-testid=server-{broken}]"), "exit", 10).await?;
+    shoot(c, look, "servers-failed", problems).await
+}
+
+/// The chat while an answer is still being written (the model sent its first words, then
+/// nothing yet), stopped, and a request the provider refused.
+async fn chat_writing_and_failed(
+    c: &Client,
+    provider: &ScriptedProvider,
+    look: &str,
+    problems: &mut Vec<String>,
+) -> Result<()> {
+    let mut events = vec![
+        anthropic_stream::message_start(12),
+        anthropic_stream::ping(),
+    ];
+    events.extend(anthropic_stream::text_block(
+        0,
+        &["Still ", "writing ", "this answer"],
+    ));
+    provider.push([Scripted::stream(events).stalling()]);
+    fill(c, "#chat-input", "Write slowly").await?;
+    click(c, "#chat-send").await?;
+    wait_text(c, "[data-testid=messages]", "Still writing this answer", 20).await?;
+    wait_text(c, "[data-testid=assistant-writing]", "Writing", 5).await?;
+    wait_text(c, "#chat-stop", "Stop", 5).await?;
+    shoot(c, look, "chat-writing", problems).await?;
+    click(c, "#chat-stop").await?;
+    wait_gone(c, "#chat-stop", 20).await?;
+    // A stop is the user's own: said as such, not as an error, and the words so far stay.
+    wait_text(
+        c,
+        "[data-testid=chat-notice]",
+        "You stopped this answer",
+        10,
+    )
+    .await?;
+    wait_gone(c, "[data-testid=assistant-writing]", 5).await?;
+
+    provider.push([Scripted::status(
+        400,
+        serde_json::json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "messages.1.content: the conversation is malformed"}}),
+    )]);
+    fill(c, "#chat-input", "One more").await?;
+    click(c, "#chat-send").await?;
+    wait_text(c, "[data-testid=chat-error]", "malformed", 20).await?;
+    shoot(c, look, "chat-failed", problems).await
+}
+
 /// Every screen and state in both looks; fails listing every problem found.
 pub(crate) async fn every_screen_in_both_looks(
     c: &Client,
@@ -210,6 +322,7 @@ pub(crate) async fn every_screen_in_both_looks(
         }
         click(c, "[data-testid=add-server-close]").await?;
         wait_gone(c, "[data-testid=add-server-dialog]", 5).await?;
+        servers_slow_and_failed(c, look, &mut problems).await?;
 
         click(c, "[data-testid=tab-activity]").await?;
         wait_text(c, "[data-testid=audit-log]", "", 10).await?;
@@ -281,6 +394,7 @@ pub(crate) async fn every_screen_in_both_looks(
         )
         .await?;
         shoot(c, look, "chat-denied", &mut problems).await?;
+        chat_writing_and_failed(c, provider, look, &mut problems).await?;
     }
     shell::open_settings(c, "general").await?;
     choose_theme(c, "system").await?;

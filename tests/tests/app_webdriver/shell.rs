@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use fantoccini::{Client, Locator};
 
-use super::{click, fill, save_screenshot, wait_gone, wait_text};
+use super::{click, fill, save_screenshot, try_tool, wait_gone, wait_text};
 
 /// Where the window is left before the restart, and must be found after it.
 const WINDOW: (u64, u64, u64, u64) = (1024, 700, 40, 30);
@@ -119,23 +119,12 @@ pub(crate) async fn add_a_well_known_server(c: &Client, marker: &str) -> Result<
         60,
     )
     .await?;
-    click(
+    try_tool(
         c,
-        "[data-testid=server-filesystem] [data-testid=tool-read_text_file]",
-    )
-    .await?;
-    fill(
-        c,
-        "[data-testid=server-filesystem] [data-testid=try-arguments]",
+        "[data-testid=server-filesystem]",
+        "read_text_file",
         &serde_json::json!({ "path": folder.join("hello.txt") }).to_string(),
-    )
-    .await?;
-    click(c, "[data-testid=server-filesystem] [data-testid=try-call]").await?;
-    wait_text(
-        c,
-        "[data-testid=server-filesystem] [data-testid=try-result]",
         "hello from the notes folder",
-        20,
     )
     .await?;
     wait_text(c, "[data-testid=server-row-filesystem]", "ready", 5).await?;

@@ -5,7 +5,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use fantoccini::Client;
 
-use super::{click, fill, save_screenshot, wait_gone, wait_text};
+use super::{click, fill, save_screenshot, try_tool, wait_gone, wait_text};
 
 /// A remote server that asks for OAuth, added with the form: "Sign in required", Sign in (the
 /// stand-in browser goes through the authorization server's login and consent), "Signed in",
@@ -51,19 +51,12 @@ pub(super) async fn signs_in_to_a_remote_server(
         30,
     )
     .await?;
-    click(c, &format!("{card} [data-testid=tool-echo]")).await?;
-    fill(
+    try_tool(
         c,
-        &format!("{card} [data-testid=try-arguments]"),
+        card,
+        "echo",
         r#"{"message": "signed in from the window"}"#,
-    )
-    .await?;
-    click(c, &format!("{card} [data-testid=try-call]")).await?;
-    wait_text(
-        c,
-        &format!("{card} [data-testid=try-result]"),
         "Echo: signed in from the window",
-        20,
     )
     .await?;
     // The card's sign-in state in view (the detail pane scrolls on its own).

@@ -141,6 +141,45 @@ pub(crate) async fn fill(c: &Client, css: &str, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// A server card's *Try*: picks `tool`, types `arguments`, calls it and waits for a result
+/// holding `needle`. The arguments box is read back before the call (a box that re-rendered
+/// while being typed into is typed again), and a failure says what the panel showed (the
+/// call's error, or what was sent) rather than only that no result came.
+pub(crate) async fn try_tool(
+    c: &Client,
+    card: &str,
+    tool: &str,
+    arguments: &str,
+    needle: &str,
+) -> Result<String> {
+    click(c, &format!("{card} [data-testid=tool-{tool}]")).await?;
+    let box_css = format!("{card} [data-testid=try-arguments]");
+    for _ in 0..3 {
+        fill(c, &box_css, arguments).await?;
+        let typed = element(c, &box_css)
+            .await?
+            .prop("value")
+            .await?
+            .unwrap_or_default();
+        if typed == arguments {
+            break;
+        }
+        eprintln!("the arguments box held {typed:?} after typing; typing again");
+    }
+    click(c, &format!("{card} [data-testid=try-call]")).await?;
+    let result = format!("{card} [data-testid=try-result]");
+    match wait_text(c, &result, needle, 30).await {
+        Ok(text) => Ok(text),
+        Err(e) => {
+            let panel = match c.find(Locator::Css(&format!("{card} .try"))).await {
+                Ok(panel) => panel.text().await.unwrap_or_default(),
+                Err(_) => "(no Try panel)".to_owned(),
+            };
+            bail!("{e}; the Try panel showed: {panel:?}")
+        }
+    }
+}
+
 /// Waits until the element's text contains `needle`, and returns the text.
 pub(crate) async fn wait_text(c: &Client, css: &str, needle: &str, seconds: u64) -> Result<String> {
     let deadline = Instant::now() + Duration::from_secs(seconds);

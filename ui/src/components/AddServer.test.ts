@@ -30,6 +30,33 @@ describe("adding a server with the form", () => {
     expect(() => parsePairs("oops", "variable")).toThrow(/NAME=value/);
   });
 
+  it("says which server an entry is the same as, rather than a bare reason", async () => {
+    const report: ImportReport = {
+      format: "singleServer",
+      added: [],
+      renamed: [],
+      skipped: [{ name: "Notes again", reason: { kind: "identical", id: "notes", existing: true } }],
+      rules: [],
+      inputs: [],
+      secretCandidates: [],
+      warnings: [],
+    };
+    mockIPC(() => report);
+    const host = document.createElement("div");
+    document.body.append(host);
+    const root = createRoot(host);
+    await act(async () => root.render(createElement(AddServer)));
+    await act(async () => type(host.querySelector("#add-command") as HTMLInputElement, "npx -y notes-server"));
+    await act(async () => (host.querySelector("[data-testid=add-check]") as HTMLButtonElement).click());
+    await settle();
+    const said = host.querySelector("[data-testid=add-report]")?.textContent ?? "";
+    expect(said).toContain("Not added: the same server is already added, as notes");
+    expect(said).not.toMatch(/:\s*identical/);
+    expect((host.querySelector("[data-testid=add-confirm]") as HTMLButtonElement).disabled).toBe(true);
+    await act(async () => root.unmount());
+    host.remove();
+  });
+
   it("previews the entry like a pasted snippet and adds it with the token moved", async () => {
     const calls: { cmd: string; args: unknown }[] = [];
     const report: ImportReport = {

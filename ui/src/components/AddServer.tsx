@@ -8,6 +8,9 @@ import {
   type ImportReport,
   type ImportSource,
 } from "../ipc";
+import { ACTION_ICONS } from "../icons";
+import { skipLabel } from "./ImportServers";
+import { WithIcon } from "./WithIcon";
 
 /** "KEY=value" lines into an object; blank lines and lines without "=" are reported. */
 export function parsePairs(text: string, what: string): Record<string, string> {
@@ -227,7 +230,7 @@ export default function AddServer({
             ))}
             {report.skipped.map((s) => (
               <p key={s.name} className="error small">
-                Not added: {s.reason.kind === "unsafeEnv" ? `${s.reason.variable} can make the program load other code` : s.reason.kind}
+                Not added: {skipLabel(s.reason)}
               </p>
             ))}
             {report.secretCandidates.map((c) => (
@@ -249,7 +252,7 @@ export default function AddServer({
                 aria-busy={adding !== null}
                 onClick={add}
               >
-                {kind === "http" ? "Add and connect" : "Add and run it"}
+                <WithIcon icon={ACTION_ICONS.add}>{kind === "http" ? "Add and connect" : "Add and run it"}</WithIcon>
               </button>
               <button type="button" disabled={adding !== null} onClick={() => setReport(null)}>
                 Change it

@@ -27,7 +27,7 @@ import ApprovalCard from "./ApprovalCard";
 import { approvalWaitSecs, outcomeOf, toolDescription, unansweredOutcome } from "../approval";
 import ChatExtras from "./ChatExtras";
 import ChatHeader from "./ChatHeader";
-import { ACTION_ICONS } from "../icons";
+import { ACTION_ICONS, STATUS_ICONS } from "../icons";
 import { WithIcon } from "./WithIcon";
 import Conversations from "./Conversations";
 import FirstRun from "./FirstRun";
@@ -161,6 +161,12 @@ export default function ChatPanel({
   // or answer a call).
   const messageList = useRef<HTMLOListElement>(null);
   const following = useRef(true);
+  // The user pressed Stop: the turn's end is their choice, said as such, not as an error.
+  const stopAsked = useRef(false);
+  const stop = () => {
+    stopAsked.current = true;
+    void stopTurn();
+  };
   useLayoutEffect(() => {
     const el = messageList.current;
     if (el && following.current) el.scrollTop = el.scrollHeight;
@@ -402,6 +408,7 @@ export default function ChatPanel({
     setText("");
     setAttachments([]);
     setBusy(true);
+    stopAsked.current = false;
     following.current = true;
     if (!current) {
       stored.current = false;
@@ -415,7 +422,11 @@ export default function ChatPanel({
         attachments: attached.map(({ serverId, uri }) => ({ serverId, uri })),
       });
     } catch (e) {
-      setItems((all) => [...all, { type: "error", text: errorMessage(e) }]);
+      const ended: Item = stopAsked.current
+        ? { type: "notice", text: "You stopped this answer. What was written so far is kept." }
+        : { type: "error", text: errorMessage(e) };
+      // What was written before the end stays, as written so far: no longer "writing".
+      setItems((all) => [...all.map((it) => (it.type === "assistant" && it.streaming ? { ...it, streaming: false } : it)), ended]);
     } finally {
       setBusy(false);
       setPendingTitle(null);
@@ -594,6 +605,11 @@ export default function ChatPanel({
               <>
                 <div className="markdown" data-testid="assistant-message">
                   <Markdown text={item.text} />
+                  {item.streaming && (
+                    <p className="writing muted small" data-testid="assistant-writing">
+                      <span className="spinner" aria-hidden="true" /> Writing…
+                    </p>
+                  )}
                 </div>
                 {item.usage && (
                   <span className="muted small" data-testid="turn-usage">
@@ -623,8 +639,8 @@ export default function ChatPanel({
               </p>
             )}
             {item.type === "error" && (
-              <p className="error" role="alert" data-testid="chat-error">
-                {item.text}
+              <p className="error callout" role="alert" data-testid="chat-error">
+                <WithIcon icon={STATUS_ICONS.failed}>{item.text}</WithIcon>
               </p>
             )}
           </li>
@@ -692,7 +708,7 @@ export default function ChatPanel({
           onKeyDown={(e) => {
             if (e.key === "Escape" && busy) {
               e.preventDefault();
-              void stopTurn();
+              stop();
             } else if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
               send();
@@ -700,7 +716,7 @@ export default function ChatPanel({
           }}
         />
         {busy ? (
-          <button id="chat-stop" type="button" onClick={() => void stopTurn()}>
+          <button id="chat-stop" type="button" onClick={stop}>
             <WithIcon icon={ACTION_ICONS.stop}>Stop</WithIcon>
           </button>
         ) : (

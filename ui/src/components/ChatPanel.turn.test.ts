@@ -63,6 +63,7 @@ function layout(list: HTMLElement) {
 async function chat(servers: ServerSnapshot[] = [], timeoutSecs: number | null = null) {
   let channel: Channel<TurnEvent> | null = null;
   const finishers: ((text: string) => void)[] = [];
+  const failers: ((error: string) => void)[] = [];
   mockIPC((cmd, args) => {
     if (cmd === "list_conversations") return [];
     if (cmd === "current_conversation") return "c1";
@@ -71,8 +72,13 @@ async function chat(servers: ServerSnapshot[] = [], timeoutSecs: number | null =
       return { paused: false, autoAllowReadOnly: false, default: "ask", approvalTimeoutSecs: timeoutSecs, rules: [] };
     if (cmd === "send_message") {
       channel = (args as { onEvent: Channel<TurnEvent> }).onEvent;
-      return new Promise<string>((resolve) => finishers.push(resolve));
+      return new Promise<string>((resolve, reject) => {
+        finishers.push(resolve);
+        failers.push(reject);
+      });
     }
+    // The backend ends the turn with its error, as the real one does.
+    if (cmd === "stop_turn") failers.shift()?.("stopped");
   });
   const app = await mount(createElement(ChatPanel, { provider, servers, onOpenProvider: () => undefined }));
   const list = app.host.querySelector("[data-testid=messages]") as HTMLElement;
@@ -87,10 +93,16 @@ async function chat(servers: ServerSnapshot[] = [], timeoutSecs: number | null =
     await settle();
   };
   const finish = async () => {
+    failers.shift();
     await act(async () => finishers.shift()?.("done"));
     await settle();
   };
-  return { app, box, emit, send, finish };
+  const fail = async (error: string) => {
+    finishers.shift();
+    await act(async () => failers.shift()?.(error));
+    await settle();
+  };
+  return { app, box, emit, send, finish, fail };
 }
 
 describe("the chat follows the conversation", () => {
@@ -284,6 +296,48 @@ describe("a chat's empty state and a new chat in the list", () => {
     expect(host.querySelector("[data-testid=conversation-pending]")).toBeNull();
     const current = host.querySelector("[data-testid=conversation][aria-current=true]");
     expect(current?.textContent).toBe("Plan my week");
+    app.unmount();
+  });
+});
+
+describe("a turn as it goes and as it ends", () => {
+  it("says an answer is still being written, until it is whole", async () => {
+    const { app, emit, send, finish } = await chat();
+    await send("hello");
+    await emit({ kind: "textDelta", text: "Still writ" });
+    const writing = app.host.querySelector("[data-testid=assistant-writing]");
+    expect(writing?.textContent).toContain("Writing…");
+    expect(writing?.querySelector(".spinner")?.getAttribute("aria-hidden")).toBe("true");
+    await emit({ kind: "finished", text: "Still written", usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, costMicroUsd: null });
+    await finish();
+    expect(app.host.querySelector("[data-testid=assistant-writing]")).toBeNull();
+    app.unmount();
+  });
+
+  it("says a stop is the user's, keeping what was written, and not as an error", async () => {
+    const { app, emit, send } = await chat();
+    await send("hello");
+    await emit({ kind: "textDelta", text: "Half an answer" });
+    await click(app.host.querySelector("#chat-stop"));
+    await settle();
+    expect(app.host.querySelector("[data-testid=chat-error]")).toBeNull();
+    expect(app.host.querySelector("[data-testid=chat-notice]")?.textContent).toBe(
+      "You stopped this answer. What was written so far is kept.",
+    );
+    expect(app.host.querySelector("[data-testid=assistant-message]")?.textContent).toContain("Half an answer");
+    expect(app.host.querySelector("[data-testid=assistant-writing]")).toBeNull();
+    app.unmount();
+  });
+
+  it("shows a failure as an alert with its icon and the provider's words", async () => {
+    const { app, send, fail } = await chat();
+    await send("hello");
+    await fail("the provider answered with an error (HTTP 400): malformed");
+    const error = app.host.querySelector("[data-testid=chat-error]");
+    expect(error?.getAttribute("role")).toBe("alert");
+    expect(error?.textContent).toBe("the provider answered with an error (HTTP 400): malformed");
+    expect(error?.querySelector("svg")?.getAttribute("aria-hidden")).toBe("true");
+    expect(app.host.querySelector("[data-testid=chat-notice]")).toBeNull();
     app.unmount();
   });
 });

@@ -60,7 +60,7 @@ export default function ConnectHosts() {
 
   return (
     <section className="card" aria-labelledby="hosts-heading" data-testid="hosts">
-      <h2 id="hosts-heading">Connect other AI apps</h2>
+      <h3 id="hosts-heading">Connect other AI apps</h3>
       <p className="muted small">
         Their MCP servers move to Toolgate, and each app runs Toolgate instead: every tool call it makes waits for
         your approval here.
@@ -93,7 +93,7 @@ export default function ConnectHosts() {
       )}
       {preview && (
         <div data-testid="host-plan" role="group" aria-label={`Connect ${preview.label}`}>
-          <h3>Connect {preview.label}</h3>
+          <h4>Connect {preview.label}</h4>
           <p className="small">
             Its config: <code>{preview.path}</code>
           </p>

@@ -56,7 +56,7 @@ export default function HttpDoor() {
 
   return (
     <section className="card" aria-labelledby="door-heading" data-testid="door">
-      <h2 id="door-heading">HTTP door</h2>
+      <h3 id="door-heading">HTTP door</h3>
       <p className="muted small">
         For hosts and containers that speak only HTTP: MCP over Streamable HTTP on this computer only. Each client needs
         a token; its calls wait for your approval like any other host&apos;s.
@@ -106,7 +106,7 @@ export default function HttpDoor() {
               {door.problem}
             </p>
           )}
-          <h3>Clients</h3>
+          <h4>Clients</h4>
           {door.clients.length === 0 ? (
             <p className="muted small">No client holds a token.</p>
           ) : (

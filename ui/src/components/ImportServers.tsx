@@ -41,10 +41,11 @@ export function useImportChoices() {
   return { moving, setMoving, inputs, setInputs, reset, choices };
 }
 
-function skipLabel(reason: ImportReport["skipped"][number]["reason"]): string {
+/** Why an entry is not added, in words (the form and the import both say it). */
+export function skipLabel(reason: ImportReport["skipped"][number]["reason"]): string {
   switch (reason.kind) {
     case "identical":
-      return `the same as ${reason.id}`;
+      return reason.existing ? `the same server is already added, as ${reason.id}` : `the same as ${reason.id}`;
     case "disabledDuplicate":
       return `disabled, and ${reason.id} runs the same`;
     case "unsafeEnv":
@@ -130,7 +131,7 @@ export default function ImportServers({
 
   return (
     <section className="card" aria-labelledby="import-heading" data-testid="import">
-      <h2 id="import-heading">Add servers from JSON</h2>
+      <h3 id="import-heading">Add servers from JSON</h3>
       {linked && (
         <p role="status" data-testid="install-link-note">
           From {linked.form === "Toolgate" ? "an install link" : `a ${linked.form} install link`}: check the command
@@ -222,7 +223,7 @@ export function ExportServers() {
   const [problem, setProblem] = useState<string | null>(null);
   return (
     <section className="card" aria-labelledby="export-heading" data-testid="export">
-      <h2 id="export-heading">Export</h2>
+      <h3 id="export-heading">Export</h3>
       <p className="muted small">
         Your servers in the <code>mcpServers</code> format other apps read. Secrets stay <code>${"{"}secret:…{"}"}</code>{" "}
         references.

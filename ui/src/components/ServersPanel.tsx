@@ -284,7 +284,7 @@ function ServerCard({
   return (
     <article className="card" data-testid={`server-${server.id}`}>
       <header className="row spread">
-        <h2>{server.name}</h2>
+        <h3>{server.name}</h3>
         <span className="row">
           {badge && (
             <span className={`badge small ${badge.tone}`} data-testid="sandbox-badge">
