@@ -53,6 +53,8 @@ type Answerer = Box<dyn Fn(&str, &Value) -> Option<Decision> + Send + Sync>;
 struct User {
     gate: Arc<Gate>,
     asked: Mutex<Vec<(String, Value, String)>>,
+    /// The chat each question named (its title), in order.
+    chats: Mutex<Vec<Option<String>>>,
     answer: Answerer,
 }
 
@@ -61,6 +63,7 @@ impl User {
         Arc::new(Self {
             gate: Arc::new(Gate::default()),
             asked: Mutex::new(Vec::new()),
+            chats: Mutex::new(Vec::new()),
             answer: Box::new(answer),
         })
     }
@@ -74,6 +77,7 @@ impl User {
                     p.arguments.clone(),
                     p.reason.clone(),
                 ));
+                me.chats.lock().expect("chats").push(p.chat.clone());
                 if let Some(decision) = (me.answer)(&p.tool, &p.arguments) {
                     let gate = me.gate.clone();
                     tokio::spawn(async move { gate.answer(&p.id, decision) });
@@ -194,9 +198,10 @@ async fn edited_arguments_are_what_the_server_receives() {
         })
     });
     let history = Arc::new(History::open_in_memory().expect("db"));
+    let chat = history.create("Clean up my disk").expect("a conversation");
     let agent = Agent::new(AgentParts {
         history: Some(history.clone()),
-        conversation: Some("conv".into()),
+        conversation: Some(chat.id),
         ..toolgate_tests::agent_parts(servers.clone(), user.gate.clone())
     });
     agent
@@ -207,6 +212,11 @@ async fn edited_arguments_are_what_the_server_receives() {
     assert!(
         result.to_string().contains("edited by the user"),
         "the server echoed the edited text: {result}"
+    );
+    // The question named its chat, for the tray and the notification, which show none.
+    assert_eq!(
+        *user.chats.lock().expect("chats"),
+        vec![Some("Clean up my disk".to_owned())]
     );
     let rows = history.audit(&AuditFilter::default()).expect("audit");
     assert_eq!(rows.len(), 1);

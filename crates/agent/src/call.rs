@@ -182,12 +182,15 @@ impl Agent {
                 self.keeper
                     .gate
                     .ask(
-                        self.card(
-                            entry,
-                            call,
-                            subject,
-                            (&verdict, gatekeeper::ask_reason(&verdict)),
-                        ),
+                        PendingCall {
+                            chat: self.chat_title().await,
+                            ..self.card(
+                                entry,
+                                call,
+                                subject,
+                                (&verdict, gatekeeper::ask_reason(&verdict)),
+                            )
+                        },
                         &options.cancel,
                         options.approval_timeout,
                         |held| on_event(TurnEvent::ApprovalRequested(held)),
@@ -327,6 +330,25 @@ impl Agent {
         Ok((entry, Subject::ToolCall(subject)))
     }
 
+    /// The title of this agent's chat, for a question shown where the chat is not (the tray,
+    /// a notification, *Activity*); `None` for a connected client's calls, or when the history
+    /// cannot say.
+    pub(crate) async fn chat_title(&self) -> Option<String> {
+        if self.keeper.audit.client.is_some() {
+            return None;
+        }
+        let history = self.keeper.audit.history.clone()?;
+        let id = self.keeper.audit.conversation.clone()?;
+        match tokio::task::spawn_blocking(move || history.get(&id)).await {
+            Ok(Ok(conversation)) => Some(conversation.title),
+            Ok(Err(e)) => {
+                tracing::debug!("the chat's title for its question: {e}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
     /// The call as the window, the tray and the terminal show it.
     fn card(
         &self,
@@ -350,6 +372,7 @@ impl Agent {
             reason,
             beyond_rules: verdict.beyond_rules,
             client: self.keeper.audit.client.clone(),
+            chat: None,
             link: None,
             description: Some(entry.tool.description.clone()).filter(|d| !d.trim().is_empty()),
             deadline: None,

@@ -190,6 +190,7 @@ impl Agent {
             ),
             beyond_rules: false,
             client: self.keeper.audit.client.clone(),
+            chat: self.chat_title().await,
             link: None,
             description: None,
             deadline: None,

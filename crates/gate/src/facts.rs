@@ -176,9 +176,15 @@ pub fn facts(call: &PendingCall, asking: Asking<'_>) -> Facts {
         RequestKind::Elicitation => format!("{server} asks you a question"),
         RequestKind::ToolResult => format!("Review the result of {tool} on {server}?"),
     };
-    let chat = match asking.chat_model {
-        Some(model) => format!("Toolgate's chat and its model, {}", one_line(model, 40)),
+    // The chat by its title (the user's words, or the model's: shown as plain text like the
+    // rest), since neither the tray nor a notification shows which chat is open.
+    let chat = match &call.chat {
+        Some(title) => format!("Toolgate's chat “{}”", one_line(title, 40)),
         None => "Toolgate's chat".to_owned(),
+    };
+    let chat = match asking.chat_model {
+        Some(model) => format!("{chat} and its model, {}", one_line(model, 40)),
+        None => chat,
     };
     let caller = match &call.client {
         Some(client) => format!("the connected app {}", one_line(client, 40)),
@@ -321,6 +327,7 @@ mod tests {
             reason: "no rule allows this tool yet".into(),
             beyond_rules: false,
             client: None,
+            chat: None,
             link: None,
             description: Some("Echoes back the input. Useful for tests.".into()),
             deadline: Some(600_000),
@@ -353,6 +360,25 @@ mod tests {
              Why: no rule allows this tool yet\n\
              Denied in 10 min if not answered. Answer from the tray menu or open Toolgate."
         );
+    }
+
+    #[test]
+    fn a_chats_call_names_the_chat_by_its_title_as_plain_text() {
+        let mut call = call();
+        call.chat = Some(
+            "Plan <b>the</b> trip\u{202e} & more\nwith a title far longer than forty characters"
+                .into(),
+        );
+        let (_, body) = call.notification(AT_START);
+        let who = body.lines().next().unwrap_or_default();
+        assert_eq!(
+            who,
+            "Asked by Toolgate's chat “Plan ‹b›the‹/b› trip\u{fffd} ＆ more with a titl…” and its model, claude-sonnet-4-5"
+        );
+        plain(&body);
+        // The tray's submenu says the same.
+        let lines = facts(&call, AT_START).lines();
+        assert!(lines.iter().any(|l| l.contains("chat “Plan")), "{lines:?}");
     }
 
     #[test]

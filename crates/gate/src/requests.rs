@@ -332,6 +332,7 @@ fn pending(asker: &Asker, request: RequestKind, arguments: Value, schema: Value)
         reason: String::new(),
         beyond_rules: false,
         client: None,
+        chat: None,
         link: None,
         description: None,
         deadline: None,

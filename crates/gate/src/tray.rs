@@ -227,6 +227,7 @@ mod tests {
             reason: String::new(),
             beyond_rules: false,
             client: None,
+            chat: None,
             link: None,
             description: None,
             deadline: None,

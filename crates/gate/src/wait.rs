@@ -67,6 +67,11 @@ pub struct PendingCall {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub client: Option<String>,
+    /// The title of Toolgate's chat that asks, when one does, as it was when it asked: the
+    /// tray, the notification and *Activity* say which chat, where the chat is not in view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub chat: Option<String>,
     /// A server's question that is a page to open (URL-mode elicitation): approving opens it
     /// in the browser, and only that does.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -410,6 +415,7 @@ mod tests {
             reason: String::new(),
             beyond_rules: false,
             client: None,
+            chat: None,
             link: None,
             description: None,
             deadline: None,
@@ -598,6 +604,7 @@ mod tests {
             reason: String::new(),
             beyond_rules: false,
             client: None,
+            chat: None,
             link: None,
             description: None,
             deadline: None,
@@ -645,6 +652,7 @@ mod tests {
     fn a_connected_clients_call_is_announced_with_its_name() {
         let call = PendingCall {
             client: Some("claude-code".into()),
+            chat: None,
             link: None,
             ..request("c", RequestKind::ToolCall)
         };

@@ -153,6 +153,18 @@ describe("a call waiting for an answer", () => {
     app.unmount();
   });
 
+  it("names the chat that asks by its title where the chat is not in view (Activity), as text", async () => {
+    const app = await ask({ call: { ...waiting, chat: "Plan <b>the</b> trip" } });
+    const asker = app.host.querySelector("[data-testid=approval-asker]");
+    expect(asker?.textContent).toBe("Asked by the chat “Plan <b>the</b> trip”");
+    expect(asker?.querySelector("b")).toBeNull();
+    app.unmount();
+    // In the chat itself, the chat's own words win.
+    const inChat = await ask({ call: { ...waiting, chat: "Plan" }, asker: "this chat and its model, m" });
+    expect(inChat.host.querySelector("[data-testid=approval-asker]")?.textContent).toBe("Asked by this chat and its model, m");
+    inChat.unmount();
+  });
+
   it("has its buttons on one row, allowing first, refusing last, and the reason box under them", async () => {
     const app = await ask();
     const actions = app.host.querySelector("[data-testid=approval-actions]") as HTMLElement;

@@ -147,9 +147,10 @@ function CallCard({ call, state, output, images, progress, onAnswer, asker, desc
           {STATE_LABEL[state]}
         </span>
       </header>
-      {(asker || call.client) && kind === "toolCall" && (
+      {(asker || call.client || call.chat) && kind === "toolCall" && (
         <p className="muted small" data-testid="approval-asker">
-          Asked by {call.client ? `the connected app ${call.client}` : asker}
+          Asked by{" "}
+          {call.client ? `the connected app ${call.client}` : (asker ?? `the chat “${call.chat}”`)}
         </p>
       )}
       {description && kind === "toolCall" && (

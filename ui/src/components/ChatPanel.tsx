@@ -605,12 +605,12 @@ export default function ChatPanel({
               <>
                 <div className="markdown" data-testid="assistant-message">
                   <Markdown text={item.text} />
-                  {item.streaming && (
-                    <p className="writing muted small" data-testid="assistant-writing">
-                      <span className="spinner" aria-hidden="true" /> Writing…
-                    </p>
-                  )}
                 </div>
+                {item.streaming && (
+                  <p className="writing muted small" data-testid="assistant-writing">
+                    <span className="spinner" aria-hidden="true" /> Writing…
+                  </p>
+                )}
                 {item.usage && (
                   <span className="muted small" data-testid="turn-usage">
                     {describeUsage(item.usage, item.cost)}

@@ -861,6 +861,11 @@ beyondRules: boolean,
  */
 client?: string,
 /**
+ * The title of Toolgate's chat that asks, when one does, as it was when it asked: the
+ * tray, the notification and *Activity* say which chat, where the chat is not in view.
+ */
+chat?: string,
+/**
  * A server's question that is a page to open (URL-mode elicitation): approving opens it
  * in the browser, and only that does.
  */
@@ -1609,6 +1614,11 @@ beyondRules: boolean,
  */
 client?: string,
 /**
+ * The title of Toolgate's chat that asks, when one does, as it was when it asked: the
+ * tray, the notification and *Activity* say which chat, where the chat is not in view.
+ */
+chat?: string,
+/**
  * A server's question that is a page to open (URL-mode elicitation): approving opens it
  * in the browser, and only that does.
  */
@@ -1662,6 +1672,11 @@ beyondRules: boolean,
  * Toolgate's own chat and the servers' requests.
  */
 client?: string,
+/**
+ * The title of Toolgate's chat that asks, when one does, as it was when it asked: the
+ * tray, the notification and *Activity* say which chat, where the chat is not in view.
+ */
+chat?: string,
 /**
  * A server's question that is a page to open (URL-mode elicitation): approving opens it
  * in the browser, and only that does.
