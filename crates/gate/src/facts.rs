@@ -177,10 +177,16 @@ pub fn facts(call: &PendingCall, asking: Asking<'_>) -> Facts {
         RequestKind::ToolResult => format!("Review the result of {tool} on {server}?"),
     };
     // The chat by its title (the user's words, or the model's: shown as plain text like the
-    // rest), since neither the tray nor a notification shows which chat is open.
+    // rest), since neither the tray nor a notification shows which chat is open; left out when
+    // it looks like it holds a secret, as an argument would be hidden.
     let chat = match &call.chat {
-        Some(title) => format!("Toolgate's chat “{}”", one_line(title, 40)),
-        None => "Toolgate's chat".to_owned(),
+        Some(title)
+            if crate::secrets::keys_in_arguments(&serde_json::json!({ "title": title }))
+                .is_empty() =>
+        {
+            format!("Toolgate's chat “{}”", one_line(title, 40))
+        }
+        _ => "Toolgate's chat".to_owned(),
     };
     let chat = match asking.chat_model {
         Some(model) => format!("{chat} and its model, {}", one_line(model, 40)),
@@ -519,6 +525,14 @@ mod tests {
             "{body}"
         );
         assert!(body.contains("path: /tmp"), "{body}");
+        // A chat titled with a pasted secret is named without its title.
+        call.chat = Some("use ghp_abcdefghijklmnopqrstuvwxyz0123456789 to push".into());
+        let (_, body) = call.notification(AT_START);
+        assert!(!body.contains("ghp_"), "{body}");
+        assert!(
+            body.starts_with("Asked by Toolgate's chat and its model"),
+            "{body}"
+        );
     }
 
     #[test]
