@@ -22,6 +22,18 @@ impl CommandError {
     }
 }
 
+/// A turn's end: "stopped" when the user stopped it (the window says so as their choice, not as
+/// a failure), "turn" for anything else.
+impl From<toolgate_agent::AgentError> for CommandError {
+    fn from(e: toolgate_agent::AgentError) -> Self {
+        let kind = match e {
+            toolgate_agent::AgentError::Cancelled => "stopped",
+            _ => "turn",
+        };
+        Self::new(kind, e.to_string())
+    }
+}
+
 /// Errors of one kind whatever went wrong.
 macro_rules! command_error {
     ($($source:ty => $kind:literal),* $(,)?) => {$(
@@ -40,7 +52,6 @@ command_error! {
     toolgate_llm::LlmError => "provider",
     toolgate_mcp::McpError => "server",
     toolgate_agent::GateError => "approval",
-    toolgate_agent::AgentError => "turn",
     toolgate_history::HistoryError => "history",
     toolgate_hosts::import::ImportError => "import",
     toolgate_host::ApplyImportError => "import",
@@ -118,4 +129,20 @@ command_error_by_variant! {
         toolgate_host::DoorSettingsError::Settings(_) => "settings",
         _ => "door",
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stopped_turn_is_told_apart_from_a_failed_one() {
+        let stopped = CommandError::from(toolgate_agent::AgentError::Cancelled);
+        assert_eq!(
+            (stopped.kind, stopped.message.as_str()),
+            ("stopped", "stopped")
+        );
+        let failed = CommandError::from(toolgate_agent::AgentError::TooManyRounds(3));
+        assert_eq!(failed.kind, "turn");
+    }
 }

@@ -49,6 +49,11 @@ export const appCallTool = (id: string, name: string, args: unknown): Promise<un
 export const uiState = () => commands.uiState() as Promise<unknown> as Promise<UiState | null>;
 
 /** A readable message from whatever a command rejected with. */
+/** Whether a command ended because the user stopped it (the backend's kind "stopped"). */
+export function wasStopped(e: unknown): boolean {
+  return !!e && typeof e === "object" && "kind" in e && (e as CommandError).kind === "stopped";
+}
+
 export function errorMessage(e: unknown): string {
   if (e && typeof e === "object" && "message" in e) return String((e as CommandError).message);
   return String(e);

@@ -6,7 +6,7 @@
 // Wine is `tests/tests/portable.rs`).
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -977,14 +977,7 @@ async fn a_shim_with_no_gateway_starts_the_app_in_the_tray_and_reaches_it() {
     use std::io::{BufRead, Write};
     use toolgate_tests::{processes_with, wait_until_none, ProcField};
     // The app the README's test command built and installed (`TOOLGATE_APP`), as a user has it.
-    let app = std::env::var_os("TOOLGATE_APP")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/toolgate-app"));
-    assert!(
-        app.is_file(),
-        "{} is missing: run the README's test command, which builds and installs the app",
-        app.display()
-    );
+    let app = toolgate_tests::app_binary();
     let home = temp_dir("gateway-autostart");
     let marker = home.to_string_lossy().into_owned();
     let mut shim = Command::new(TOOLGATE)

@@ -180,10 +180,7 @@ pub fn facts(call: &PendingCall, asking: Asking<'_>) -> Facts {
     // rest), since neither the tray nor a notification shows which chat is open; left out when
     // it looks like it holds a secret, as an argument would be hidden.
     let chat = match &call.chat {
-        Some(title)
-            if crate::secrets::keys_in_arguments(&serde_json::json!({ "title": title }))
-                .is_empty() =>
-        {
+        Some(title) if !crate::secrets::holds_secret(title) => {
             format!("Toolgate's chat “{}”", one_line(title, 40))
         }
         _ => "Toolgate's chat".to_owned(),

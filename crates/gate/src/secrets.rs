@@ -45,6 +45,13 @@ pub fn in_arguments(arguments: &Value) -> Option<String> {
     Some(words.join(", "))
 }
 
+/// Whether `text` holds something that looks like a secret, or a keychain value a server uses.
+pub(crate) fn holds_secret(text: &str) -> bool {
+    !SCANNER
+        .scan_with(text, &toolgate_mcp::known_secrets())
+        .is_empty()
+}
+
 /// The top-level argument names whose value (or name) holds what looks like a secret: a
 /// summary shown outside the window (a notification, the tray) hides these values.
 pub(crate) fn keys_in_arguments(arguments: &Value) -> Vec<String> {

@@ -10,6 +10,7 @@ import {
   type Attachment,
   type Decision,
   errorMessage,
+  wasStopped,
   openConversation,
   type Message,
   resetConversation,
@@ -161,12 +162,7 @@ export default function ChatPanel({
   // or answer a call).
   const messageList = useRef<HTMLOListElement>(null);
   const following = useRef(true);
-  // The user pressed Stop: the turn's end is their choice, said as such, not as an error.
-  const stopAsked = useRef(false);
-  const stop = () => {
-    stopAsked.current = true;
-    void stopTurn();
-  };
+  const stop = () => void stopTurn();
   useLayoutEffect(() => {
     const el = messageList.current;
     if (el && following.current) el.scrollTop = el.scrollHeight;
@@ -408,7 +404,6 @@ export default function ChatPanel({
     setText("");
     setAttachments([]);
     setBusy(true);
-    stopAsked.current = false;
     following.current = true;
     if (!current) {
       stored.current = false;
@@ -422,7 +417,8 @@ export default function ChatPanel({
         attachments: attached.map(({ serverId, uri }) => ({ serverId, uri })),
       });
     } catch (e) {
-      const ended: Item = stopAsked.current
+      // The user's Stop is their choice, said as such, not as an error.
+      const ended: Item = wasStopped(e)
         ? { type: "notice", text: "You stopped this answer. What was written so far is kept." }
         : { type: "error", text: errorMessage(e) };
       // What was written before the end stays, as written so far: no longer "writing".

@@ -63,7 +63,7 @@ function layout(list: HTMLElement) {
 async function chat(servers: ServerSnapshot[] = [], timeoutSecs: number | null = null) {
   let channel: Channel<TurnEvent> | null = null;
   const finishers: ((text: string) => void)[] = [];
-  const failers: ((error: string) => void)[] = [];
+  const failers: ((error: unknown) => void)[] = [];
   mockIPC((cmd, args) => {
     if (cmd === "list_conversations") return [];
     if (cmd === "current_conversation") return "c1";
@@ -78,7 +78,7 @@ async function chat(servers: ServerSnapshot[] = [], timeoutSecs: number | null =
       });
     }
     // The backend ends the turn with its error, as the real one does.
-    if (cmd === "stop_turn") failers.shift()?.("stopped");
+    if (cmd === "stop_turn") failers.shift()?.({ kind: "stopped", message: "stopped" });
   });
   const app = await mount(createElement(ChatPanel, { provider, servers, onOpenProvider: () => undefined }));
   const list = app.host.querySelector("[data-testid=messages]") as HTMLElement;
