@@ -176,6 +176,8 @@ run_tests() {
 
   step "macOS: type-check every crate without C in its dependencies, for both Mac targets"
   scripts/check-platforms.sh
+  # Nothing later reads the Mac type-check's output; CI's disk needs the room.
+  if [ -n "${CI:-}" ]; then rm -rf target/x86_64-apple-darwin target/aarch64-apple-darwin; fi
 
   step "UI: lint, type check, unit tests"
   (cd ui && npm run --silent lint && npm run --silent typecheck && npm run --silent test)
@@ -188,15 +190,21 @@ run_tests() {
   # The app's own unit tests (what the web-view may keep in its state); no display needed.
   cargo test -p toolgate --lib --locked
 
-  # The Linux test programs (tens of megabytes each) are not run again; on CI's disk the Windows
-  # build needs their room. A developer's machine keeps them for the next `cargo test`.
+  # The Linux test programs and binaries (tens of megabytes each) are not run again (the app the
+  # tests ran is the installed .deb); on CI's disk the Windows build needs their room. The
+  # binaries in target/debug are hard links to those in deps, so both go. A developer's machine
+  # keeps them for the next `cargo test`.
   if [ -n "${CI:-}" ]; then
-    find target/debug/deps -maxdepth 1 -type f -perm -u+x ! -name '*.*' -delete
-    rm -rf target/debug/bundle
+    find target/debug/deps target/debug -maxdepth 1 -type f -perm -u+x ! -name '*.*' -delete
+    rm -rf target/debug/bundle target/debug/examples
   fi
 
   step "Windows: the workspace built for x86_64-pc-windows-gnu, its suites run under Wine"
   scripts/wine.sh
+  # The Windows test programs ran; the package build below needs their room on CI's disk.
+  if [ -n "${CI:-}" ]; then
+    find target/x86_64-pc-windows-gnu/debug/deps -maxdepth 1 -type f -name '*.exe' -delete
+  fi
   scripts/windows-package.sh
 
   step "Checking that the tests left nothing in $tmp"
@@ -222,8 +230,19 @@ case "${1:-}" in
     exec target/debug/toolgate-app
     ;;
   test)
-    # One build from scratch (CI): incremental state would only double the target folder.
-    if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
+    # One build from scratch (CI): incremental state would only double the target folder, and
+    # debug info is a third to four fifths of each test program; CI's disk has been seen with a
+    # few gigabytes free. A failing test still names its file and line (panics carry them).
+    if [ -n "${CI:-}" ]; then
+      export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_DEV_STRIP=debuginfo
+    fi
+    # A run from nothing holds about 12 GB in the clone at its peak (the Windows build beside the
+    # Linux one) and 3 GB of package caches: say so at once rather than fail on a full disk later.
+    free_kb="$(df -k --output=avail "$ROOT" | tail -1 | tr -d ' ')"
+    if [ "${free_kb:-0}" -lt $((16 * 1024 * 1024)) ]; then
+      printf 'warning: %s GB free on the disk that holds %s; a run from nothing needs about 16 GB, and may stop with "No space left on device"\n' \
+        "$((free_kb / 1024 / 1024))" "$ROOT" >&2
+    fi
     install_all
     install_test_servers
     install_tauri_driver
