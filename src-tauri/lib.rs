@@ -12,6 +12,7 @@ mod door;
 mod error;
 mod events;
 mod notify;
+mod painter;
 mod state;
 mod tray;
 
@@ -32,6 +33,7 @@ struct GatewayRunning {
 }
 
 pub fn run() {
+    painter::choose();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -173,9 +173,13 @@ async fn main() {
         }
         Some((toolgate, minimal)) => {
             let ours = app::toolgate(&toolgate, &dir.join("app"), servers(&root)).await;
-            let theirs = app::minimal(&minimal, &dir.join("minimal")).await;
+            let theirs = app::minimal(&minimal, &dir.join("minimal"), &[]).await;
+            // The same app painting its tiles as Toolgate's does: what the choice of painter
+            // alone is worth, apart from Toolgate's own page.
+            let alike =
+                app::minimal(&minimal, &dir.join("minimal-alike"), &[(app::PAINTER, "0")]).await;
             let walked = walked(&toolgate, &minimal, &dir, &root).await;
-            Some((ours, theirs, walked))
+            Some((ours, theirs, alike, walked))
         }
         None => {
             println!(
@@ -224,7 +228,7 @@ async fn main() {
         target: "≤ 40 MB",
         met: with_five <= TARGET,
     });
-    let Some((ours, theirs, walked)) = apps else {
+    let Some((ours, theirs, alike, walked)) = apps else {
         return;
     };
     println!(
@@ -235,7 +239,24 @@ async fn main() {
     app_table([
         ("Toolgate, 5 servers", &ours),
         ("the smallest Tauri app (one static page)", &theirs),
+        (
+            "the smallest Tauri app, its tiles painted on the CPU as Toolgate's are",
+            &alike,
+        ),
     ]);
+    println!(
+        "WebKit's GPU painting threads in the web process: Toolgate {}, the smallest app {} \
+         (\"{}\" unset is WebKit's default: a GPU painting thread)",
+        ours.gpu_painting_threads.as_deref().unwrap_or("unset"),
+        theirs.gpu_painting_threads.as_deref().unwrap_or("unset"),
+        app::PAINTER
+    );
+    println!(
+        "With both apps painting alike: {:.2}x (the choice of painter alone saves the smallest \
+         app {})",
+        ours.whole() as f64 / alike.whole() as f64,
+        mb(theirs.whole().saturating_sub(alike.whole()))
+    );
     println!(
         "Target ≤ 45 MB, main process Pss_Anon: {}, {} (the minimal Tauri app: {})",
         mb(ours.main_pss_anon),
@@ -278,7 +299,7 @@ async fn main() {
 }
 
 /// The whole app's figures, one row per app.
-fn app_table(rows: [(&str, &app::AppMemory); 2]) {
+fn app_table<const N: usize>(rows: [(&str, &app::AppMemory); N]) {
     println!(
         "| app | main process Pss_Anon | main process Pss | WebKit processes Pss | whole app Pss |"
     );

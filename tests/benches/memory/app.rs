@@ -25,6 +25,9 @@ pub struct AppMemory {
     pub main_pss: u64,
     pub webkit_pss: u64,
     pub webkit_processes: usize,
+    /// `WEBKIT_SKIA_GPU_PAINTING_THREADS` as the web process got it (`src-tauri/painter.rs`
+    /// sets it to 0 for Toolgate's window), if it got one.
+    pub gpu_painting_threads: Option<String>,
 }
 
 impl AppMemory {
@@ -50,6 +53,15 @@ fn rollup(pid: u32, field: &str) -> u64 {
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
+}
+
+/// A variable of `pid`'s environment.
+fn env_of(pid: u32, name: &str) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ.split(|b| *b == 0).find_map(|entry| {
+        let entry = String::from_utf8_lossy(entry);
+        Some(entry.strip_prefix(name)?.strip_prefix('=')?.to_owned())
+    })
 }
 
 fn name_of(pid: u32) -> String {
@@ -82,6 +94,10 @@ pub fn snapshot(pid: u32) -> AppMemory {
         main_pss: rollup(pid, "Pss"),
         webkit_pss: webkit.iter().map(|p| rollup(*p, "Pss")).sum(),
         webkit_processes: webkit.len(),
+        gpu_painting_threads: webkit
+            .iter()
+            .find(|p| name_of(**p).starts_with("WebKitWeb"))
+            .and_then(|p| env_of(*p, PAINTER)),
     }
 }
 
@@ -164,9 +180,14 @@ pub async fn toolgate(binary: &Path, dir: &Path, servers: Vec<ServerConfig>) -> 
     measure(process, count).await
 }
 
-/// The smallest Tauri app.
-pub async fn minimal(binary: &Path, dir: &Path) -> AppMemory {
+/// WebKit's variable that Toolgate's app sets to 0 to paint its tiles on the CPU
+/// (`src-tauri/painter.rs`).
+pub const PAINTER: &str = "WEBKIT_SKIA_GPU_PAINTING_THREADS";
+
+/// The smallest Tauri app, with `envs` added to its environment.
+pub async fn minimal(binary: &Path, dir: &Path, envs: &[(&str, &str)]) -> AppMemory {
     let process = Command::new(binary)
+        .envs(envs.iter().copied())
         .env("XDG_DATA_HOME", dir.join("minimal-data"))
         .env("XDG_CONFIG_HOME", dir.join("minimal-config"))
         .env("XDG_CACHE_HOME", dir.join("minimal-cache"))
