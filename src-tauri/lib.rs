@@ -12,6 +12,7 @@ mod door;
 mod error;
 mod events;
 mod notify;
+#[cfg(target_os = "linux")]
 mod painter;
 mod state;
 mod tray;
@@ -33,6 +34,7 @@ struct GatewayRunning {
 }
 
 pub fn run() {
+    #[cfg(target_os = "linux")]
     painter::choose();
     tracing_subscriber::fmt()
         .with_env_filter(

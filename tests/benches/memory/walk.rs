@@ -14,7 +14,9 @@ use toolgate_settings::ServerConfig;
 use toolgate_tests::{processes_with, ProcField};
 
 use crate::app::{self, AppMemory, SETTLE};
-use crate::webdriver::{click, open_session_of, press, start_driver, wait_gone, wait_text};
+use crate::webdriver::{
+    click, open_session_of, press, start_driver, start_driver_with, wait_gone, wait_text,
+};
 
 /// The app's main process: the one running `binary` whose environment names `dir`.
 fn main_process(binary: &Path, dir: &Path) -> Result<u32> {
@@ -102,9 +104,9 @@ pub async fn toolgate(binary: &Path, dir: &Path, servers: Vec<ServerConfig>) -> 
 }
 
 /// The smallest Tauri app, started by the same driver, idle.
-pub async fn minimal(binary: &Path, dir: &Path) -> Result<AppMemory> {
+pub async fn minimal(binary: &Path, dir: &Path, envs: &[(&str, &str)]) -> Result<AppMemory> {
     std::fs::create_dir_all(dir.join("home"))?;
-    let (driver, port) = start_driver(dir, "127.0.0.1:9")?;
+    let (driver, port) = start_driver_with(dir, "127.0.0.1:9", envs)?;
     let c = open_session_of(port, binary).await?;
     let pid = main_process(binary, dir)?;
     tokio::time::sleep(SETTLE).await;

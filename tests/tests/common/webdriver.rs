@@ -31,6 +31,15 @@ impl Drop for Driver {
 /// tauri-driver on a free port, for an app whose data folders are under `data_home` (its
 /// `data`, `config`, `cache` and `home`).
 pub(crate) fn start_driver(data_home: &Path, ollama: &str) -> Result<(Driver, u16)> {
+    start_driver_with(data_home, ollama, &[])
+}
+
+/// [`start_driver`] with `envs` added to the environment the app inherits.
+pub(crate) fn start_driver_with(
+    data_home: &Path,
+    ollama: &str,
+    envs: &[(&str, &str)],
+) -> Result<(Driver, u16)> {
     assert!(
         std::env::var_os("DISPLAY").is_some(),
         "no DISPLAY: run this test through the README's test command (it starts Xvfb)"
@@ -53,6 +62,7 @@ pub(crate) fn start_driver(data_home: &Path, ollama: &str) -> Result<(Driver, u1
         .env("PATH", toolgate_tests::oauth::path_with_browser())
         // The scripted provider is where Ollama would be: the first run looks there.
         .env("OLLAMA_HOST", ollama)
+        .envs(envs.iter().copied())
         // Servers started without a folder of their own run here, where the set-up installed
         // the pinned npm servers: `npx -y @modelcontextprotocol/server-filesystem` (a
         // well-known server added in the test) then finds it without downloading it.
