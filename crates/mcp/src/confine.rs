@@ -1,13 +1,13 @@
 //! The sandbox each local server runs in: what it may read and write, how far it reaches on
 //! the network, built from its settings at every start and applied by `toolgate-sandbox`.
 //!
-//! Readable: the system, the server's program and runtime (see [`runtime`]), its own files on
-//! its command line, its working folder, and the user's extra folders. Writable: its roots,
-//! the folders named on its command line (a filesystem server's folders, a git server's
-//! repository), a data folder of its own, a fresh temporary folder (its `TMPDIR`), and the
-//! user's extra folders. Nothing else of the home folder: a path in its environment opens
-//! nothing to change, and no grant may hold a start-up file, a per-user folder of programs, an
-//! autostart folder or a key (see [`grants`]). The [`SandboxReport`] says what applied, what
+//! Readable: the system, the server's program and runtime (see the private `runtime` module), its
+//! own files on its command line, its working folder, and the user's extra folders. Writable: its
+//! roots, the folders named on its command line (a filesystem server's folders, a git server's
+//! repository), a data folder of its own, a fresh temporary folder (its `TMPDIR`), and the user's
+//! extra folders. Nothing else of the home folder: a path in its environment opens nothing to
+//! change, and no grant may hold a start-up file, a per-user folder of programs, an autostart
+//! folder or a key (see the private `grants` module). The [`SandboxReport`] says what applied, what
 //! was refused and what the kernel could not enforce, for the server's card and the doctor.
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! 4. each running group is recorded in a file (pid plus its start time, so a pid the system has
 //!    since reused is never touched), and the next start sweeps up what a killed run left: a
 //!    group by its number only while its recorded leader is unreaped, otherwise only the members
-//!    that carry the dead run's [`MARKER`].
+//!    that carry the dead run's `MARKER`.
 //!
 //! The records of a Toolgate process that is still running are left alone, so two instances
 //! never stop each other's servers. Records of an earlier boot are dropped without killing
