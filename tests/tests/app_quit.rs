@@ -1,0 +1,170 @@
+//! The real built app asked to quit by a signal, as the session ending (SIGTERM) or Ctrl+C in
+//! its terminal (SIGINT) asks, quits as the tray's Quit does: exit code 0, its server and its
+//! WebKit processes gone, the gateway's socket removed. Before, a signal ended the process where
+//! it stood: its exit steps (requests refused, servers stopped, the history committed, the
+//! socket removed) never ran.
+//!
+//! Run as the WebDriver suite is (the README's test command): the app built with `tauri build
+//! --debug` (or `TOOLGATE_APP`), inside a D-Bus session with a display.
+#![cfg(unix)]
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context, Result};
+use toolgate_tests::{app_binary, processes_with, ProcField};
+
+/// The test's own folder; every process still running from it (the app, its servers, WebKit's)
+/// is killed when the test ends, however it ends, and the folder removed.
+struct Home(PathBuf);
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        for pid in processes_with(&self.0.to_string_lossy(), ProcField::Environ) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The gateway's socket, from the app's log line saying where it listens (in the user's runtime
+/// folder or the data folder), colours stripped.
+fn socket_in(log: &str) -> Option<PathBuf> {
+    let line = log
+        .lines()
+        .find(|l| l.contains("the gateway is listening"))?;
+    let mut plain = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // An escape sequence: up to its final letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    let path = plain.split_once("door=")?.1.trim();
+    Some(PathBuf::from(path))
+}
+
+fn wait_for_exit(app: &mut Child, within: Duration) -> Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if let Some(status) = app.try_wait()? {
+            return Ok(Some(status));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(None)
+}
+
+/// Starts the app (its window hidden, as at login) with the example server, waits until the
+/// server runs and the gateway listens, sends `signal`, and checks the app quit cleanly.
+fn quits_on(signal: &str) -> Result<()> {
+    let home = std::env::temp_dir().join(format!(
+        "toolgate-quit-{}-{}",
+        std::process::id(),
+        signal.to_lowercase()
+    ));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home)?;
+    let _home = Home(home.clone());
+
+    let log = home.join("app.log");
+    let mut app = Command::new(app_binary())
+        .arg("--hidden")
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        // No Ollama to find on a first run.
+        .env("OLLAMA_HOST", "http://127.0.0.1:9")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log)?)
+        .spawn()
+        .context("starting the app")?;
+    let pid = app.id();
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+
+    // Running: the example server (a child that is not WebKit's) and the gateway's socket.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let socket = loop {
+        let server = processes_with(&home.to_string_lossy(), ProcField::Environ)
+            .into_iter()
+            .any(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.contains("server-everything"))
+            });
+        match socket_in(&said()) {
+            Some(socket) if server => break socket,
+            _ if Instant::now() > deadline => {
+                bail!(
+                    "the app did not start its server and gateway in 90 s; it said:\n{}",
+                    said()
+                )
+            }
+            _ => std::thread::sleep(Duration::from_millis(200)),
+        }
+    };
+    let before = processes_with(&home.to_string_lossy(), ProcField::Environ);
+    ensure!(
+        before.len() >= 3,
+        "expected the app, a WebKit process and the server, found {before:?}"
+    );
+
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()?;
+    ensure!(sent.success(), "kill -{signal} {pid} failed");
+    let Some(status) = wait_for_exit(&mut app, Duration::from_secs(30))? else {
+        bail!(
+            "the app was still running 30 s after SIG{signal}; it said:\n{}",
+            said()
+        );
+    };
+    ensure!(
+        status.code() == Some(0),
+        "after SIG{signal} the app ended with {status}, not by quitting (exit code 0); it said:\n{}",
+        said()
+    );
+    ensure!(
+        !socket.exists(),
+        "the gateway's socket {} was left behind after SIG{signal}",
+        socket.display()
+    );
+    // Everything the app started goes with it (the server, WebKit's processes).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_with(&home.to_string_lossy(), ProcField::Environ);
+        if left.is_empty() {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("processes outlived the app after SIG{signal}: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    ensure!(
+        said().contains(&format!("SIG{signal} received: quitting")),
+        "the app's log does not say why it quit:\n{}",
+        said()
+    );
+    Ok(())
+}
+
+/// One app at a time: a second one in the same session would hand over to the first
+/// (single instance), so both signals are tried in turn.
+#[test]
+fn a_signal_quits_the_app_as_the_trays_quit_does() -> Result<()> {
+    quits_on("TERM")?;
+    quits_on("INT")
+}
