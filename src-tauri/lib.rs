@@ -14,7 +14,6 @@ mod events;
 mod notify;
 #[cfg(target_os = "linux")]
 mod painter;
-#[cfg(unix)]
 mod quit;
 mod state;
 mod tray;
@@ -71,7 +70,6 @@ pub fn run() {
             let mut changes = state.servers().changes();
             app.manage(state);
             commands::install_link::listen(app);
-            #[cfg(unix)]
             quit::on_signal(app.handle().clone());
 
             // Tell the web-view about every status change, then start the servers.

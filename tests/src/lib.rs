@@ -637,6 +637,35 @@ pub fn temp_dir(tag: &str) -> TestDir {
     TestDir(dir.canonicalize().expect("canonical"))
 }
 
+/// A folder for a run of the built app (its data and logs, in `XDG_*_HOME` under it), made by
+/// [`temp_dir`]: when dropped, every process still running with the folder in its environment
+/// (the app, its servers, WebKit's) is killed, then the folder removed, however the test ends.
+#[derive(Debug)]
+pub struct AppHome(TestDir);
+
+impl AppHome {
+    pub fn new(tag: &str) -> Self {
+        AppHome(temp_dir(tag))
+    }
+}
+
+impl std::ops::Deref for AppHome {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for AppHome {
+    fn drop(&mut self) {
+        for pid in processes_with(&self.0.to_string_lossy(), ProcField::Environ) {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
 /// A test's folder, removed on drop (see [`temp_dir`]).
 #[derive(Debug)]
 pub struct TestDir(PathBuf);

@@ -11,12 +11,12 @@
 #![cfg(unix)]
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use toolgate_tests::{app_binary, example_servers_dir, processes_with, repo_root, ProcField};
+use toolgate_tests::{app_binary, example_servers_dir, repo_root, AppHome};
 
 /// A process of this test's, with its process group stopped when dropped (the app's servers
 /// included).
@@ -45,21 +45,6 @@ fn spawn(command: &mut Command) -> Result<Group> {
     Ok(Group(command.process_group(0).spawn()?))
 }
 
-/// The test's own folder (data, logs), removed with any process still running from it when the
-/// test ends, however it ends.
-struct Home(PathBuf);
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        for pid in processes_with(&self.0.to_string_lossy(), ProcField::Environ) {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// What `dbus-monitor` printed of the Notify calls so far.
 fn notify_calls(log: &Path) -> String {
     std::fs::read_to_string(log).unwrap_or_default()
@@ -72,11 +57,8 @@ fn a_request_waiting_while_the_window_is_hidden_is_announced_with_the_cards_fact
         "no session bus: run this test inside `dbus-run-session` (the README's test command does)"
     );
     let app = app_binary();
-    let home = std::env::temp_dir().join(format!("toolgate-notify-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(&home)?;
+    let home = AppHome::new("notify");
     // Dropped last: after the client, the app and the monitor have been stopped.
-    let _home = Home(home.clone());
 
     let log = home.join("notify.log");
     let _monitor = spawn(

@@ -14,22 +14,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use toolgate_tests::{app_binary, processes_with, ProcField};
-
-/// The test's own folder; every process still running from it (the app, its servers, WebKit's)
-/// is killed when the test ends, however it ends, and the folder removed.
-struct Home(PathBuf);
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        for pid in processes_with(&self.0.to_string_lossy(), ProcField::Environ) {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use toolgate_tests::{app_binary, processes_with, AppHome, ProcField};
 
 /// The gateway's socket, from the app's log line saying where it listens (in the user's runtime
 /// folder or the data folder), colours stripped.
@@ -69,14 +54,7 @@ fn wait_for_exit(app: &mut Child, within: Duration) -> Result<Option<ExitStatus>
 /// Starts the app (its window hidden, as at login) with the example server, waits until the
 /// server runs and the gateway listens, sends `signal`, and checks the app quit cleanly.
 fn quits_on(signal: &str) -> Result<()> {
-    let home = std::env::temp_dir().join(format!(
-        "toolgate-quit-{}-{}",
-        std::process::id(),
-        signal.to_lowercase()
-    ));
-    let _ = std::fs::remove_dir_all(&home);
-    std::fs::create_dir_all(&home)?;
-    let _home = Home(home.clone());
+    let home = AppHome::new(&format!("quit-{}", signal.to_lowercase()));
 
     let log = home.join("app.log");
     let mut app = Command::new(app_binary())

@@ -41,8 +41,8 @@ pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u
     }
     let serving = tokio::spawn(gateway.serve());
     let starting = host.run();
-    stop_requested().await?;
-    eprintln!("toolgate serve: stopping");
+    let why = toolgate_host::stop_requested().await?;
+    eprintln!("toolgate serve: {why} received, stopping");
     stop.cancel();
     starting.abort();
     let _ = serving.await;
@@ -52,38 +52,6 @@ pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u
     }
     host.shutdown("Toolgate is stopping").await;
     Ok(0)
-}
-
-/// Until Ctrl-C, or the system asks the process to end: SIGTERM on Unix; on Windows Ctrl-Break,
-/// the console closing, the user logging off or the machine shutting down.
-async fn stop_requested() -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(windows)]
-    {
-        use tokio::signal::windows::{ctrl_break, ctrl_close, ctrl_logoff, ctrl_shutdown};
-        let (mut brk, mut close, mut logoff, mut shutdown) = (
-            ctrl_break()?,
-            ctrl_close()?,
-            ctrl_logoff()?,
-            ctrl_shutdown()?,
-        );
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
-            _ = brk.recv() => {}
-            _ = close.recv() => {}
-            _ = logoff.recv() => {}
-            _ = shutdown.recv() => {}
-        }
-    }
-    Ok(())
 }
 
 /// Connects stdin and stdout to the gateway of the Toolgate on `data_dir` (handed over, or
