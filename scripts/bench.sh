@@ -39,7 +39,7 @@ command -v node >/dev/null || die "node is missing: run the README's set-up firs
 command -v cargo >/dev/null || die "Rust is missing: install it with rustup (https://rustup.rs)"
 
 SUMMARY="$(mktemp)"
-trap 'rm -f "$SUMMARY" "$SUMMARY.catalog" "$SUMMARY.injection"' EXIT
+trap 'rm -f "$SUMMARY" "$SUMMARY.catalog" "$SUMMARY.injection" "$SUMMARY.window"' EXIT
 export TOOLGATE_BENCH_SUMMARY="$SUMMARY"
 
 machine() {
@@ -96,6 +96,11 @@ cargo bench --locked -p toolgate-catalog --bench build | tee "$SUMMARY.catalog"
 catalog="$(awk '/^build 1000 tools \/ 20 servers \(auto\)/ { found = 1 }
   found && /time:/ { sub(/.*\[/, ""); print $3, $4; exit }' "$SUMMARY.catalog")"
 echo "| Catalog, 1,000 tools from 20 servers (auto naming) | ${catalog:-not found} | nothing (no target set) | — | — | — |" >> "$SUMMARY"
+
+step "The window's script: the chat's Markdown renderer, JavaScriptCore's JIT on and off (scripts/window-bench.sh)"
+scripts/window-bench.sh | tee "$SUMMARY.window"
+sed -n 's/^Median total: JIT on \([0-9]*\) ms, off \([0-9]*\) ms: off takes \([0-9.]*x\) as long\./| The window'"'"'s script, a long reply streamed (JIT on, as the app runs) | \1 ms | the JIT off (JSC_useJIT=0): \2 ms | \3 | nothing (no target set) | — |/p' \
+  "$SUMMARY.window" >> "$SUMMARY"
 
 step "Prompt injection: AgentDojo replayed through toolgate run (scripts/injection.sh)"
 scripts/injection.sh | tee "$SUMMARY.injection"
