@@ -201,11 +201,12 @@ run_tests() {
 
   step "Windows: the workspace built for x86_64-pc-windows-gnu, its suites run under Wine"
   scripts/wine.sh
-  # The Windows test programs ran; the package build below needs their room on CI's disk (the
-  # programs' copies in deps go too; cargo links again what the package needs). No folder if the
-  # step was skipped.
+  # The Windows test programs ran; the package build below needs their room on CI's disk. Only
+  # files with no second link go: a program cargo also placed in debug/ (the `toolgate` command)
+  # frees nothing when deleted, and the package step would link it again. No folder if the step
+  # was skipped.
   if [ -n "${CI:-}" ] && [ -d target/x86_64-pc-windows-gnu/debug/deps ]; then
-    find target/x86_64-pc-windows-gnu/debug/deps -maxdepth 1 -type f -name '*.exe' -delete
+    find target/x86_64-pc-windows-gnu/debug/deps -maxdepth 1 -type f -name '*.exe' -links 1 -delete
   fi
   scripts/windows-package.sh
 

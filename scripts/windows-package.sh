@@ -43,6 +43,16 @@ command -v makensis >/dev/null || {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nsis
 }
 
+# The `toolgate` command. In debug, with scripts/wine.sh's own selection (the whole workspace), so
+# that after it nothing is built again: Cargo unifies the dependencies' features over what is
+# selected, and `-p toolgate-cli` alone would build forty of them again. Before the app's build
+# below, which puts the app with its web-view's files inside over this build's.
+if [ "$profile" = release ]; then
+  cargo build --locked -p toolgate-cli --target "$TARGET" --release
+else
+  cargo build --locked --workspace --target "$TARGET"
+fi
+
 if [ -f "$NSIS_PLUGIN_PATH" ]; then
   say "building the NSIS installer ($profile)"
   ui/node_modules/.bin/tauri build "${flags[@]}" --target "$TARGET" --bundles nsis
@@ -54,9 +64,6 @@ else
   # The app with its web-view's files inside (what `tauri build` adds over `cargo build`).
   ui/node_modules/.bin/tauri build "${flags[@]}" --target "$TARGET" --no-bundle
 fi
-
-# The `toolgate` command, built the same way.
-cargo build --locked -p toolgate-cli --target "$TARGET" $([ "$profile" = release ] && echo --release)
 
 zip="$bundle/Toolgate_${version}_x64-portable.zip"
 staging="$(mktemp -d)"

@@ -21,6 +21,14 @@ pub(crate) fn exact(spec: &str) -> bool {
             .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// npm's waits before it asks the registry again: 2 s, then 10 s. npm's own (10 s, then 60 s) kept
+/// a user with no network waiting over a minute for the failure to be said; the number of tries
+/// and each request's own time limit stay npm's (or the user's `.npmrc`).
+const RETRY_WAITS: [&str; 2] = [
+    "--fetch-retry-mintimeout=2000",
+    "--fetch-retry-maxtimeout=10000",
+];
+
 /// The exact version `source` names now: its spec's newest match, or the newest.
 pub(crate) async fn resolve(source: &Source, path: &str) -> Result<String, InstallError> {
     let out = run(
@@ -30,6 +38,8 @@ pub(crate) async fn resolve(source: &Source, path: &str) -> Result<String, Insta
             wanted(source),
             "version".into(),
             "--json".into(),
+            RETRY_WAITS[0].into(),
+            RETRY_WAITS[1].into(),
         ],
         path,
         None,
@@ -93,6 +103,8 @@ pub(crate) async fn install(
             "--no-audit".into(),
             "--no-fund".into(),
             "--loglevel=error".into(),
+            RETRY_WAITS[0].into(),
+            RETRY_WAITS[1].into(),
             format!("{}@{version}", source.package),
         ],
         path,
