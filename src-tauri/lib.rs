@@ -43,6 +43,8 @@ pub fn run() {
                 .unwrap_or_else(|_| "info,rmcp=warn,toolgate=debug".into()),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: not in a log file or the session's journal.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 
     let app = tauri::Builder::default()

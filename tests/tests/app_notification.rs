@@ -57,8 +57,8 @@ fn a_request_waiting_while_the_window_is_hidden_is_announced_with_the_cards_fact
         "no session bus: run this test inside `dbus-run-session` (the README's test command does)"
     );
     let app = app_binary();
-    let home = AppHome::new("notify");
     // Dropped last: after the client, the app and the monitor have been stopped.
+    let home = AppHome::new("notify");
 
     let log = home.join("notify.log");
     let _monitor = spawn(

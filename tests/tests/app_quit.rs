@@ -14,29 +14,15 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use toolgate_tests::{app_binary, processes_with, AppHome, ProcField};
+use toolgate_tests::{app_binary, processes_with, wait_until_none, AppHome, ProcField};
 
 /// The gateway's socket, from the app's log line saying where it listens (in the user's runtime
-/// folder or the data folder), colours stripped.
+/// folder or the data folder).
 fn socket_in(log: &str) -> Option<PathBuf> {
     let line = log
         .lines()
         .find(|l| l.contains("the gateway is listening"))?;
-    let mut plain = String::new();
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // An escape sequence: up to its final letter.
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    let path = plain.split_once("door=")?.1.trim();
+    let path = line.split_once("door=")?.1.trim();
     Some(PathBuf::from(path))
 }
 
@@ -93,6 +79,12 @@ fn quits_on(signal: &str) -> Result<()> {
             _ => std::thread::sleep(Duration::from_millis(200)),
         }
     };
+    // Its log is a file: plain text, or the socket's path read from it would not be the path.
+    ensure!(
+        !said().contains('\u{1b}'),
+        "the app's log, written to a file, carries terminal colour codes:\n{}",
+        said()
+    );
     let before = processes_with(&home.to_string_lossy(), ProcField::Environ);
     ensure!(
         before.len() >= 3,
@@ -120,17 +112,13 @@ fn quits_on(signal: &str) -> Result<()> {
         socket.display()
     );
     // Everything the app started goes with it (the server, WebKit's processes).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = processes_with(&home.to_string_lossy(), ProcField::Environ);
-        if left.is_empty() {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!("processes outlived the app after SIG{signal}: {left:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let left = tokio::runtime::Runtime::new()?.block_on(wait_until_none(10, || {
+        processes_with(&home.to_string_lossy(), ProcField::Environ)
+    }));
+    ensure!(
+        left.is_empty(),
+        "processes outlived the app after SIG{signal}: {left:?}"
+    );
     ensure!(
         said().contains(&format!("SIG{signal} received: quitting")),
         "the app's log does not say why it quit:\n{}",

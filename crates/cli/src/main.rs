@@ -504,6 +504,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| "warn,rmcp=off,toolgate_gateway=info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a terminal: not in `toolgate serve`'s log file or a service's journal.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

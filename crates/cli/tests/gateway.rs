@@ -1133,6 +1133,10 @@ async fn a_host_that_lists_while_servers_start_gets_the_whole_list() {
         said.contains("first list waits for servers that are starting") && said.contains("late"),
         "{said}"
     );
+    assert!(
+        !said.contains('\u{1b}'),
+        "a log written to a file carries no terminal colour codes: {said:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
