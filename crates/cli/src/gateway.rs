@@ -12,8 +12,11 @@ use crate::context::Context;
 
 /// Serves the gateway on this data folder until Ctrl-C or SIGTERM, with the folder's servers
 /// started, and the HTTP door at `http` (else where the settings say, when their switch is on).
+/// A second Ctrl-C or SIGTERM while it stops (a server slow to end) ends it at once.
 /// What the rules leave to the user is asked at this terminal, if there is one.
 pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u8> {
+    // From the start: a request while the servers start still stops the gateway in order.
+    let mut stops = toolgate_host::StopRequests::listen()?;
     let host = ctx.host.clone();
     let gateway = Gateway::bind(host.clone(), toolgate_gateway::socket_path(host.data_dir()))?;
     let stop = gateway.stopper();
@@ -41,8 +44,11 @@ pub async fn serve(ctx: Context, http: Option<std::net::SocketAddr>) -> Result<u
     }
     let serving = tokio::spawn(gateway.serve());
     let starting = host.run();
-    let why = toolgate_host::stop_requested().await?;
-    eprintln!("toolgate serve: {why} received, stopping");
+    let why = stops.next().await;
+    eprintln!("toolgate serve: {why} received, stopping (again to stop at once)");
+    stops.end_at_once_on_next(|why| {
+        eprintln!("toolgate serve: {why} again while stopping: ending now");
+    });
     stop.cancel();
     starting.abort();
     let _ = serving.await;

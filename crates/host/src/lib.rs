@@ -39,7 +39,7 @@ pub use options::HostOptions;
 pub use packages::{PackageError, PackageView};
 pub use registry::RegistryAddError;
 pub use sign_in::{ClientSecretError, ServerSignInError, SIGN_IN_WAIT};
-pub use stop::stop_requested;
+pub use stop::StopRequests;
 pub use telemetry::STOP_GRACE;
 pub use toolgate_bundle::BundleError;
 pub use toolgate_managed::Source as ManagedSource;
