@@ -3,7 +3,7 @@
 //! gate is built unattended, so every request the rules leave open is refused, saying why.
 
 use std::collections::HashSet;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use toolgate_agent::{Decision, GateError, Lasting, PendingCall, Reach, RequestKind};
@@ -43,10 +43,23 @@ pub fn spawn(gate: Approvals) -> tokio::task::JoinHandle<()> {
     })
 }
 
-fn read_line() -> String {
-    let mut line = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut line);
-    line.trim().to_lowercase()
+/// The user's answer to `id`, or `None` once it is no longer asked (answered elsewhere, or
+/// withdrawn when the turn was stopped): the next line typed is then not taken for it. At the end
+/// of input the question is refused, saying so.
+fn read_line(gate: &Approvals, id: &str) -> Option<String> {
+    let asked = || gate.waiting().iter().any(|c| c.id == id);
+    match crate::terminal::read_line(asked) {
+        Some(line) => Some(line.trim().to_lowercase()),
+        None => {
+            let _ = gate.answer(
+                id,
+                Decision::Deny {
+                    reason: Some("no answer: the terminal's input ended".to_owned()),
+                },
+            );
+            None
+        }
+    }
 }
 
 /// Longest name, reason or domain shown on one line.
@@ -132,7 +145,10 @@ fn ask(gate: &Approvals, call: &PendingCall) {
             _ => write!(err, "{who}. Allow? [y]es, [n]o, [a]lways, [e]dit: "),
         };
         let _ = err.flush();
-        let line = read_line();
+        let Some(line) = read_line(gate, &call.id) else {
+            let _ = writeln!(err);
+            return;
+        };
         if call.link.is_some() {
             // Only an explicit "open" opens it; there is nothing to edit.
             let decision = match line.as_str() {

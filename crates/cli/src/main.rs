@@ -16,6 +16,7 @@ mod registry;
 mod run;
 mod screen;
 mod sign_in;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
@@ -500,24 +501,43 @@ pub async fn run(ctx: Context, goal: &str, approve: &[String], shape: Shape<'_>)
     Ok(report.exit_code())
 }
 
-/// `toolgate chat`: turns until end of input or `/exit`.
+/// The line typed at the chat's prompt; `None` at the end of input or on Ctrl-C. The line is
+/// read on a thread of its own, which stops reading once the prompt is left (see
+/// [`crate::terminal`]), and which the process never waits for on its way out.
+async fn prompt() -> Option<String> {
+    let left = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (typed, line) = tokio::sync::oneshot::channel();
+    let reading = left.clone();
+    std::thread::spawn(move || {
+        let line = crate::terminal::read_line(|| !reading.load(Ordering::Relaxed));
+        let _ = typed.send(line);
+    });
+    tokio::select! {
+        line = line => line.ok().flatten(),
+        _ = tokio::signal::ctrl_c() => {
+            left.store(true, Ordering::Relaxed);
+            eprintln!();
+            None
+        }
+    }
+}
+
+/// `toolgate chat`: turns until end of input, `/exit`, or Ctrl-C at the prompt.
 pub async fn chat(ctx: Context, approve: &[String]) -> Result<u8> {
     let session = Session::start(ctx, approve, "Chat from the terminal").await?;
     eprintln!(
-        "Chatting with {} ({}). Each tool call asks here first. /exit or Ctrl-D to end.",
+        "Chatting with {} ({}). Each tool call asks here first; Ctrl-C stops a turn. /exit, Ctrl-D or Ctrl-C at the prompt to end.",
         session.model, session.ctx.settings.provider.base_url
     );
     let mut history = Vec::new();
     loop {
         eprint!("\nyou> ");
         let _ = std::io::stderr().flush();
-        let line = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).map(|n| (n, line))
-        })
-        .await??;
-        let text = line.1.trim();
-        if line.0 == 0 || text == "/exit" {
+        let Some(line) = prompt().await else {
+            break;
+        };
+        let text = line.trim();
+        if text == "/exit" {
             break;
         }
         if text.is_empty() {
