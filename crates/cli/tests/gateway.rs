@@ -619,6 +619,26 @@ fn fault_dir(tag: &str, servers: &[(&str, &str)]) -> (TestDir, Settings) {
     (dir, settings)
 }
 
+/// Whether `server` has received `n` tool calls (within 10 s): a call the test cancels must have
+/// reached the server first, or the server has nothing to hear cancelled (a call still on its way
+/// when it is cancelled is never sent; CI once cancelled one that early).
+async fn calls_reached(host: &Host, server: &str, n: usize) -> bool {
+    for _ in 0..200 {
+        let calls = host
+            .servers()
+            .stderr_tail(server)
+            .await
+            .iter()
+            .filter(|l| l.starts_with("recv tools/call"))
+            .count();
+        if calls >= n {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 async fn stderr_has(host: &Host, server: &str, needle: &str) -> bool {
     for _ in 0..200 {
         if host
@@ -727,7 +747,10 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
 
     // The client cancels: the server hears it.
     raw.call(2, "hang", json!({})).await;
-    assert!(stderr_has(&host, "fault", "recv tools/call").await);
+    assert!(
+        calls_reached(&host, "fault", 2).await,
+        "the hang reached the server"
+    );
     raw.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 2, "reason": "changed my mind"}}),
@@ -758,6 +781,12 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
     let waiting = host.approvals().waiting();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].client.as_deref(), Some("raw-client"));
+    // The hang runs at the server before the client leaves (its third call there; the echo
+    // waits at the gate).
+    assert!(
+        calls_reached(&host, "fault", 3).await,
+        "the hang reached the server"
+    );
     drop(raw);
     let mut cancelled_again = false;
     for _ in 0..200 {
