@@ -35,7 +35,10 @@ pub mod fixtures;
 pub mod line_client;
 pub mod line_server;
 pub mod oauth;
+mod terminal;
 pub mod wire;
+
+pub use terminal::{at_a_terminal, AtATerminal};
 
 /// How long a stalled stream holds its connection open before ending (bounded, so a test that
 /// fails to cancel still ends).
@@ -659,9 +662,7 @@ impl std::ops::Deref for AppHome {
 impl Drop for AppHome {
     fn drop(&mut self) {
         for pid in processes_with(&self.0.to_string_lossy(), ProcField::Environ) {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
+            send_signal("KILL", pid);
         }
     }
 }
@@ -790,31 +791,12 @@ pub fn is_alive(pid: u32) -> bool {
     toolgate_mcp::orphans::ProcessId::of(pid).is_some()
 }
 
-/// Runs the shell command line `command` in a real terminal (`script`, from util-linux), as a
-/// user at a terminal would, typing `typed`; `setup` adds what the command's environment needs.
-/// What the terminal showed is the output's stdout.
-pub fn at_a_terminal(
-    command: &str,
-    typed: &[u8],
-    setup: impl FnOnce(&mut std::process::Command),
-) -> std::process::Output {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut script = Command::new("script");
-    script
-        .args(["-qec", command, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    setup(&mut script);
-    let mut child = script.spawn().expect("script (util-linux) runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(typed)
-        .expect("typed");
-    child.wait_with_output().expect("the command ends")
+/// Sends `signal` (`TERM`, `INT`, `KILL`…) to `pid` with `kill`; whether it was sent.
+pub fn send_signal(signal: &str, pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// A test agent's parts, each chosen here in plain sight (the app and the CLI get theirs from

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use toolgate_settings::Settings;
 use toolgate_tests::{
-    app_binary, fault_server, processes_with, wait_until_none, AppHome, ProcField,
+    app_binary, fault_server, processes_with, send_signal, wait_until_none, AppHome, ProcField,
 };
 
 /// The gateway's socket, from the app's log line saying where it listens (in the user's runtime
@@ -60,10 +60,7 @@ fn start_app(home: &AppHome) -> Result<Child> {
 }
 
 fn send(signal: &str, pid: u32) -> Result<()> {
-    let sent = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()?;
-    ensure!(sent.success(), "kill -{signal} {pid} failed");
+    ensure!(send_signal(signal, pid), "kill -{signal} {pid} failed");
     Ok(())
 }
 

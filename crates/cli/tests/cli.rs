@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{json, Value};
 use toolgate_history::{AuditDecision, DecidedBy};
 use toolgate_settings::{ProviderKind, ProviderSettings, ServerConfig, Settings};
-use toolgate_tests::{at_a_terminal, Scripted, ScriptedProvider};
+use toolgate_tests::{at_a_terminal, AtATerminal, Scripted, ScriptedProvider};
 use toolgate_tests::{
     everything_server, fault_server_script, fixtures::anthropic, temp_dir, TestDir,
 };
@@ -635,6 +635,55 @@ async fn chat_asks_at_the_terminal_and_always_becomes_a_saved_rule() {
     assert_eq!(rules[0]["target"]["tool"], "echo", "{rules}");
     let result = provider.received()[1].body["messages"][2].to_string();
     assert!(result.contains("Echo: asked at the prompt"), "{result}");
+}
+
+/// Typed at as a user types, waiting for each prompt: Ctrl-C at a question stops the turn, and
+/// the next message typed reaches the model (before, the withdrawn question kept reading and took
+/// it as its answer); Ctrl-C at the prompt ends the chat (before, after the first turn it did
+/// nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_question_without_taking_the_next_message_and_ends_the_chat_at_the_prompt() {
+    let provider = ScriptedProvider::start(vec![
+        Scripted::ok(anthropic::tool_use(
+            "toolu_ctrl_c",
+            "echo",
+            json!({"message": "never run"}),
+        )),
+        Scripted::ok(anthropic::text("The second message arrived.")),
+    ])
+    .await;
+    let dir = data_dir("ctrl-c", &provider);
+    let command = format!(
+        "{} --data-dir {} chat",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.display()
+    );
+    let mut terminal = AtATerminal::start(&command, |c| {
+        c.env("ANTHROPIC_API_KEY", "sk-ant-cli-test");
+    });
+    const CTRL_C: &[u8] = b"\x03";
+
+    terminal.wait_for("you> ", 1);
+    terminal.type_keys(b"Please echo\n");
+    terminal.wait_for("Allow? [y]es, [n]o, [a]lways, [e]dit", 1);
+    // Ctrl-C at the question: the turn stops and the question is withdrawn.
+    terminal.type_keys(CTRL_C);
+    terminal.wait_for("you> ", 2);
+    terminal.type_keys(b"the second message\n");
+    terminal.wait_for("The second message arrived.", 1);
+    let received = provider.received();
+    assert_eq!(received.len(), 2, "{}", terminal.screen());
+    let second = received[1].body["messages"].to_string();
+    assert!(second.contains("the second message"), "{second}");
+    // Ctrl-C at the prompt: the chat ends, its servers stopped as /exit stops them.
+    terminal.wait_for("you> ", 3);
+    terminal.type_keys(CTRL_C);
+    let (code, screen) = terminal.ended();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        !screen.contains("Echo: never run"),
+        "the stopped call never ran: {screen}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

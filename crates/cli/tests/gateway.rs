@@ -619,19 +619,23 @@ fn fault_dir(tag: &str, servers: &[(&str, &str)]) -> (TestDir, Settings) {
     (dir, settings)
 }
 
+/// How many lines of `server`'s stderr start with `prefix` (the fault server writes
+/// `recv <method>` for each message and `cancelled <id>` for each cancellation).
+async fn lines_starting(host: &Host, server: &str, prefix: &str) -> usize {
+    host.servers()
+        .stderr_tail(server)
+        .await
+        .iter()
+        .filter(|l| l.starts_with(prefix))
+        .count()
+}
+
 /// Whether `server` has received `n` tool calls (within 10 s): a call the test cancels must have
 /// reached the server first, or the server has nothing to hear cancelled (a call still on its way
 /// when it is cancelled is never sent; CI once cancelled one that early).
 async fn calls_reached(host: &Host, server: &str, n: usize) -> bool {
     for _ in 0..200 {
-        let calls = host
-            .servers()
-            .stderr_tail(server)
-            .await
-            .iter()
-            .filter(|l| l.starts_with("recv tools/call"))
-            .count();
-        if calls >= n {
+        if lines_starting(host, server, "recv tools/call").await >= n {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -763,13 +767,7 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
 
     // A call running and one waiting at the gate when the client goes away: the first is
     // cancelled at the server, the second leaves the gate.
-    let before = host
-        .servers()
-        .stderr_tail("fault")
-        .await
-        .iter()
-        .filter(|l| l.starts_with("cancelled"))
-        .count();
+    let before = lines_starting(&host, "fault", "cancelled").await;
     raw.call(3, "hang", json!({})).await;
     raw.call(4, "echo", json!({"text": "asks"})).await;
     for _ in 0..200 {
@@ -790,13 +788,7 @@ async fn progress_and_cancellation_pass_both_ways_and_a_client_that_leaves_has_i
     drop(raw);
     let mut cancelled_again = false;
     for _ in 0..200 {
-        let now = host
-            .servers()
-            .stderr_tail("fault")
-            .await
-            .iter()
-            .filter(|l| l.starts_with("cancelled"))
-            .count();
+        let now = lines_starting(&host, "fault", "cancelled").await;
         if now > before && host.approvals().waiting().is_empty() {
             cancelled_again = true;
             break;

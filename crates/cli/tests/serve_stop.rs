@@ -10,17 +10,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolgate_settings::Settings;
-use toolgate_tests::{fault_server, processes_with, temp_dir, wait_until_none, ProcField};
+use toolgate_tests::{
+    fault_server, is_alive, processes_with, send_signal, temp_dir, wait_until_none, ProcField,
+};
 
 const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-
-fn send(signal: &str, pid: u32) {
-    let sent = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success(), "kill -{signal} {pid}");
-}
 
 /// Waits up to `seconds` for `ready`, else fails with `what` and serve's log.
 fn wait_until(seconds: u64, what: &str, said: impl Fn() -> String, ready: impl Fn() -> bool) {
@@ -64,13 +58,14 @@ async fn a_second_ctrl_c_while_serve_stops_ends_it_at_once() {
         said,
         || std::fs::read_to_string(&server_log).is_ok_and(|l| l.contains("recv tools/list")),
     );
+    let faults = processes_with("fault_server.py", ProcField::Cmdline);
     let server: Vec<u32> = processes_with(&mark, ProcField::Environ)
         .into_iter()
-        .filter(|p| processes_with("fault_server.py", ProcField::Cmdline).contains(p))
+        .filter(|p| faults.contains(p))
         .collect();
     assert_eq!(server.len(), 1, "one server process: {server:?}");
 
-    send("INT", pid);
+    assert!(send_signal("INT", pid), "kill -INT {pid}");
     wait_until(10, "serve did not start stopping on Ctrl-C", said, || {
         said().contains("SIGINT received, stopping")
     });
@@ -80,7 +75,7 @@ async fn a_second_ctrl_c_while_serve_stops_ends_it_at_once() {
         said()
     );
     // At once: no pause needed for a second listener to be in place.
-    send("INT", pid);
+    assert!(send_signal("INT", pid), "kill -INT {pid}");
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = serve.try_wait().expect("serve") {
@@ -100,11 +95,7 @@ async fn a_second_ctrl_c_while_serve_stops_ends_it_at_once() {
         said()
     );
     let left = wait_until_none(10, || {
-        server
-            .iter()
-            .copied()
-            .filter(|p| toolgate_tests::is_alive(*p))
-            .collect()
+        server.iter().copied().filter(|p| is_alive(*p)).collect()
     })
     .await;
     assert!(left.is_empty(), "the server outlived serve: {left:?}");
