@@ -9,18 +9,25 @@ use std::time::{Duration, Instant};
 
 /// The `script` command that runs the shell command line `command` in a terminal of its own,
 /// its keys from stdin and its screen on stdout.
+///
+/// The shell `script` starts execs the command, so the command alone gets the terminal's
+/// signals, as it does when a user's shell runs it in the foreground. Otherwise the result would
+/// depend on `$SHELL`: bash execs a lone command by itself, but dash (`/bin/sh`, what `script`
+/// uses when `$SHELL` is unset, as in CI) stays as its parent, takes Ctrl-C's SIGINT too, and
+/// dies of it once the command ends, whatever the command did with it (exit code 130).
 fn script(command: &str) -> Command {
     let mut script = Command::new("script");
     script
-        .args(["-qec", command, "/dev/null"])
+        .args(["-qec", &format!("exec {command}"), "/dev/null"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     script
 }
 
-/// Runs the shell command line `command` in a real terminal, typing `typed`; `setup` adds what
-/// the command's environment needs. What the terminal showed is the output's stdout.
+/// Runs the shell command line `command` (one command, which the shell execs) in a real
+/// terminal, typing `typed`; `setup` adds what the command's environment needs. What the
+/// terminal showed is the output's stdout.
 pub fn at_a_terminal(
     command: &str,
     typed: &[u8],
@@ -47,7 +54,8 @@ pub struct AtATerminal {
 }
 
 impl AtATerminal {
-    /// Starts the shell command line `command`; `setup` adds what its environment needs.
+    /// Starts the shell command line `command` (one command, which the shell execs); `setup` adds
+    /// what its environment needs.
     pub fn start(command: &str, setup: impl FnOnce(&mut Command)) -> Self {
         let mut script = script(command);
         script.stderr(Stdio::null());
