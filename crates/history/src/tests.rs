@@ -1474,6 +1474,91 @@ fn lazy_writes_have_no_savepoint_and_a_failing_one_still_leaves_nothing_and_take
     );
 }
 
+/// Inserts audit row `i` (a write of one statement, as lazy writes are).
+fn insert_row(i: i64) -> impl FnOnce(&Connection) -> Result<(), crate::error::Failure> {
+    move |conn| {
+        conn.execute(
+            "INSERT INTO audit (decided_at, server_id, tool, arguments, decision,
+                 decided_by, is_error, search_text)
+             VALUES (?1, 's', 't', '{}', 'allowed', 'rule', 0, '')",
+            rusqlite::params![i],
+        )?;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_write_nobody_waits_for_reaches_the_file_while_nothing_else_is_written() {
+    // The writer is idle, blocked until something arrives, and nothing else is written. The
+    // lazy write must still be committed on its own: before, it sat in the queue until the
+    // next write someone waited for (or the history was closed).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let history = History::open(&path).expect("open");
+    history.flush();
+    // Time for the writer to find nothing more to do and wait for the next job.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    history.writer.write_lazily(insert_row(7), |_| {});
+    // Read beside the history, as another process would: no settling, no waking.
+    let beside = Connection::open(&path).expect("open beside");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let rows: i64 = beside
+            .query_row("SELECT count(*) FROM audit", [], |r| r.get(0))
+            .expect("count");
+        if rows == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the write nobody waited for was not committed within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(history);
+}
+
+#[test]
+fn a_read_beside_writes_nobody_waits_for_never_waits_forever() {
+    // A read settles (waits for the writes queued before it) while another thread queues lazy
+    // writes. A read that counted a lazy write just queued, but did not see it in the lazy
+    // list yet, did not wake the writer, and waited forever for a writer that slept.
+    let (history, _) = memory();
+    let history = Arc::new(history);
+    let (done, finished) = std::sync::mpsc::channel();
+    let writing = {
+        let history = history.clone();
+        std::thread::spawn(move || {
+            for i in 0..5_000 {
+                history.writer.write_lazily(insert_row(i), |_| {});
+                // Time for the writer to take what is queued and wait for the next job.
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        })
+    };
+    {
+        let history = history.clone();
+        std::thread::spawn(move || {
+            let mut reads = 0u64;
+            while !writing.is_finished() {
+                history.flush();
+                reads += 1;
+            }
+            history.flush();
+            let _ = done.send(reads);
+        });
+    }
+    let reads = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a read waited for 60 s for a writer that slept");
+    assert!(reads > 0);
+    let rows: i64 = history.with_raw(|c| {
+        c.query_row("SELECT count(*) FROM audit", [], |r| r.get(0))
+            .expect("count")
+    });
+    assert_eq!(rows, 5_000);
+}
+
 #[test]
 fn a_read_sees_every_write_queued_before_it_even_one_nobody_waited_for() {
     let (history, _) = memory();

@@ -149,7 +149,8 @@ impl Progress {
 /// The writer thread and its syncer, stopped (everything queued committed, the disk synced) on
 /// drop.
 pub(crate) struct Writer {
-    queue: Option<Sender<Job>>,
+    /// Jobs; `None` tells an idle writer that lazy writes wait (see [`Writer::write_lazily`]).
+    queue: Option<Sender<Option<Job>>>,
     /// Writes nobody waits for, taken by the writer when it wakes: at the latest
     /// [`LAZY_DELAY`] after the first, or with the next write someone waits for.
     lazy: Arc<Mutex<Vec<Job>>>,
@@ -170,7 +171,7 @@ impl Writer {
         file: bool,
         journal: Option<Arc<Journal>>,
     ) -> Writer {
-        let (queue, jobs) = std::sync::mpsc::channel::<Job>();
+        let (queue, jobs) = std::sync::mpsc::channel::<Option<Job>>();
         let progress = Arc::new(Progress::default());
         let syncer = file.then(|| Syncer::start(wal_path(path), journal.clone()));
         let lazy: Arc<Mutex<Vec<Job>>> = Arc::default();
@@ -196,12 +197,27 @@ impl Writer {
     }
 
     /// Waits until every write queued before this call is committed (or the writer stopped),
-    /// waking the writer for the lazy ones.
+    /// waking the writer for the lazy ones rather than waiting for their timer.
     pub(crate) fn settle(&self) {
         if !lock(&self.lazy).is_empty() {
-            drop(self.write(|_| Ok(())));
+            self.wake();
         }
         self.progress.settle();
+    }
+
+    /// Wakes the writer to take a batch now: a job that runs no statement.
+    fn wake(&self) {
+        self.send(self.job(|_| Ok(()), |_| {}, None, false));
+    }
+
+    /// Queues `job`, counted for [`Progress::settle`].
+    fn send(&self, job: Job) {
+        self.progress.queued.fetch_add(1, Ordering::AcqRel);
+        let sent = self.queue.as_ref().map(|q| q.send(Some(job)));
+        if !matches!(sent, Some(Ok(()))) {
+            // The thread is gone; an answer channel is dropped with the job.
+            self.progress.finished(1);
+        }
     }
 
     /// Queues `op`; its answer comes once the batch it lands in is committed.
@@ -220,21 +236,15 @@ impl Writer {
         after: impl FnOnce(bool) + Send + 'static,
     ) -> Pending<T> {
         let (tell, answer) = oneshot::channel();
-        let job = self.job(op, after, Some(tell), true);
-        let pending = Pending { answer };
-        self.progress.queued.fetch_add(1, Ordering::AcqRel);
-        let sent = self.queue.as_ref().map(|q| q.send(job));
-        if !matches!(sent, Some(Ok(()))) {
-            // The thread is gone; the answer channel is dropped with the job.
-            self.progress.finished(1);
-        }
-        pending
+        self.send(self.job(op, after, Some(tell), true));
+        Pending { answer }
     }
 
-    /// Queues a write nobody waits for without waking the writer: it is committed with the
-    /// next batch, at the latest [`LAZY_DELAY`] later. For the writes of a call's path whose
+    /// Queues a write nobody waits for without waking the writer for it: it is committed with
+    /// the next batch, at the latest [`LAZY_DELAY`] later. For the writes of a call's path whose
     /// safety does not hang on the commit (an audit decision already in the journal, a
-    /// completion): a wake-up per write cost more than the write.
+    /// completion): a wake-up per write cost more than the write. Only the first of a batch
+    /// wakes an idle writer, and only to start the timer.
     ///
     /// `op` makes at most one change, in one statement, and fails only by that statement (or
     /// before it): it runs without a savepoint of its own ([`Job::savepoint`]).
@@ -256,7 +266,15 @@ impl Writer {
         };
         if backlog >= MAX_BATCH {
             // Enough for a batch: no reason to wait for the timer.
-            drop(self.write(|_| Ok(())));
+            self.wake();
+        } else if backlog == 1 {
+            // The first of a batch: the writer may be idle, blocked until something arrives,
+            // and nothing else may come. Told, it starts the timer. (Before, such a write sat
+            // uncommitted until the next write someone waited for, and a read settling
+            // meanwhile could wait for it forever.)
+            if let Some(queue) = &self.queue {
+                let _ = queue.send(None);
+            }
         }
     }
 
@@ -323,7 +341,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// timer), until the queue is closed and everything is committed.
 fn run(
     conn: &Mutex<Connection>,
-    jobs: &Receiver<Job>,
+    jobs: &Receiver<Option<Job>>,
     lazy: &Mutex<Vec<Job>>,
     progress: &Progress,
     syncer: Option<Syncer>,
@@ -333,10 +351,19 @@ fn run(
     while open {
         // A closed queue gives an error once it is empty: commit what is left, then stop.
         let first = if lock(lazy).is_empty() {
-            jobs.recv().map_err(|_| open = false).ok()
+            match jobs.recv() {
+                Ok(Some(job)) => Some(job),
+                // Lazy writes wait: their timer starts (the next round's wait).
+                Ok(None) => continue,
+                Err(_) => {
+                    open = false;
+                    None
+                }
+            }
         } else {
             match jobs.recv_timeout(LAZY_DELAY) {
-                Ok(job) => Some(job),
+                // A word about lazy writes the writer already has: take them now.
+                Ok(job) => job,
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => {
                     open = false;
@@ -349,7 +376,7 @@ fn run(
         batch.extend(first);
         while batch.len() < MAX_BATCH {
             match jobs.try_recv() {
-                Ok(job) => batch.push(job),
+                Ok(job) => batch.extend(job),
                 Err(_) => break,
             }
         }
