@@ -58,8 +58,8 @@ struct Times {
     sequential: Duration,
     in_flight: Duration,
     /// The CPU time this process spent on the calls with 32 in flight, all its threads together
-    /// (the runtime's workers, the history's writer thread, the bench's own); `None` for the
-    /// TypeScript client, which runs in node.
+    /// (the runtime's workers, the history's writer thread, the bench's own), the history's
+    /// writes for them committed too; `None` for the TypeScript client, which runs in node.
     in_flight_cpu: Option<Duration>,
 }
 
@@ -85,8 +85,10 @@ fn text(i: usize) -> String {
 }
 
 /// Warms up, then times [`CALLS`] calls one after another and [`CALLS`] with [`IN_FLIGHT`] at a
-/// time (as a turn runs a round's calls: futures polled together in one task).
-async fn time_calls<F, Fut>(call: F) -> Times
+/// time (as a turn runs a round's calls: futures polled together in one task). `drain` waits
+/// until the writes the calls left (the audit's) are committed: the CPU they cost counts with
+/// the calls that made them, but a call's time ends when it returns, as the caller sees it.
+async fn time_calls<F, Fut>(call: F, drain: impl Fn()) -> Times
 where
     F: Fn(usize) -> Fut,
     Fut: Future<Output = ()>,
@@ -99,6 +101,7 @@ where
         call(i).await;
     }
     let sequential = started.elapsed();
+    drain();
     let (started, cpu) = (Instant::now(), cpu_time());
     futures::stream::iter(0..CALLS)
         .map(&call)
@@ -106,6 +109,7 @@ where
         .for_each(|()| async {})
         .await;
     let in_flight = started.elapsed();
+    drain();
     Times {
         sequential,
         in_flight,
@@ -226,7 +230,7 @@ async fn toolgate(audit: AuditTo, collector: Option<&str>) -> Times {
         }
     };
     call(0).await;
-    let times = time_calls(call).await;
+    let times = time_calls(call, || history.flush()).await;
     assert_eq!(
         asked.load(Ordering::Relaxed),
         1,
@@ -258,21 +262,24 @@ async fn toolgate(audit: AuditTo, collector: Option<&str>) -> Times {
 /// `ServerManager::call_tool_with` alone: no catalog, no rules, no audit.
 async fn manager_only() -> Times {
     let servers = echo_manager().await;
-    let times = time_calls(|i| {
-        let servers = &servers;
-        async move {
-            let output = servers
-                .call_tool_with(
-                    "bench",
-                    "echo",
-                    json!({"text": text(i)}),
-                    CallOptions::default(),
-                )
-                .await
-                .expect("call");
-            assert!(!output.is_error);
-        }
-    })
+    let times = time_calls(
+        |i| {
+            let servers = &servers;
+            async move {
+                let output = servers
+                    .call_tool_with(
+                        "bench",
+                        "echo",
+                        json!({"text": text(i)}),
+                        CallOptions::default(),
+                    )
+                    .await
+                    .expect("call");
+                assert!(!output.is_error);
+            }
+        },
+        || {},
+    )
     .await;
     servers.stop_all().await;
     times
@@ -294,15 +301,18 @@ async fn raw_rmcp() -> Times {
         .expect("handshake");
     client.list_all_tools().await.expect("tools/list");
     let peer = client.peer();
-    let times = time_calls(|i| async move {
-        let mut arguments = serde_json::Map::new();
-        arguments.insert("text".into(), Value::String(text(i)));
-        let result = peer
-            .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
-            .await
-            .expect("call");
-        assert_ne!(result.is_error, Some(true));
-    })
+    let times = time_calls(
+        |i| async move {
+            let mut arguments = serde_json::Map::new();
+            arguments.insert("text".into(), Value::String(text(i)));
+            let result = peer
+                .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
+                .await
+                .expect("call");
+            assert_ne!(result.is_error, Some(true));
+        },
+        || {},
+    )
     .await;
     let _ = client.cancel().await;
     let _ = child.wait().await;
