@@ -17,6 +17,15 @@ fn data_dir(tag: &str, provider: &ScriptedProvider) -> TestDir {
     data_dir_with(tag, provider, |_| {})
 }
 
+/// The shell command line for `toolgate chat` on `dir`, for a terminal.
+fn chat_command(dir: &Path) -> String {
+    format!(
+        "{} --data-dir {} chat",
+        env!("CARGO_BIN_EXE_toolgate"),
+        dir.display()
+    )
+}
+
 /// A data folder whose settings run server-everything (as `everything`) and use `provider`,
 /// changed by `change` before they are saved.
 fn data_dir_with(
@@ -607,11 +616,7 @@ async fn chat_asks_at_the_terminal_and_always_becomes_a_saved_rule() {
     let dir = data_dir("chat", &provider);
     // `script` gives the chat a real terminal; the lines typed are the message, the answer to
     // the approval question ("a": always), and /exit.
-    let command = format!(
-        "{} --data-dir {} chat",
-        env!("CARGO_BIN_EXE_toolgate"),
-        dir.display()
-    );
+    let command = chat_command(&dir);
     let out = at_a_terminal(&command, b"Please echo\na\n/exit\n", |c| {
         c.env("ANTHROPIC_API_KEY", "sk-ant-cli-test");
     });
@@ -653,11 +658,7 @@ async fn ctrl_c_stops_a_question_without_taking_the_next_message_and_ends_the_ch
     ])
     .await;
     let dir = data_dir("ctrl-c", &provider);
-    let command = format!(
-        "{} --data-dir {} chat",
-        env!("CARGO_BIN_EXE_toolgate"),
-        dir.display()
-    );
+    let command = chat_command(&dir);
     let mut terminal = AtATerminal::start(&command, |c| {
         c.env("ANTHROPIC_API_KEY", "sk-ant-cli-test");
     });
@@ -700,11 +701,7 @@ async fn a_result_held_for_review_is_withheld_at_the_terminal_and_the_model_neve
     let dir = data_dir_with("review", &provider, |s| {
         s.servers[0].trust.review_results = vec!["echo".into()];
     });
-    let command = format!(
-        "{} --data-dir {} chat",
-        env!("CARGO_BIN_EXE_toolgate"),
-        dir.display()
-    );
+    let command = chat_command(&dir);
     // The message, yes to the call, withhold its result, then leave.
     let out = at_a_terminal(&command, b"Please echo\ny\nw\n/exit\n", |c| {
         c.env("ANTHROPIC_API_KEY", "sk-ant-cli-test");

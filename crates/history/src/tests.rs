@@ -1474,16 +1474,10 @@ fn lazy_writes_have_no_savepoint_and_a_failing_one_still_leaves_nothing_and_take
     );
 }
 
-/// Inserts audit row `i` (a write of one statement, as lazy writes are).
+/// Inserts an audit entry decided at `i` (a write of one statement, as lazy writes are).
 fn insert_row(i: i64) -> impl FnOnce(&Connection) -> Result<(), crate::error::Failure> {
     move |conn| {
-        conn.execute(
-            "INSERT INTO audit (decided_at, server_id, tool, arguments, decision,
-                 decided_by, is_error, search_text)
-             VALUES (?1, 's', 't', '{}', 'allowed', 'rule', 0, '')",
-            rusqlite::params![i],
-        )?;
-        Ok(())
+        crate::entry::insert_audit(conn, &entry("s", "t", json!({}), i), None, false).map(|_| ())
     }
 }
 
